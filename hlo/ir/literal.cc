@@ -1,0 +1,146 @@
+#include "hlo/ir/literal.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace sharc::hlo {
+
+Literal::Literal(const Shape& shape) : shape_(shape) {
+  if (shape.is_tuple()) {
+    for (const Shape& s : shape.tuple_shapes()) elements_.emplace_back(s);
+    return;
+  }
+  bytes_.assign(static_cast<size_t>(shape.byte_size()), 0);
+}
+
+Literal Literal::Tuple(std::vector<Literal> elements) {
+  std::vector<Shape> shapes;
+  shapes.reserve(elements.size());
+  for (const Literal& e : elements) shapes.push_back(e.shape());
+  Literal l;
+  l.shape_ = Shape::Tuple(std::move(shapes));
+  l.elements_ = std::move(elements);
+  return l;
+}
+
+double Literal::GetAsDouble(int64_t i) const {
+  return DispatchPrimitiveType(shape_.type(), [&](auto t) -> double {
+    using T = decltype(t);
+    if constexpr (kIsLowPrecisionFloat<T>) {
+      return static_cast<double>(static_cast<float>(data<T>()[i]));
+    } else {
+      return static_cast<double>(data<T>()[i]);
+    }
+  });
+}
+
+int64_t Literal::GetAsInt64(int64_t i) const {
+  return DispatchPrimitiveType(shape_.type(), [&](auto t) -> int64_t {
+    using T = decltype(t);
+    if constexpr (kIsLowPrecisionFloat<T>) {
+      return static_cast<int64_t>(static_cast<float>(data<T>()[i]));
+    } else {
+      return static_cast<int64_t>(data<T>()[i]);
+    }
+  });
+}
+
+void Literal::SetFromDouble(int64_t i, double v) {
+  DispatchPrimitiveType(shape_.type(), [&](auto t) {
+    using T = decltype(t);
+    if constexpr (kIsLowPrecisionFloat<T>) {
+      data<T>()[i] = T(static_cast<float>(v));
+    } else if constexpr (std::is_same_v<T, bool>) {
+      data<T>()[i] = v != 0;
+    } else {
+      data<T>()[i] = static_cast<T>(v);
+    }
+  });
+}
+
+void Literal::SetFromInt64(int64_t i, int64_t v) {
+  DispatchPrimitiveType(shape_.type(), [&](auto t) {
+    using T = decltype(t);
+    if constexpr (kIsLowPrecisionFloat<T>) {
+      data<T>()[i] = T(static_cast<float>(v));
+    } else if constexpr (std::is_same_v<T, bool>) {
+      data<T>()[i] = v != 0;
+    } else {
+      data<T>()[i] = static_cast<T>(v);
+    }
+  });
+}
+
+bool Literal::operator==(const Literal& other) const {
+  if (shape_ != other.shape_) return false;
+  if (shape_.is_tuple()) return elements_ == other.elements_;
+  return bytes_ == other.bytes_;
+}
+
+namespace {
+
+std::string FormatFloat(double v, int digits) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    if (v == 0 && std::signbit(v)) return "-0";
+    return absl::StrFormat("%.0f", v);
+  }
+  return absl::StrFormat("%.*g", digits, v);
+}
+
+void AppendValues(const Literal& lit, int64_t dim, int64_t& index, std::string& out) {
+  const Shape& shape = lit.shape();
+  if (dim == shape.rank()) {
+    out += FormatElement(lit, index++);
+    return;
+  }
+  out += "{";
+  for (int64_t i = 0; i < shape.dim(dim); ++i) {
+    if (i > 0) out += ", ";
+    AppendValues(lit, dim + 1, index, out);
+  }
+  out += "}";
+}
+
+}  // namespace
+
+std::string FormatElement(const Literal& literal, int64_t i) {
+  return DispatchPrimitiveType(literal.shape().type(), [&](auto t) -> std::string {
+    using T = decltype(t);
+    T v = literal.data<T>()[i];
+    if constexpr (std::is_same_v<T, bool>) {
+      return v ? "true" : "false";
+    } else if constexpr (std::is_same_v<T, double>) {
+      return FormatFloat(v, 17);
+    } else if constexpr (std::is_same_v<T, float>) {
+      return FormatFloat(v, 9);
+    } else if constexpr (kIsLowPrecisionFloat<T>) {
+      return FormatFloat(static_cast<float>(v), 5);
+    } else {
+      return absl::StrCat(v);
+    }
+  });
+}
+
+std::string Literal::ValuesToString() const {
+  if (shape_.is_tuple()) {
+    std::vector<std::string> parts;
+    for (const Literal& e : elements_) parts.push_back(e.ValuesToString());
+    return absl::StrCat("(", absl::StrJoin(parts, ", "), ")");
+  }
+  std::string out;
+  int64_t index = 0;
+  AppendValues(*this, 0, index, out);
+  return out;
+}
+
+std::string Literal::ToString() const {
+  return absl::StrCat(shape_.ToString(), " ", ValuesToString());
+}
+
+}  // namespace sharc::hlo

@@ -1,0 +1,81 @@
+#include "hlo/ir/module.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "hlo/text/printer.h"
+
+namespace sharc::hlo {
+
+Computation* Module::AddComputation(std::unique_ptr<Computation> computation) {
+  computation->parent_ = this;
+  Computation* raw = computation.get();
+  computations_.push_back(std::move(computation));
+  return raw;
+}
+
+void Module::RemoveComputation(Computation* computation) {
+  computations_.erase(
+      std::remove_if(computations_.begin(), computations_.end(),
+                     [&](const std::unique_ptr<Computation>& p) { return p.get() == computation; }),
+      computations_.end());
+}
+
+std::vector<Computation*> Module::computations() const {
+  std::vector<Computation*> out;
+  out.reserve(computations_.size());
+  for (const auto& p : computations_) out.push_back(p.get());
+  return out;
+}
+
+Computation* Module::FindComputation(std::string_view name) const {
+  for (const auto& p : computations_) {
+    if (p->name() == name) return p.get();
+  }
+  return nullptr;
+}
+
+std::unique_ptr<Module> Module::Clone() const {
+  auto clone = std::make_unique<Module>(name_);
+  clone->config_ = config_;
+  // Create every computation first so attributes can refer to any of them,
+  // whatever order the computations are in.
+  absl::flat_hash_map<const Computation*, Computation*> comp_map;
+  for (const auto& comp : computations_) {
+    Computation* raw = clone->AddComputation(std::make_unique<Computation>(comp->name()));
+    comp_map[comp.get()] = raw;
+    if (comp.get() == entry_) clone->entry_ = raw;
+  }
+  for (const auto& comp : computations_) {
+    Computation* new_comp = comp_map.at(comp.get());
+    absl::flat_hash_map<const Instruction*, Instruction*> inst_map;
+    for (Instruction* inst : comp->instructions()) {
+      std::vector<Instruction*> operands;
+      for (Instruction* op : inst->operands()) operands.push_back(inst_map.at(op));
+      auto copy = Instruction::Create(inst->opcode(), inst->name(), inst->shape(), operands);
+      for (const Attribute& a : inst->attributes()) {
+        AttrValue v = a.value;
+        if (auto* c = std::get_if<Computation*>(&v)) {
+          *c = comp_map.at(*c);
+        } else if (auto* l = std::get_if<std::vector<Computation*>>(&v)) {
+          for (Computation*& c2 : *l) c2 = comp_map.at(c2);
+        }
+        copy->set_attr(a.name, std::move(v));
+      }
+      copy->set_literal(inst->literal());
+      copy->set_parameter_number(inst->parameter_number());
+      if (inst->sharding()) copy->set_sharding(*inst->sharding());
+      copy->mutable_metadata() = inst->metadata();
+      copy->set_frontend_attributes(inst->frontend_attributes());
+      copy->set_backend_config(inst->backend_config());
+      copy->set_location(inst->location());
+      inst_map[inst] = new_comp->AddInstruction(std::move(copy));
+    }
+    if (comp->root() != nullptr) new_comp->set_root(inst_map.at(comp->root()));
+  }
+  return clone;
+}
+
+std::string Module::ToString() const { return PrintModule(*this); }
+
+}  // namespace sharc::hlo

@@ -1,0 +1,63 @@
+// Module: the unit of compilation. Owns computations (callees before callers,
+// as XLA prints them) and the module-level configuration from the header.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hlo/ir/computation.h"
+
+namespace sharc::hlo {
+
+// A named mesh axis (`mesh={clients=2, data=2}` in the header; sharc's
+// addition to XLA's header attributes).
+struct MeshAxis {
+  std::string name;
+  int64_t size = 1;
+  bool operator==(const MeshAxis& o) const { return name == o.name && size == o.size; }
+};
+
+struct ModuleConfig {
+  int64_t num_partitions = 1;
+  int64_t replica_count = 1;
+  // Empty = not given (XLA's default: false).
+  std::vector<bool> allow_spmd_sharding_propagation_to_output;
+  std::vector<bool> allow_spmd_sharding_propagation_to_parameters;
+  std::vector<MeshAxis> mesh;
+};
+
+class Module {
+ public:
+  explicit Module(std::string name) : name_(std::move(name)) {}
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+
+  Computation* AddComputation(std::unique_ptr<Computation> computation);
+  // Removes a computation that nothing calls.
+  void RemoveComputation(Computation* computation);
+  std::vector<Computation*> computations() const;
+  Computation* FindComputation(std::string_view name) const;
+  Computation* entry() const { return entry_; }
+  void set_entry(Computation* entry) { entry_ = entry; }
+
+  const ModuleConfig& config() const { return config_; }
+  ModuleConfig& mutable_config() { return config_; }
+
+  // A deep copy (computations, instructions, attributes, shardings).
+  std::unique_ptr<Module> Clone() const;
+
+  // Canonical text (see hlo/text/printer.h).
+  std::string ToString() const;
+
+ private:
+  std::string name_;
+  std::vector<std::unique_ptr<Computation>> computations_;
+  Computation* entry_ = nullptr;
+  ModuleConfig config_;
+};
+
+}  // namespace sharc::hlo

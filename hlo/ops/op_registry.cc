@@ -1,0 +1,70 @@
+#include <memory>
+
+#include "hlo/ops/op_def.h"
+
+namespace sharc::hlo {
+
+void OpRegistry::Register(OpDef def) {
+  size_t index = static_cast<size_t>(def.opcode);
+  defs_[index] = std::make_unique<OpDef>(std::move(def));
+}
+
+const OpDef* OpRegistry::Find(Opcode opcode) const {
+  return defs_[static_cast<size_t>(opcode)].get();
+}
+
+namespace {
+
+const OpRegistry& Registry() {
+  // Built on first use (no static constructors); never destroyed.
+  static const OpRegistry* registry = [] {
+    auto* r = new OpRegistry();
+    RegisterSourceOps(*r);
+    RegisterElementwiseOps(*r);
+    RegisterShapeOps(*r);
+    RegisterReductionOps(*r);
+    RegisterDotOp(*r);
+    RegisterGatherScatterOps(*r);
+    RegisterControlFlowOps(*r);
+    RegisterCollectiveOps(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+}  // namespace
+
+bool HasOpDef(Opcode opcode) { return Registry().Find(opcode) != nullptr; }
+
+const OpDef& GetOpDef(Opcode opcode) {
+  const OpDef* def = Registry().Find(opcode);
+  if (def == nullptr) {
+    // A missing definition is a build-time omission caught by the registry
+    // test; fall back to a definition that rejects the op cleanly.
+    static const OpDef* missing = [] {
+      auto* d = new OpDef();
+      d->max_operands = -1;
+      d->infer_shape = [](const Instruction& inst) -> absl::StatusOr<Shape> {
+        return absl::UnimplementedError(
+            std::string("op '") + std::string(OpcodeName(inst.opcode())) + "' has no definition");
+      };
+      d->evaluate = [](const Instruction& inst, absl::Span<const Literal* const>,
+                       EvalContext&) -> absl::StatusOr<Literal> {
+        return absl::UnimplementedError(
+            std::string("op '") + std::string(OpcodeName(inst.opcode())) + "' has no evaluator");
+      };
+      return d;
+    }();
+    return *missing;
+  }
+  return *def;
+}
+
+const AttrSpec* FindAttrSpec(const OpDef& def, std::string_view name) {
+  for (const AttrSpec& spec : def.attributes) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
+}
+
+}  // namespace sharc::hlo

@@ -1,0 +1,72 @@
+// Helpers shared by the op family files: error messages that name the
+// instruction, operand checks, and element loops for the evaluators.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "hlo/ir/instruction.h"
+#include "hlo/ir/literal.h"
+#include "hlo/ops/op_def.h"
+
+namespace sharc::hlo {
+
+// InvalidArgument "<opcode> <message>, in `<instruction text>` at file:l:c".
+template <typename... Args>
+absl::Status OpError(const Instruction& inst, const Args&... args) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(OpcodeName(inst.opcode()), " ", args..., ", in ", inst.Describe()));
+}
+
+// Operand i must be an array (not a tuple).
+absl::Status ExpectArrayOperand(const Instruction& inst, int64_t i);
+// All operands must be arrays with identical dims; returns the first's shape.
+absl::StatusOr<Shape> ExpectSameDimsOperands(const Instruction& inst);
+// `dims` must be distinct and in [0, rank).
+absl::Status ExpectValidDims(const Instruction& inst, absl::Span<const int64_t> dims,
+                             int64_t rank, std::string_view what);
+// `perm` must be a permutation of 0..rank-1.
+absl::Status ExpectPermutation(const Instruction& inst, absl::Span<const int64_t> perm,
+                               int64_t rank, std::string_view what);
+// The declared shape must be an array of `type` and the given dims.
+absl::Status ExpectDeclared(const Instruction& inst, const Shape& inferred);
+
+// Signature check for a called computation: parameters and result shapes.
+absl::Status ExpectComputationSignature(const Instruction& inst, const Computation* computation,
+                                        std::string_view role,
+                                        absl::Span<const Shape> parameters, const Shape* result);
+
+// Calls fn(index) for every multi-index of `dims` in row-major order; `index`
+// is a reused vector.
+template <typename Fn>
+void ForEachIndex(absl::Span<const int64_t> dims, Fn&& fn) {
+  for (int64_t d : dims)
+    if (d == 0) return;
+  std::vector<int64_t> index(dims.size(), 0);
+  do {
+    fn(static_cast<const std::vector<int64_t>&>(index));
+  } while (NextIndex(dims, index));
+}
+
+// Row-major linear index of `index` in `dims`.
+inline int64_t LinearIndex(absl::Span<const int64_t> dims, absl::Span<const int64_t> index) {
+  int64_t linear = 0;
+  for (size_t i = 0; i < dims.size(); ++i) linear = linear * dims[i] + index[i];
+  return linear;
+}
+
+// Copies element `src_index` of `src` to element `dst_index` of `dst` (same
+// element type, raw bytes).
+inline void CopyElement(const Literal& src, int64_t src_index, Literal& dst, int64_t dst_index) {
+  int64_t w = ByteWidth(src.shape().type());
+  std::memcpy(dst.untyped_data() + dst_index * w, src.untyped_data() + src_index * w,
+              static_cast<size_t>(w));
+}
+
+// Reads a scalar integer operand (dynamic-slice indices, branch index, ...).
+int64_t ScalarAsInt64(const Literal& literal);
+
+}  // namespace sharc::hlo

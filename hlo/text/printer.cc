@@ -1,0 +1,195 @@
+#include "hlo/text/printer.h"
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "hlo/ops/op_def.h"
+
+namespace sharc::hlo {
+namespace {
+
+std::string Quote(std::string_view s) { return absl::StrCat("\"", absl::CEscape(s), "\""); }
+
+std::string PrintIntListList(const IntListList& lists) {
+  std::vector<std::string> parts;
+  for (const auto& l : lists) parts.push_back(absl::StrCat("{", absl::StrJoin(l, ","), "}"));
+  return absl::StrCat("{", absl::StrJoin(parts, ","), "}");
+}
+
+std::string PrintSlice(const IntListList& dims) {
+  std::vector<std::string> parts;
+  for (const auto& d : dims) {
+    // {start, limit, stride}; a unit stride is omitted as XLA does.
+    if (d.size() == 3 && d[2] != 1) {
+      parts.push_back(absl::StrCat("[", d[0], ":", d[1], ":", d[2], "]"));
+    } else {
+      parts.push_back(absl::StrCat("[", d[0], ":", d[1], "]"));
+    }
+  }
+  return absl::StrCat("{", absl::StrJoin(parts, ", "), "}");
+}
+
+std::string PrintPadding(const IntListList& dims) {
+  std::vector<std::string> parts;
+  for (const auto& d : dims) {
+    if (d.size() == 3 && d[2] != 0) {
+      parts.push_back(absl::StrCat(d[0], "_", d[1], "_", d[2]));
+    } else {
+      parts.push_back(absl::StrCat(d[0], "_", d[1]));
+    }
+  }
+  return absl::StrJoin(parts, "x");
+}
+
+// {size, stride, pad_lo, pad_hi, base_dilation, window_dilation} per dim.
+std::string PrintWindow(const IntListList& dims) {
+  auto field = [&](size_t k) {
+    std::vector<int64_t> v;
+    for (const auto& d : dims) v.push_back(d[k]);
+    return v;
+  };
+  auto all_equal = [&](size_t k, int64_t value) {
+    for (const auto& d : dims)
+      if (d[k] != value) return false;
+    return true;
+  };
+  std::vector<std::string> parts;
+  parts.push_back(absl::StrCat("size=", absl::StrJoin(field(0), "x")));
+  if (!all_equal(1, 1)) parts.push_back(absl::StrCat("stride=", absl::StrJoin(field(1), "x")));
+  if (!all_equal(2, 0) || !all_equal(3, 0)) {
+    std::vector<std::string> pads;
+    for (const auto& d : dims) pads.push_back(absl::StrCat(d[2], "_", d[3]));
+    parts.push_back(absl::StrCat("pad=", absl::StrJoin(pads, "x")));
+  }
+  if (!all_equal(4, 1)) parts.push_back(absl::StrCat("lhs_dilate=", absl::StrJoin(field(4), "x")));
+  if (!all_equal(5, 1)) parts.push_back(absl::StrCat("rhs_dilate=", absl::StrJoin(field(5), "x")));
+  if (dims.empty()) return "{}";
+  return absl::StrCat("{", absl::StrJoin(parts, " "), "}");
+}
+
+std::string PrintMetadata(const OpMetadata& m) {
+  std::vector<std::string> parts;
+  if (!m.op_type.empty()) parts.push_back(absl::StrCat("op_type=", Quote(m.op_type)));
+  if (!m.op_name.empty()) parts.push_back(absl::StrCat("op_name=", Quote(m.op_name)));
+  if (!m.source_file.empty()) parts.push_back(absl::StrCat("source_file=", Quote(m.source_file)));
+  if (m.source_line != 0) parts.push_back(absl::StrCat("source_line=", m.source_line));
+  return absl::StrCat("{", absl::StrJoin(parts, " "), "}");
+}
+
+std::string PrintBoolList(const std::vector<bool>& v) {
+  if (v.size() == 1) return absl::StrCat("{", v[0] ? "true" : "false", "}");
+  std::vector<std::string> parts;
+  for (bool b : v) parts.push_back(b ? "true" : "false");
+  return absl::StrCat("{", absl::StrJoin(parts, ","), "}");
+}
+
+}  // namespace
+
+std::string PrintAttributeValue(const AttrValue& value, AttrKind kind) {
+  switch (kind) {
+    case AttrKind::kInt:
+      return absl::StrCat(std::get<int64_t>(value));
+    case AttrKind::kBool:
+      return std::get<bool>(value) ? "true" : "false";
+    case AttrKind::kString:
+      return Quote(std::get<std::string>(value));
+    case AttrKind::kEnum:
+      return std::get<std::string>(value);
+    case AttrKind::kIntList:
+      return absl::StrCat("{", absl::StrJoin(std::get<IntList>(value), ","), "}");
+    case AttrKind::kSlice:
+      return PrintSlice(std::get<IntListList>(value));
+    case AttrKind::kPadding:
+      return PrintPadding(std::get<IntListList>(value));
+    case AttrKind::kWindow:
+      return PrintWindow(std::get<IntListList>(value));
+    case AttrKind::kReplicaGroups:
+    case AttrKind::kPairs:
+      return PrintIntListList(std::get<IntListList>(value));
+    case AttrKind::kComputation: {
+      Computation* c = std::get<Computation*>(value);
+      return absl::StrCat("%", c ? c->name() : "<null>");
+    }
+    case AttrKind::kComputationList: {
+      std::vector<std::string> names;
+      for (Computation* c : std::get<std::vector<Computation*>>(value))
+        names.push_back(absl::StrCat("%", c->name()));
+      return absl::StrCat("{", absl::StrJoin(names, ", "), "}");
+    }
+  }
+  return "";
+}
+
+std::string PrintInstruction(const Instruction& inst) {
+  const OpDef& def = GetOpDef(inst.opcode());
+  std::string out = absl::StrCat("%", inst.name(), " = ", inst.shape().ToString(), " ",
+                                 OpcodeName(inst.opcode()), "(");
+  switch (def.syntax) {
+    case OperandSyntax::kLiteral:
+      out += inst.literal().ValuesToString();
+      break;
+    case OperandSyntax::kParameterNumber:
+      absl::StrAppend(&out, inst.parameter_number());
+      break;
+    case OperandSyntax::kOperands: {
+      std::vector<std::string> names;
+      for (const Instruction* op : inst.operands()) names.push_back(absl::StrCat("%", op->name()));
+      out += absl::StrJoin(names, ", ");
+      break;
+    }
+  }
+  out += ")";
+  // Schema order first, so the text does not depend on how the instruction
+  // was built.
+  for (const AttrSpec& spec : def.attributes) {
+    const AttrValue* v = inst.attr(spec.name);
+    if (v == nullptr) continue;
+    absl::StrAppend(&out, ", ", spec.name, "=", PrintAttributeValue(*v, spec.kind));
+  }
+  if (inst.sharding()) absl::StrAppend(&out, ", sharding=", inst.sharding()->ToString());
+  if (!inst.frontend_attributes().empty())
+    absl::StrAppend(&out, ", frontend_attributes=", inst.frontend_attributes());
+  if (!inst.metadata().empty()) absl::StrAppend(&out, ", metadata=", PrintMetadata(inst.metadata()));
+  if (!inst.backend_config().empty())
+    absl::StrAppend(&out, ", backend_config=", Quote(inst.backend_config()));
+  return out;
+}
+
+std::string PrintComputation(const Computation& computation, bool is_entry) {
+  std::string out;
+  if (is_entry) out += "ENTRY ";
+  absl::StrAppend(&out, "%", computation.name(), " {\n");
+  for (const Instruction* inst : computation.instructions()) {
+    absl::StrAppend(&out, "  ", inst == computation.root() ? "ROOT " : "", PrintInstruction(*inst),
+                    "\n");
+  }
+  out += "}\n";
+  return out;
+}
+
+std::string PrintModule(const Module& module) {
+  std::string out = absl::StrCat("HloModule ", module.name());
+  const ModuleConfig& config = module.config();
+  if (config.replica_count != 1) absl::StrAppend(&out, ", replica_count=", config.replica_count);
+  if (config.num_partitions != 1) absl::StrAppend(&out, ", num_partitions=", config.num_partitions);
+  if (!config.allow_spmd_sharding_propagation_to_parameters.empty()) {
+    absl::StrAppend(&out, ", allow_spmd_sharding_propagation_to_parameters=",
+                    PrintBoolList(config.allow_spmd_sharding_propagation_to_parameters));
+  }
+  if (!config.allow_spmd_sharding_propagation_to_output.empty()) {
+    absl::StrAppend(&out, ", allow_spmd_sharding_propagation_to_output=",
+                    PrintBoolList(config.allow_spmd_sharding_propagation_to_output));
+  }
+  if (!config.mesh.empty()) {
+    std::vector<std::string> axes;
+    for (const MeshAxis& a : config.mesh) axes.push_back(absl::StrCat(a.name, "=", a.size));
+    absl::StrAppend(&out, ", mesh={", absl::StrJoin(axes, ", "), "}");
+  }
+  out += "\n";
+  for (const Computation* c : module.computations()) {
+    absl::StrAppend(&out, "\n", PrintComputation(*c, c == module.entry()));
+  }
+  return out;
+}
+
+}  // namespace sharc::hlo
