@@ -4,18 +4,21 @@
 
 namespace sharc::hlo {
 namespace {
-constexpr std::array<std::string_view, kNumOpcodes> kNames = {
+const std::array<std::string, kNumOpcodes>& Names() {
+  static const auto* names = new std::array<std::string, kNumOpcodes>{
 #define V(name, text) text,
 #include "hlo/ir/opcode.def"
 #undef V
-};
+  };
+  return *names;
+}
 }  // namespace
 
-std::string_view OpcodeName(Opcode opcode) { return kNames[static_cast<int>(opcode)]; }
+const std::string& OpcodeName(Opcode opcode) { return Names()[static_cast<int>(opcode)]; }
 
 std::optional<Opcode> OpcodeFromName(std::string_view name) {
   for (int i = 0; i < kNumOpcodes; ++i) {
-    if (kNames[i] == name) return static_cast<Opcode>(i);
+    if (Names()[i] == name) return static_cast<Opcode>(i);
   }
   return std::nullopt;
 }

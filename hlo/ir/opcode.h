@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace sharc::hlo {
@@ -18,7 +19,9 @@ inline constexpr int kNumOpcodes = 0
 #undef V
     ;
 
-std::string_view OpcodeName(Opcode opcode);
+// A std::string (not a view): Debian's Abseil has its own string_view type,
+// and absl::StrCat accepts std::string but not std::string_view.
+const std::string& OpcodeName(Opcode opcode);
 std::optional<Opcode> OpcodeFromName(std::string_view name);
 
 }  // namespace sharc::hlo

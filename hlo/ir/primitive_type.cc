@@ -48,11 +48,14 @@ float BitsToFloat(uint32_t u) {
 
 }  // namespace
 
-std::string_view PrimitiveTypeName(PrimitiveType type) {
-  for (const TypeInfo& info : kTypes) {
-    if (info.type == type) return info.name;
-  }
-  return "invalid";
+const std::string& PrimitiveTypeName(PrimitiveType type) {
+  static const auto* names = [] {
+    auto* m = new std::array<std::string, 14>();
+    (*m)[0] = "invalid";
+    for (const TypeInfo& info : kTypes) (*m)[static_cast<size_t>(info.type)] = std::string(info.name);
+    return m;
+  }();
+  return (*names)[static_cast<size_t>(type)];
 }
 
 std::optional<PrimitiveType> PrimitiveTypeFromName(std::string_view name) {

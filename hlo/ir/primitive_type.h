@@ -30,7 +30,8 @@ enum class PrimitiveType : uint8_t {
   kF64,
 };
 
-std::string_view PrimitiveTypeName(PrimitiveType type);
+// std::string rather than a view: see the note in opcode.h.
+const std::string& PrimitiveTypeName(PrimitiveType type);
 std::optional<PrimitiveType> PrimitiveTypeFromName(std::string_view name);
 int64_t ByteWidth(PrimitiveType type);
 bool IsFloatingPoint(PrimitiveType type);

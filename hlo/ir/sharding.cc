@@ -1,6 +1,7 @@
 #include "hlo/ir/sharding.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 #include "absl/container/flat_hash_set.h"

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -33,7 +34,7 @@ enum class OperandSyntax {
 };
 
 struct AttrSpec {
-  std::string_view name;
+  std::string name;
   AttrKind kind;
   bool required = false;
 };

@@ -1,6 +1,8 @@
 #include "hlo/ops/op_util.h"
 
 #include <algorithm>
+#include <cmath>
+#include <type_traits>
 
 #include "absl/strings/str_join.h"
 #include "hlo/ir/computation.h"
@@ -97,5 +99,162 @@ absl::Status ExpectComputationSignature(const Instruction& inst, const Computati
 }
 
 int64_t ScalarAsInt64(const Literal& literal) { return literal.GetAsInt64(0); }
+
+absl::Status ExpectOperandValues(const Instruction& inst,
+                                 absl::Span<const Literal* const> operands) {
+  if (static_cast<int64_t>(operands.size()) != inst.operand_count()) {
+    return OpError(inst, "was evaluated with ", operands.size(), " values for ",
+                   inst.operand_count(), " operands");
+  }
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (operands[i] == nullptr ||
+        operands[i]->shape() != inst.operand(static_cast<int64_t>(i))->shape()) {
+      return OpError(inst, "was evaluated with a value of shape ",
+                     operands[i] == nullptr ? std::string("<null>")
+                                            : operands[i]->shape().ToString(),
+                     " for operand ", i, " of shape ",
+                     inst.operand(static_cast<int64_t>(i))->shape().ToString());
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::optional<Opcode> MatchBinaryReducer(const Computation& computation) {
+  const Instruction* root = computation.root();
+  if (root == nullptr || computation.num_parameters() != 2 || root->operand_count() != 2) {
+    return std::nullopt;
+  }
+  const Instruction* p0 = computation.parameter(0);
+  const Instruction* p1 = computation.parameter(1);
+  if (p0 == nullptr || p1 == nullptr) return std::nullopt;
+  const Shape& s = root->shape();
+  if (!s.is_array() || !s.is_scalar() || p0->shape() != s || p1->shape() != s) {
+    return std::nullopt;
+  }
+  // All matched ops are commutative, so parameter order does not matter.
+  bool params = (root->operand(0) == p0 && root->operand(1) == p1) ||
+                (root->operand(0) == p1 && root->operand(1) == p0);
+  if (!params) return std::nullopt;
+  switch (root->opcode()) {
+    case Opcode::kAdd:
+    case Opcode::kMultiply:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+      return root->opcode();
+    case Opcode::kAnd:
+    case Opcode::kOr:
+      // Bitwise ops are not defined on floats; leave those to the evaluator
+      // (which reports the error).
+      if (IsFloatingPoint(s.type())) return std::nullopt;
+      return root->opcode();
+    default:
+      return std::nullopt;
+  }
+}
+
+namespace {
+
+template <typename T>
+T CombineScalars(Opcode op, T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    switch (op) {
+      case Opcode::kAdd:
+      case Opcode::kMaximum:
+      case Opcode::kOr:
+        return a || b;
+      default:
+        return a && b;
+    }
+  } else if constexpr (kIsLowPrecisionFloat<T>) {
+    return T(CombineScalars<float>(op, static_cast<float>(a), static_cast<float>(b)));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    switch (op) {
+      case Opcode::kAdd:
+        return a + b;
+      case Opcode::kMultiply:
+        return a * b;
+      case Opcode::kMaximum:
+        if (std::isnan(a) || std::isnan(b)) return std::isnan(a) ? a : b;
+        return a > b ? a : b;
+      case Opcode::kMinimum:
+        if (std::isnan(a) || std::isnan(b)) return std::isnan(a) ? a : b;
+        return a < b ? a : b;
+      default:
+        return a;
+    }
+  } else {
+    // Unsigned arithmetic wraps without undefined behaviour.
+    using U = std::make_unsigned_t<T>;
+    switch (op) {
+      case Opcode::kAdd:
+        return static_cast<T>(static_cast<uint64_t>(static_cast<U>(a)) +
+                              static_cast<uint64_t>(static_cast<U>(b)));
+      case Opcode::kMultiply:
+        return static_cast<T>(static_cast<uint64_t>(static_cast<U>(a)) *
+                              static_cast<uint64_t>(static_cast<U>(b)));
+      case Opcode::kMaximum:
+        return a > b ? a : b;
+      case Opcode::kMinimum:
+        return a < b ? a : b;
+      case Opcode::kAnd:
+        return static_cast<T>(a & b);
+      case Opcode::kOr:
+        return static_cast<T>(a | b);
+      default:
+        return a;
+    }
+  }
+}
+
+}  // namespace
+
+void ApplyBinaryReducer(Opcode op, Literal& dst, int64_t dst_index, const Literal& src,
+                        int64_t src_index) {
+  DispatchPrimitiveType(dst.shape().type(), [&](auto t) {
+    using T = decltype(t);
+    T& d = dst.data<T>()[dst_index];
+    d = CombineScalars<T>(op, d, src.data<T>()[src_index]);
+  });
+}
+
+Literal ScalarAt(const Literal& literal, int64_t index) {
+  Literal out(Shape::Scalar(literal.shape().type()));
+  CopyElement(literal, index, out, 0);
+  return out;
+}
+
+absl::Status CallScalarReducer(EvalContext& ctx, const Computation& reducer,
+                               std::vector<Literal>& acc, absl::Span<const Literal> xs) {
+  std::vector<const Literal*> args;
+  args.reserve(acc.size() + xs.size());
+  for (const Literal& a : acc) args.push_back(&a);
+  for (const Literal& x : xs) args.push_back(&x);
+  absl::StatusOr<Literal> result = ctx.Call(reducer, args);
+  if (!result.ok()) return result.status();
+  if (acc.size() == 1 && !result->is_tuple()) {
+    if (!result->shape().is_scalar() || result->shape().type() != acc[0].shape().type()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("reducer '", reducer.name(), "' returned ", result->shape().ToString(),
+                       ", expected ", acc[0].shape().ToString()));
+    }
+    acc[0] = *std::move(result);
+    return absl::OkStatus();
+  }
+  if (!result->is_tuple() || result->elements().size() != acc.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("reducer '", reducer.name(), "' returned ",
+                                                   result->shape().ToString(), ", expected ",
+                                                   acc.size(), " scalars"));
+  }
+  for (size_t i = 0; i < acc.size(); ++i) {
+    Literal& e = result->elements()[i];
+    if (e.is_tuple() || !e.shape().is_scalar() || e.shape().type() != acc[i].shape().type()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("reducer '", reducer.name(), "' returned ", result->shape().ToString(),
+                       " whose element ", i, " is not a ", acc[i].shape().ToString()));
+    }
+    acc[i] = std::move(e);
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace sharc::hlo

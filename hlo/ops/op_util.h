@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -14,11 +16,22 @@
 
 namespace sharc::hlo {
 
+// Debian's Abseil has its own string_view, so absl::StrCat does not accept
+// std::string_view; StrArg passes every other argument through unchanged.
+template <typename T>
+decltype(auto) StrArg(const T& value) {
+  if constexpr (std::is_same_v<T, std::string_view>) {
+    return absl::string_view(value.data(), value.size());
+  } else {
+    return (value);
+  }
+}
+
 // InvalidArgument "<opcode> <message>, in `<instruction text>` at file:l:c".
 template <typename... Args>
 absl::Status OpError(const Instruction& inst, const Args&... args) {
   return absl::InvalidArgumentError(
-      absl::StrCat(OpcodeName(inst.opcode()), " ", args..., ", in ", inst.Describe()));
+      absl::StrCat(OpcodeName(inst.opcode()), " ", StrArg(args)..., ", in ", inst.Describe()));
 }
 
 // Operand i must be an array (not a tuple).
@@ -68,5 +81,33 @@ inline void CopyElement(const Literal& src, int64_t src_index, Literal& dst, int
 
 // Reads a scalar integer operand (dynamic-slice indices, branch index, ...).
 int64_t ScalarAsInt64(const Literal& literal);
+
+// The evaluator was handed one value per operand, each of the operand's
+// declared shape (guards evaluators against a mismatched caller).
+absl::Status ExpectOperandValues(const Instruction& inst,
+                                 absl::Span<const Literal* const> operands);
+
+// --- Reducer helpers (reduce, reduce-window, scatter, all-reduce, ...). ---
+
+// If `computation` is exactly `ROOT op(parameter(0), parameter(1))` on two
+// scalars of one type, with op one of add, multiply, maximum, minimum, and,
+// or, returns op. Evaluators then combine elements directly instead of calling
+// the interpreter once per element (reducing 1M elements must be fast).
+std::optional<Opcode> MatchBinaryReducer(const Computation& computation);
+
+// dst[dst_index] = op(dst[dst_index], src[src_index]) for arrays of one
+// element type, with `op` as returned by MatchBinaryReducer. Gives the same
+// bits as evaluating the computation (f16/bf16 round after the op, integers
+// wrap, maximum/minimum propagate NaN).
+void ApplyBinaryReducer(Opcode op, Literal& dst, int64_t dst_index, const Literal& src,
+                        int64_t src_index);
+
+// Element `index` of the array `literal` as a scalar literal.
+Literal ScalarAt(const Literal& literal, int64_t index);
+
+// Calls `reducer` on the scalars (acc_0..acc_{n-1}, x_0..x_{n-1}) and stores
+// its result (a scalar when n == 1, else an n-tuple of scalars) in `acc`.
+absl::Status CallScalarReducer(EvalContext& ctx, const Computation& reducer,
+                               std::vector<Literal>& acc, absl::Span<const Literal> xs);
 
 }  // namespace sharc::hlo

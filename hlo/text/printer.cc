@@ -8,7 +8,7 @@
 namespace sharc::hlo {
 namespace {
 
-std::string Quote(std::string_view s) { return absl::StrCat("\"", absl::CEscape(s), "\""); }
+std::string Quote(const std::string& s) { return absl::StrCat("\"", absl::CEscape(s), "\""); }
 
 std::string PrintIntListList(const IntListList& lists) {
   std::vector<std::string> parts;
