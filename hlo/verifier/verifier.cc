@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ir/directed_graph.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
 
@@ -45,8 +46,33 @@ absl::Status CheckOperandCount(const Instruction& inst, const OpDef& def) {
   return absl::OkStatus();
 }
 
+// Names the instructions of a cycle through operands, if there is one.
+std::string DescribeCycle(const Computation& computation) {
+  std::vector<Instruction*> insts = computation.instructions();
+  absl::flat_hash_map<const Instruction*, int64_t> id;
+  for (size_t i = 0; i < insts.size(); ++i) id[insts[i]] = static_cast<int64_t>(i);
+  DirectedGraph graph(static_cast<int64_t>(insts.size()));
+  for (size_t i = 0; i < insts.size(); ++i) {
+    for (const Instruction* op : insts[i]->operands()) {
+      auto it = id.find(op);
+      if (it != id.end()) graph.AddEdge(it->second, static_cast<int64_t>(i));
+    }
+  }
+  std::vector<int64_t> cycle = graph.FindCycle();
+  if (cycle.empty()) return "";
+  std::string out = "cycle detected: ";
+  for (int64_t v : cycle) absl::StrAppend(&out, insts[v]->name(), " -> ");
+  absl::StrAppend(&out, insts[cycle[0]]->name());
+  return out;
+}
+
 // Every operand must be defined earlier in the same computation.
 absl::Status CheckDefinitionOrder(const Computation& computation) {
+  std::string cycle = DescribeCycle(computation);
+  if (!cycle.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(cycle, " in computation '", computation.name(), "'"));
+  }
   absl::flat_hash_set<const Instruction*> defined;
   absl::flat_hash_set<std::string_view> names;
   for (const Instruction* inst : computation.instructions()) {
@@ -55,8 +81,7 @@ absl::Status CheckDefinitionOrder(const Computation& computation) {
         return OpError(*inst, "uses '", op->name(), "' from another computation");
       }
       if (!defined.contains(op)) {
-        return OpError(*inst, "uses '", op->name(),
-                       "' before its definition (or in a cycle)");
+        return OpError(*inst, "uses '", op->name(), "' before its definition");
       }
     }
     if (!names.insert(inst->name()).second) {

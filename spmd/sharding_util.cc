@@ -1,0 +1,194 @@
+#include "spmd/sharding_util.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "absl/container/flat_hash_set.h"
+
+namespace sharc::spmd {
+
+using hlo::Sharding;
+using hlo::SubgroupType;
+using hlo::TileAssignment;
+
+bool IsMoreSpecific(const Sharding& candidate, const Sharding& current) {
+  if (candidate.IsTuple() || current.IsTuple()) {
+    if (!candidate.IsTuple() || !current.IsTuple() ||
+        candidate.tuple_elements().size() != current.tuple_elements().size()) {
+      return false;
+    }
+    bool better = false;
+    for (size_t i = 0; i < candidate.tuple_elements().size(); ++i) {
+      const Sharding& c = candidate.tuple_elements()[i];
+      const Sharding& o = current.tuple_elements()[i];
+      if (IsMoreSpecific(o, c)) return false;
+      if (IsMoreSpecific(c, o)) better = true;
+    }
+    return better;
+  }
+  if (candidate.IsManual() || current.IsManual()) return false;
+  if (!current.IsTileMaximal()) {
+    return candidate.IsTiled() && candidate.NumTiles() > current.NumTiles();
+  }
+  if (!current.IsReplicated()) return !candidate.IsTileMaximal();
+  return !candidate.IsReplicated();
+}
+
+namespace {
+
+// [start, limit) of `device`'s tile along each dim.
+bool TileBounds(const hlo::Shape& shape, const Sharding& s, int64_t device,
+                std::vector<int64_t>& lo, std::vector<int64_t>& hi) {
+  lo.assign(static_cast<size_t>(shape.rank()), 0);
+  hi = shape.dims();
+  if (!s.IsTiled()) return true;
+  std::optional<std::vector<int64_t>> idx = s.TileIndexForDevice(device);
+  if (!idx) return false;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    int64_t tiles = s.TileCount(d);
+    int64_t size = (shape.dim(d) + tiles - 1) / tiles;
+    lo[d] = std::min((*idx)[d] * size, shape.dim(d));
+    hi[d] = std::min(lo[d] + size, shape.dim(d));
+  }
+  return true;
+}
+
+}  // namespace
+
+bool IsSubTilingOrEqual(const hlo::Shape& shape, const Sharding& candidate,
+                        const Sharding& current) {
+  if (candidate == current) return true;
+  if (!current.IsTiled()) return !current.IsMaximal();
+  if (!candidate.IsTiled()) return false;
+  if (candidate.TiledDataRank() != shape.rank() || current.TiledDataRank() != shape.rank())
+    return false;
+  std::vector<int64_t> devices = current.Devices();
+  if (candidate.Devices() != devices) return false;
+  std::vector<int64_t> clo, chi, olo, ohi;
+  for (int64_t device : devices) {
+    if (!TileBounds(shape, candidate, device, clo, chi)) return false;
+    if (!TileBounds(shape, current, device, olo, ohi)) return false;
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      // Empty tiles (padding only) fit anywhere.
+      if (clo[d] >= chi[d]) continue;
+      if (clo[d] < olo[d] || chi[d] > ohi[d]) return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+// The devices holding data tile `index` (of the data dims) of `s`.
+std::vector<int64_t> GroupAt(const Sharding& s, const std::vector<int64_t>& index) {
+  const TileAssignment& t = s.tile_assignment();
+  int64_t rank = s.TiledDataRank();
+  int64_t group = 1;
+  for (int64_t d = rank; d < t.num_dims(); ++d) group *= t.dim(d);
+  int64_t linear = 0;
+  for (int64_t d = 0; d < rank; ++d) linear = linear * t.dim(d) + index[static_cast<size_t>(d)];
+  std::vector<int64_t> out(t.devices().begin() + linear * group,
+                           t.devices().begin() + (linear + 1) * group);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::optional<Sharding> MergeCompatible(const Sharding& a, const Sharding& b) {
+  if (!a.IsTiled() || !b.IsTiled()) return std::nullopt;
+  if (!a.ReplicateOnLastTileDim() || !b.ReplicateOnLastTileDim()) return std::nullopt;
+  if (a.HasManualSubgroup() || b.HasManualSubgroup()) return std::nullopt;
+  if (a.TiledDataRank() != b.TiledDataRank()) return std::nullopt;
+  if (a.Devices() != b.Devices()) return std::nullopt;
+  const int64_t rank = a.TiledDataRank();
+  std::vector<int64_t> dims(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t ta = a.TileCount(d), tb = b.TileCount(d);
+    if (ta != 1 && tb != 1 && ta != tb) return std::nullopt;
+    dims[d] = std::max(ta, tb);
+  }
+  int64_t merged_tiles = 1;
+  for (int64_t t : dims) merged_tiles *= t;
+  const int64_t num_devices = static_cast<int64_t>(a.Devices().size());
+  if (merged_tiles <= a.NumTiles() && merged_tiles <= b.NumTiles()) return std::nullopt;
+  if (num_devices % merged_tiles != 0) return std::nullopt;
+  const int64_t group = num_devices / merged_tiles;
+  std::vector<int64_t> devices;
+  devices.reserve(static_cast<size_t>(num_devices));
+  std::vector<int64_t> index(static_cast<size_t>(rank), 0), ia(index), ib(index);
+  bool done = merged_tiles == 0;
+  while (!done) {
+    for (int64_t d = 0; d < rank; ++d) {
+      ia[d] = a.TileCount(d) == 1 ? 0 : index[d];
+      ib[d] = b.TileCount(d) == 1 ? 0 : index[d];
+    }
+    std::vector<int64_t> ga = GroupAt(a, ia), gb = GroupAt(b, ib), both;
+    std::set_intersection(ga.begin(), ga.end(), gb.begin(), gb.end(), std::back_inserter(both));
+    if (static_cast<int64_t>(both.size()) != group) return std::nullopt;
+    devices.insert(devices.end(), both.begin(), both.end());
+    done = !hlo::NextIndex(dims, index);
+  }
+  if (group > 1) dims.push_back(group);
+  TileAssignment tiles(dims, devices);
+  if (group > 1) return Sharding::PartialTile(std::move(tiles));
+  return Sharding::Tiled(std::move(tiles));
+}
+
+bool EvenlyDivides(const hlo::Shape& shape, const Sharding& sharding) {
+  if (!sharding.IsTiled()) return true;
+  for (int64_t d = 0; d < shape.rank() && d < sharding.TiledDataRank(); ++d) {
+    if (shape.dim(d) % sharding.TileCount(d) != 0) return false;
+  }
+  return true;
+}
+
+Sharding ReplicateDims(const Sharding& sharding, const std::vector<int64_t>& dims) {
+  if (!sharding.IsTiled()) return sharding;
+  const int64_t rank = sharding.TiledDataRank();
+  const TileAssignment& t = sharding.tile_assignment();
+  // Order the array as [kept data dims, manual, replicated data dims,
+  // existing replication] so the last two merge into one replication dim.
+  std::vector<int64_t> perm;
+  int64_t replicated = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(dims.begin(), dims.end(), d) != dims.end()) continue;
+    perm.push_back(d);
+  }
+  std::vector<SubgroupType> subgroups;
+  // Manual subgroups stay; replicated ones absorb the dims.
+  for (size_t i = 0; i < sharding.subgroup_types().size(); ++i) {
+    if (sharding.subgroup_types()[i] == SubgroupType::kManual) {
+      perm.push_back(rank + static_cast<int64_t>(i));
+      subgroups.push_back(SubgroupType::kManual);
+    }
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) continue;
+    perm.push_back(d);
+    replicated *= t.dim(d);
+  }
+  for (size_t i = 0; i < sharding.subgroup_types().size(); ++i) {
+    if (sharding.subgroup_types()[i] == SubgroupType::kReplicated) {
+      perm.push_back(rank + static_cast<int64_t>(i));
+      replicated *= t.dim(rank + static_cast<int64_t>(i));
+    }
+  }
+  // The replicated data dims stay, with one tile each.
+  std::vector<int64_t> out_dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    out_dims.push_back(std::find(dims.begin(), dims.end(), d) != dims.end() ? 1 : t.dim(d));
+  }
+  for (size_t i = 0; i < sharding.subgroup_types().size(); ++i) {
+    if (sharding.subgroup_types()[i] == SubgroupType::kManual)
+      out_dims.push_back(t.dim(rank + static_cast<int64_t>(i)));
+  }
+  if (replicated > 1) {
+    out_dims.push_back(replicated);
+    subgroups.push_back(SubgroupType::kReplicated);
+  }
+  TileAssignment moved = t.Transposed(perm).Reshaped(out_dims);
+  return Sharding::Tiled(std::move(moved), std::move(subgroups));
+}
+
+}  // namespace sharc::spmd

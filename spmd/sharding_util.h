@@ -1,0 +1,36 @@
+// Comparisons and merges of shardings used by propagation: which of two
+// shardings is more specific, whether one tiling refines another, and XLA's
+// merge of two compatible partially replicated shardings.
+#pragma once
+
+#include <optional>
+
+#include "hlo/ir/shape.h"
+#include "hlo/ir/sharding.h"
+
+namespace sharc::spmd {
+
+// XLA's IsShardingMoreSpecific: more data tiles wins; any tiled sharding beats
+// a tile-maximal one, and anything but replicated beats replicated. Manual
+// shardings are never more specific. Tuples: no leaf worse, one leaf better.
+bool IsMoreSpecific(const hlo::Sharding& candidate, const hlo::Sharding& current);
+
+// True if every device's tile under `candidate` lies inside its tile under
+// `current` for an array of `shape` (a refinement of the same layout).
+bool IsSubTilingOrEqual(const hlo::Shape& shape, const hlo::Sharding& candidate,
+                        const hlo::Sharding& current);
+
+// Merges two partially replicated shardings over the same devices whose
+// tiled dims do not conflict: tile counts are the per-dim maxima and each
+// merged tile is held by the devices both shardings put there. Returns
+// nothing if they conflict or the merge would not add tiles.
+std::optional<hlo::Sharding> MergeCompatible(const hlo::Sharding& a, const hlo::Sharding& b);
+
+// True if every data dim of `shape` is divisible by its tile count.
+bool EvenlyDivides(const hlo::Shape& shape, const hlo::Sharding& sharding);
+
+// Replicates the given data dims of a tiled sharding (their tiling becomes
+// part of the replication subgroup), keeping the device array's order.
+hlo::Sharding ReplicateDims(const hlo::Sharding& sharding, const std::vector<int64_t>& dims);
+
+}  // namespace sharc::spmd
