@@ -1,6 +1,407 @@
-// PLACEHOLDER: being written; registers nothing yet.
+// Tuples and control flow: tuple, get-tuple-element, call, while,
+// conditional, and custom-call (the escape hatch XLA also uses for sharding
+// annotations and the manual-region markers of shard_map).
+#include <array>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "hlo/base/status_macros.h"
+#include "hlo/ir/computation.h"
 #include "hlo/ops/op_def.h"
+#include "hlo/ops/op_util.h"
 
 namespace sharc::hlo {
-void RegisterControlFlowOps(OpRegistry& registry) {}
+namespace {
+
+std::vector<Shape> OperandShapes(const Instruction& inst) {
+  std::vector<Shape> shapes;
+  for (const Instruction* op : inst.operands()) shapes.push_back(op->shape());
+  return shapes;
+}
+
+// The shape a called computation returns, or an error if it has no root.
+absl::StatusOr<Shape> RootShape(const Instruction& inst, const Computation* computation,
+                                std::string_view role) {
+  if (computation == nullptr) return OpError(inst, "is missing its ", role, " computation");
+  if (computation->root() == nullptr) {
+    return OpError(inst, role, " computation '", computation->name(), "' has no root");
+  }
+  return computation->root()->shape();
+}
+
+// ------------------------------------------------ tuple, get-tuple-element --
+
+absl::StatusOr<Shape> InferTuple(const Instruction& inst) {
+  return Shape::Tuple(OperandShapes(inst));
+}
+
+absl::StatusOr<Literal> EvaluateTuple(const Instruction& inst,
+                                      absl::Span<const Literal* const> operands, EvalContext&) {
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  std::vector<Literal> elements;
+  elements.reserve(operands.size());
+  for (const Literal* op : operands) elements.push_back(*op);
+  return Literal::Tuple(std::move(elements));
+}
+
+absl::StatusOr<Shape> InferGetTupleElement(const Instruction& inst) {
+  if (inst.operand_count() != 1) {
+    return OpError(inst, "expects 1 operand, got ", inst.operand_count());
+  }
+  const Shape& tuple = inst.operand(0)->shape();
+  if (!tuple.is_tuple()) return OpError(inst, "operand must be a tuple, got ", tuple.ToString());
+  int64_t index = inst.attr_int("index", -1);
+  if (index < 0 || index >= tuple.tuple_size()) {
+    return OpError(inst, "index ", index, " is out of range for a tuple of ", tuple.tuple_size(),
+                   " elements");
+  }
+  return tuple.tuple_shape(index);
+}
+
+absl::StatusOr<Literal> EvaluateGetTupleElement(const Instruction& inst,
+                                                absl::Span<const Literal* const> operands,
+                                                EvalContext&) {
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  RETURN_IF_ERROR(InferGetTupleElement(inst).status());
+  return operands[0]->element(inst.attr_int("index"));
+}
+
+// ------------------------------------------------------------------- call --
+
+absl::StatusOr<Shape> InferCall(const Instruction& inst) {
+  return RootShape(inst, inst.attr_computation("to_apply"), "to_apply");
+}
+
+absl::Status VerifyCall(const Instruction& inst) {
+  std::vector<Shape> params = OperandShapes(inst);
+  return ExpectComputationSignature(inst, inst.attr_computation("to_apply"), "to_apply", params,
+                                    nullptr);
+}
+
+absl::StatusOr<Literal> EvaluateCall(const Instruction& inst,
+                                     absl::Span<const Literal* const> operands,
+                                     EvalContext& ctx) {
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  RETURN_IF_ERROR(InferCall(inst).status());
+  RETURN_IF_ERROR(VerifyCall(inst));
+  return ctx.Call(*inst.attr_computation("to_apply"), operands);
+}
+
+// ------------------------------------------------------------------ while --
+
+absl::StatusOr<Shape> InferWhile(const Instruction& inst) {
+  if (inst.operand_count() != 1) {
+    return OpError(inst, "expects 1 operand (the loop state), got ", inst.operand_count());
+  }
+  return inst.operand(0)->shape();
+}
+
+absl::Status VerifyWhile(const Instruction& inst) {
+  ASSIGN_OR_RETURN(Shape state, InferWhile(inst));
+  Shape pred = Shape::Scalar(PrimitiveType::kPred);
+  RETURN_IF_ERROR(ExpectComputationSignature(inst, inst.attr_computation("condition"),
+                                             "condition", {state}, &pred));
+  return ExpectComputationSignature(inst, inst.attr_computation("body"), "body", {state}, &state);
+}
+
+absl::StatusOr<Literal> EvaluateWhile(const Instruction& inst,
+                                      absl::Span<const Literal* const> operands,
+                                      EvalContext& ctx) {
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  RETURN_IF_ERROR(VerifyWhile(inst));
+  const Computation& condition = *inst.attr_computation("condition");
+  const Computation& body = *inst.attr_computation("body");
+  Literal state = *operands[0];
+  while (true) {
+    const Literal* args[] = {&state};
+    ASSIGN_OR_RETURN(Literal keep_going, ctx.Call(condition, args));
+    if (keep_going.is_tuple() || keep_going.shape().type() != PrimitiveType::kPred ||
+        keep_going.num_elements() != 1) {
+      return OpError(inst, "condition returned ", keep_going.shape().ToString(),
+                     " instead of pred[]");
+    }
+    if (!keep_going.data<bool>()[0]) break;
+    ASSIGN_OR_RETURN(Literal next, ctx.Call(body, args));
+    if (next.shape() != state.shape()) {
+      return OpError(inst, "body returned ", next.shape().ToString(), " for a loop state of ",
+                     state.shape().ToString());
+    }
+    state = std::move(next);
+  }
+  return state;
+}
+
+// ------------------------------------------------------------ conditional --
+
+// The branches of a conditional in selection order: {true, false} for a pred
+// selector (true picks entry 0), else branch_computations.
+absl::StatusOr<std::vector<Computation*>> Branches(const Instruction& inst) {
+  if (inst.operand_count() < 1) return OpError(inst, "expects a branch selector operand");
+  const Shape& selector = inst.operand(0)->shape();
+  bool has_true_false = inst.has_attr("true_computation") || inst.has_attr("false_computation");
+  bool has_list = inst.has_attr("branch_computations");
+  if (selector.is_array() && selector.is_scalar() && selector.type() == PrimitiveType::kPred) {
+    if (has_list) {
+      return OpError(inst, "with a pred selector takes true_computation and false_computation, "
+                           "not branch_computations");
+    }
+    Computation* t = inst.attr_computation("true_computation");
+    Computation* f = inst.attr_computation("false_computation");
+    if (t == nullptr || f == nullptr) {
+      return OpError(inst, "with a pred selector needs true_computation and false_computation");
+    }
+    if (inst.operand_count() != 3) {
+      return OpError(inst, "with a pred selector expects 3 operands (pred, true operand, false "
+                           "operand), got ", inst.operand_count());
+    }
+    return std::vector<Computation*>{t, f};
+  }
+  if (selector.is_array() && selector.is_scalar() && selector.type() == PrimitiveType::kS32) {
+    if (has_true_false) {
+      return OpError(inst, "with an s32 branch index takes branch_computations, not "
+                           "true_computation/false_computation");
+    }
+    const std::vector<Computation*>& list = inst.attr_computations("branch_computations");
+    if (list.empty()) return OpError(inst, "with an s32 branch index needs branch_computations");
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (list[i] == nullptr) return OpError(inst, "branch computation ", i, " is missing");
+    }
+    if (inst.operand_count() != static_cast<int64_t>(list.size()) + 1) {
+      return OpError(inst, "has ", list.size(), " branches but ", inst.operand_count() - 1,
+                     " branch operands");
+    }
+    return list;
+  }
+  return OpError(inst, "selector must be pred[] or s32[], got ", selector.ToString());
+}
+
+absl::StatusOr<Shape> InferConditional(const Instruction& inst) {
+  ASSIGN_OR_RETURN(std::vector<Computation*> branches, Branches(inst));
+  ASSIGN_OR_RETURN(Shape result, RootShape(inst, branches[0], "branch 0"));
+  for (size_t i = 1; i < branches.size(); ++i) {
+    ASSIGN_OR_RETURN(Shape other, RootShape(inst, branches[i], absl::StrCat("branch ", i)));
+    if (other != result) {
+      return OpError(inst, "branch ", i, " '", branches[i]->name(), "' returns ",
+                     other.ToString(), " but branch 0 '", branches[0]->name(), "' returns ",
+                     result.ToString());
+    }
+  }
+  return result;
+}
+
+absl::Status VerifyConditional(const Instruction& inst) {
+  ASSIGN_OR_RETURN(std::vector<Computation*> branches, Branches(inst));
+  for (size_t i = 0; i < branches.size(); ++i) {
+    RETURN_IF_ERROR(ExpectComputationSignature(
+        inst, branches[i], absl::StrCat("branch ", i),
+                     {inst.operand(static_cast<int64_t>(i) + 1)->shape()}, nullptr));
+  }
+  return InferConditional(inst).status();
+}
+
+absl::StatusOr<Literal> EvaluateConditional(const Instruction& inst,
+                                            absl::Span<const Literal* const> operands,
+                                            EvalContext& ctx) {
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  RETURN_IF_ERROR(VerifyConditional(inst));
+  ASSIGN_OR_RETURN(std::vector<Computation*> branches, Branches(inst));
+  int64_t n = static_cast<int64_t>(branches.size());
+  int64_t chosen;
+  if (operands[0]->shape().type() == PrimitiveType::kPred) {
+    chosen = operands[0]->data<bool>()[0] ? 0 : 1;
+  } else {
+    // XLA runs the last branch for an out-of-range index.
+    chosen = ScalarAsInt64(*operands[0]);
+    if (chosen < 0 || chosen >= n) chosen = n - 1;
+  }
+  const Literal* args[] = {operands[static_cast<size_t>(chosen) + 1]};
+  return ctx.Call(*branches[static_cast<size_t>(chosen)], args);
+}
+
+// ------------------------------------------------------------ custom-call --
+
+constexpr std::array<std::string_view, 5> kApiVersions = {
+    "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+    "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
+
+// Targets whose value is their operand: the sharding annotation and the
+// propagation barriers.
+bool IsIdentityTarget(std::string_view target) {
+  return target == "Sharding" || target == "ShardBarrierFrom" || target == "ShardBarrierTo";
+}
+
+absl::StatusOr<Shape> InferCustomCall(const Instruction& inst) {
+  const std::string& target = inst.attr_string("custom_call_target");
+  if (IsIdentityTarget(target)) {
+    if (inst.operand_count() != 1) {
+      return OpError(inst, "to \"", target, "\" expects 1 operand, got ", inst.operand_count());
+    }
+    return inst.operand(0)->shape();
+  }
+  if (!inst.shape().valid()) {
+    return OpError(inst, "to \"", target, "\" needs a declared result shape");
+  }
+  bool full_to_shard = target == "SPMDFullToShardShape";
+  if (full_to_shard || target == "SPMDShardToFullShape") {
+    if (inst.operand_count() != 1) {
+      return OpError(inst, "to \"", target, "\" expects 1 operand, got ", inst.operand_count());
+    }
+    RETURN_IF_ERROR(ExpectArrayOperand(inst, 0));
+    const Shape& operand = inst.operand(0)->shape();
+    const Shape& declared = inst.shape();
+    if (!declared.is_array() || declared.type() != operand.type() ||
+        declared.rank() != operand.rank()) {
+      return OpError(inst, "to \"", target, "\" must keep the element type and rank of ",
+                     operand.ToString(), ", declares ", declared.ToString());
+    }
+    // The shard is never larger than the full value along any dim.
+    const Shape& full = full_to_shard ? operand : declared;
+    const Shape& shard = full_to_shard ? declared : operand;
+    for (int64_t d = 0; d < full.rank(); ++d) {
+      if (shard.dim(d) > full.dim(d)) {
+        return OpError(inst, "shard dim ", d, " (", shard.dim(d), ") exceeds the full dim (",
+                       full.dim(d), ")");
+      }
+    }
+  }
+  RETURN_IF_ERROR(ValidateShape(inst.shape())) << " (in " << inst.Describe() << ")";
+  return inst.shape();
+}
+
+absl::Status VerifyCustomCall(const Instruction& inst) {
+  if (inst.attr_string("custom_call_target").empty()) {
+    return OpError(inst, "needs a non-empty custom_call_target");
+  }
+  if (const AttrValue* v = inst.attr("api_version")) {
+    const std::string* s = std::get_if<std::string>(v);
+    bool known = false;
+    for (std::string_view a : kApiVersions) known |= s != nullptr && *s == a;
+    if (!known) {
+      std::string names;
+      for (std::string_view a : kApiVersions) absl::StrAppend(&names, names.empty() ? "" : ", ", std::string(a));
+      return OpError(inst, "api_version must be one of ", names);
+    }
+  }
+  return InferCustomCall(inst).status();
+}
+
+// Copies the overlap of `from` into a zero-filled literal of `shape`: a
+// slice at offset 0 when shrinking, zero padding at the end when growing.
+Literal CopyOverlap(const Literal& from, const Shape& shape) {
+  Literal out(shape);
+  std::vector<int64_t> overlap;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    overlap.push_back(std::min(shape.dim(d), from.shape().dim(d)));
+  }
+  ForEachIndex(overlap, [&](const std::vector<int64_t>& index) {
+    CopyElement(from, LinearIndex(from.shape().dims(), index), out,
+                LinearIndex(shape.dims(), index));
+  });
+  return out;
+}
+
+absl::StatusOr<Literal> EvaluateCustomCall(const Instruction& inst,
+                                           absl::Span<const Literal* const> operands,
+                                           EvalContext& ctx) {
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  const std::string& target = inst.attr_string("custom_call_target");
+  if (target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape") {
+    ASSIGN_OR_RETURN(Shape shape, InferCustomCall(inst));
+    if (shape == operands[0]->shape()) return *operands[0];
+    // In a global (one-partition) program there is no device to take a tile
+    // for: FullToShard yields the tile at offset 0, ShardToFull pads with
+    // zeros. The SPMD partitioner replaces both ops before a multi-device
+    // run, so a real per-device program never reaches this.
+    if (ctx.num_partitions() == 1) return CopyOverlap(*operands[0], shape);
+    return absl::UnimplementedError(absl::StrCat(
+        "custom-call \"", target, "\" changes the shape and cannot be evaluated on ",
+        ctx.num_partitions(), " partitions before SPMD partitioning, in ", inst.Describe()));
+  }
+  if (IsIdentityTarget(target)) {
+    RETURN_IF_ERROR(InferCustomCall(inst).status());
+    return *operands[0];
+  }
+  return absl::UnimplementedError(absl::StrCat("custom-call target \"", target,
+                                               "\" has no reference evaluator, in ",
+                                               inst.Describe()));
+}
+
+}  // namespace
+
+void RegisterControlFlowOps(OpRegistry& registry) {
+  {
+    OpDef def;
+    def.opcode = Opcode::kTuple;
+    def.min_operands = 0;
+    def.max_operands = -1;
+    def.infer_shape = InferTuple;
+    def.evaluate = EvaluateTuple;
+    registry.Register(std::move(def));
+  }
+  {
+    OpDef def;
+    def.opcode = Opcode::kGetTupleElement;
+    def.min_operands = 1;
+    def.max_operands = 1;
+    def.attributes = {{"index", AttrKind::kInt, true}};
+    def.infer_shape = InferGetTupleElement;
+    def.evaluate = EvaluateGetTupleElement;
+    registry.Register(std::move(def));
+  }
+  {
+    OpDef def;
+    def.opcode = Opcode::kCall;
+    def.min_operands = 0;
+    def.max_operands = -1;
+    def.attributes = {{"to_apply", AttrKind::kComputation, true}};
+    def.infer_shape = InferCall;
+    def.verify = VerifyCall;
+    def.evaluate = EvaluateCall;
+    registry.Register(std::move(def));
+  }
+  {
+    OpDef def;
+    def.opcode = Opcode::kWhile;
+    def.min_operands = 1;
+    def.max_operands = 1;
+    def.attributes = {{"condition", AttrKind::kComputation, true},
+                     {"body", AttrKind::kComputation, true}};
+    def.infer_shape = InferWhile;
+    def.verify = VerifyWhile;
+    def.evaluate = EvaluateWhile;
+    registry.Register(std::move(def));
+  }
+  {
+    OpDef def;
+    def.opcode = Opcode::kConditional;
+    def.min_operands = 2;
+    def.max_operands = -1;
+    def.attributes = {{"true_computation", AttrKind::kComputation},
+                     {"false_computation", AttrKind::kComputation},
+                     {"branch_computations", AttrKind::kComputationList}};
+    def.infer_shape = InferConditional;
+    def.verify = VerifyConditional;
+    def.evaluate = EvaluateConditional;
+    registry.Register(std::move(def));
+  }
+  // side_effecting stays false: only instructions with
+  // custom_call_has_side_effect=true are side-effecting, and passes read that
+  // attribute per instruction.
+  {
+    OpDef def;
+    def.opcode = Opcode::kCustomCall;
+    def.min_operands = 0;
+    def.max_operands = -1;
+    def.attributes = {{"custom_call_target", AttrKind::kString, true},
+                     {"custom_call_has_side_effect", AttrKind::kBool},
+                     {"api_version", AttrKind::kEnum},
+                     {"backend_config", AttrKind::kString}};
+    def.infer_shape = InferCustomCall;
+    def.verify = VerifyCustomCall;
+    def.evaluate = EvaluateCustomCall;
+    registry.Register(std::move(def));
+  }
+}
+
 }  // namespace sharc::hlo

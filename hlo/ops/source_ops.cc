@@ -102,35 +102,43 @@ absl::StatusOr<Shape> InferDeviceId(const Instruction& inst) {
   return Shape::Scalar(PrimitiveType::kU32);
 }
 
+// Fields are assigned one by one: GCC's -Wextra flags designated
+// initializers that skip members.
+OpDef SourceDef(Opcode opcode, InferShapeFn infer_shape, EvaluateFn evaluate) {
+  OpDef def;
+  def.opcode = opcode;
+  def.infer_shape = std::move(infer_shape);
+  def.evaluate = std::move(evaluate);
+  return def;
+}
+
+absl::StatusOr<Literal> EvaluatePartitionId(const Instruction&, absl::Span<const Literal* const>,
+                                            EvalContext& context) {
+  return Literal::Scalar<uint32_t>(static_cast<uint32_t>(context.partition_id()));
+}
+
+absl::StatusOr<Literal> EvaluateReplicaId(const Instruction&, absl::Span<const Literal* const>,
+                                          EvalContext& context) {
+  return Literal::Scalar<uint32_t>(static_cast<uint32_t>(context.replica_id()));
+}
+
 }  // namespace
 
 void RegisterSourceOps(OpRegistry& registry) {
-  registry.Register(OpDef{.opcode = Opcode::kParameter,
-                          .syntax = OperandSyntax::kParameterNumber,
-                          .infer_shape = InferParameter,
-                          .evaluate = EvaluateParameter});
-  registry.Register(OpDef{.opcode = Opcode::kConstant,
-                          .syntax = OperandSyntax::kLiteral,
-                          .infer_shape = InferConstant,
-                          .evaluate = EvaluateConstant});
-  registry.Register(OpDef{.opcode = Opcode::kIota,
-                          .attributes = {{"iota_dimension", AttrKind::kInt, /*required=*/true}},
-                          .infer_shape = InferIota,
-                          .evaluate = EvaluateIota});
-  registry.Register(OpDef{
-      .opcode = Opcode::kPartitionId,
-      .infer_shape = InferDeviceId,
-      .evaluate = [](const Instruction&, absl::Span<const Literal* const>,
-                     EvalContext& context) -> absl::StatusOr<Literal> {
-        return Literal::Scalar<uint32_t>(static_cast<uint32_t>(context.partition_id()));
-      }});
-  registry.Register(OpDef{
-      .opcode = Opcode::kReplicaId,
-      .infer_shape = InferDeviceId,
-      .evaluate = [](const Instruction&, absl::Span<const Literal* const>,
-                     EvalContext& context) -> absl::StatusOr<Literal> {
-        return Literal::Scalar<uint32_t>(static_cast<uint32_t>(context.replica_id()));
-      }});
+  OpDef parameter = SourceDef(Opcode::kParameter, InferParameter, EvaluateParameter);
+  parameter.syntax = OperandSyntax::kParameterNumber;
+  registry.Register(std::move(parameter));
+
+  OpDef constant = SourceDef(Opcode::kConstant, InferConstant, EvaluateConstant);
+  constant.syntax = OperandSyntax::kLiteral;
+  registry.Register(std::move(constant));
+
+  OpDef iota = SourceDef(Opcode::kIota, InferIota, EvaluateIota);
+  iota.attributes = {{"iota_dimension", AttrKind::kInt, /*required=*/true}};
+  registry.Register(std::move(iota));
+
+  registry.Register(SourceDef(Opcode::kPartitionId, InferDeviceId, EvaluatePartitionId));
+  registry.Register(SourceDef(Opcode::kReplicaId, InferDeviceId, EvaluateReplicaId));
 }
 
 }  // namespace sharc::hlo
