@@ -26,6 +26,7 @@ bool IsMoreSpecific(const Sharding& candidate, const Sharding& current) {
     }
     return better;
   }
+  if (candidate.IsManual() && current.IsTileMaximal()) return true;
   if (candidate.IsManual() || current.IsManual()) return false;
   if (!current.IsTileMaximal()) {
     return candidate.IsTiled() && candidate.NumTiles() > current.NumTiles();

@@ -12,7 +12,8 @@ namespace sharc::spmd {
 
 // XLA's IsShardingMoreSpecific: more data tiles wins; any tiled sharding beats
 // a tile-maximal one, and anything but replicated beats replicated. Manual
-// shardings are never more specific. Tuples: no leaf worse, one leaf better.
+// beats tile-maximal and is otherwise never more specific. Tuples: no leaf
+// worse, one leaf better.
 bool IsMoreSpecific(const hlo::Sharding& candidate, const hlo::Sharding& current);
 
 // True if every device's tile under `candidate` lies inside its tile under

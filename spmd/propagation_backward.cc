@@ -1,0 +1,192 @@
+// Backward propagation: an instruction's sharding from its users' (XLA's
+// InferShardingFromUsers / GetShardingFromUser). The first user that offers
+// a sharding sets it; later users can only merge into it or refine it.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "spmd/propagation_internal.h"
+#include "spmd/reshape_sharding.h"
+#include "spmd/sharding_util.h"
+
+namespace sharc::spmd::internal {
+
+using hlo::Instruction;
+using hlo::Opcode;
+using hlo::Sharding;
+
+namespace {
+
+int64_t OperandIndex(const Instruction& user, const Instruction& operand) {
+  for (int64_t i = 0; i < user.operand_count(); ++i) {
+    if (user.operand(i) == &operand) return i;
+  }
+  return -1;
+}
+
+bool IsTarget(const Instruction& inst, const char* target) {
+  return inst.opcode() == Opcode::kCustomCall && inst.attr_string("custom_call_target") == target;
+}
+
+std::optional<Sharding> FromDotUser(const Instruction& inst, const Instruction& user,
+                                    int64_t index, bool may_combine) {
+  std::optional<Sharding> from_output = ProjectThrough(user, *user.sharding(), -1, index);
+  if (!from_output) return std::nullopt;
+  const Instruction* other = user.operand(1 - index);
+  if (!other->has_sharding() || !IsSpatiallyPartitioned(*other->sharding())) return from_output;
+  std::optional<Sharding> from_other = ProjectThrough(user, *other->sharding(), 1 - index, index);
+  if (!from_other) return from_output;
+  // Whichever is more specific wins; compatible partial shardings merge.
+  if (from_output->ReplicateOnLastTileDim() && from_other->ReplicateOnLastTileDim() &&
+      may_combine) {
+    if (std::optional<Sharding> merged = MergeCompatible(*from_output, *from_other)) return merged;
+  }
+  if (IsMoreSpecific(*from_other, *from_output)) return from_other;
+  return from_output;
+}
+
+std::optional<Sharding> FromReduceUser(const Instruction& inst, const Instruction& user,
+                                       int64_t index) {
+  if (inst.shape().rank() == 0) return std::nullopt;
+  const int64_t n = user.operand_count() / 2;
+  if (index >= n) return std::nullopt;
+  Sharding s = user.sharding()->ElementSharding(user.shape(), user.shape().is_tuple() ? index : 0);
+  Sharding candidate = s;
+  if (!s.IsTileMaximal()) {
+    std::optional<Sharding> p = ProjectThrough(user, s, -1 - (user.shape().is_tuple() ? index : 0),
+                                               index);
+    if (!p) return std::nullopt;
+    candidate = *p;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const Instruction* other = user.operand(i);
+    if (i == index || !other->has_sharding()) continue;
+    if (candidate.IsReplicated() && other->sharding()->IsTiled()) {
+      candidate = *other->sharding();
+    } else if (std::optional<Sharding> merged = MergeCompatible(candidate, *other->sharding())) {
+      candidate = *merged;
+    }
+  }
+  return candidate;
+}
+
+std::optional<Sharding> FromGetTupleElementUser(const Instruction& inst, const Instruction& user) {
+  std::vector<Sharding> leaves;
+  if (inst.has_sharding()) {
+    leaves = inst.sharding()->LeavesFor(inst.shape());
+  } else {
+    leaves.assign(static_cast<size_t>(inst.shape().leaf_count()), Sharding::Replicated());
+  }
+  int64_t index = user.attr_int("index");
+  int64_t start = 0;
+  for (int64_t i = 0; i < index; ++i) start += inst.shape().tuple_shape(i).leaf_count();
+  std::vector<Sharding> user_leaves = user.sharding()->LeavesFor(user.shape());
+  for (size_t k = 0; k < user_leaves.size(); ++k) leaves[start + k] = user_leaves[k];
+  return Sharding::Tuple(std::move(leaves));
+}
+
+}  // namespace
+
+std::optional<Sharding> ShardingFromUser(const Instruction& inst, const Instruction& user,
+                                         State& state) {
+  const int a = state.aggressiveness;
+  if (!CanPropagateAtLevel(user, a)) return std::nullopt;
+  if (!user.has_sharding() || !IsSpatiallyPartitioned(*user.sharding())) return std::nullopt;
+  const Sharding& us = *user.sharding();
+  const int64_t index = OperandIndex(user, inst);
+  if (index < 0) return std::nullopt;
+  const bool may_combine = a > 0;
+
+  switch (user.opcode()) {
+    case Opcode::kBroadcast:
+      if (us.IsReplicated() || us.IsManual()) return us;
+      return ProjectThrough(user, us, -1, 0);
+    case Opcode::kConcatenate:
+      if (a == 0) return std::nullopt;
+      return us;
+    case Opcode::kDynamicSlice:
+    case Opcode::kDynamicUpdateSlice: {
+      if (a == 0) return std::nullopt;
+      if (us.IsReplicated()) return us;
+      if (user.opcode() == Opcode::kDynamicUpdateSlice && index == 0) return us;
+      if (index > 1 || (user.opcode() == Opcode::kDynamicSlice && index > 0)) return std::nullopt;
+      return ProjectThrough(user, us, -1, index);
+    }
+    case Opcode::kReduceWindow: {
+      const int64_t n = user.operand_count() / 2;
+      if (index >= n) return std::nullopt;
+      return user.shape().is_tuple() ? us.ElementSharding(user.shape(), index) : us;
+    }
+    case Opcode::kReshape:
+      return PropagateThroughReshape(user.shape(), inst.shape(), us);
+    case Opcode::kPad:
+      if (index != 0) return std::nullopt;
+      return us;
+    case Opcode::kSlice:
+      return us;
+    case Opcode::kTranspose:
+      return ProjectThrough(user, us, -1, 0);
+    case Opcode::kReverse:
+      return ReverseSharding(us, user.attr_ints("dimensions"));
+    case Opcode::kTuple: {
+      std::optional<Sharding> best;
+      for (int64_t i = 0; i < user.operand_count(); ++i) {
+        if (user.operand(i) != &inst) continue;
+        Sharding s = us.ElementSharding(user.shape(), i);
+        if (!best || IsMoreSpecific(s, *best)) best = s;
+      }
+      return best;
+    }
+    case Opcode::kGetTupleElement:
+      return FromGetTupleElementUser(inst, user);
+    case Opcode::kDot:
+      return FromDotUser(inst, user, index, may_combine);
+    case Opcode::kReduce:
+      return FromReduceUser(inst, user, index);
+    case Opcode::kGather:
+      return ProjectThrough(user, us, -1, index);
+    case Opcode::kScatter: {
+      if (index == 0) return us;
+      if (user.operand_count() != 3) return std::nullopt;
+      if (index == 1) {
+        const Instruction* update = user.operand(2);
+        if (!update->has_sharding()) return std::nullopt;
+        return ProjectThrough(user, *update->sharding(), 2, 1);
+      }
+      return ProjectThrough(user, us, -1, 2);
+    }
+    case Opcode::kCustomCall:
+      if (IsTarget(user, "SPMDFullToShardShape") || IsTarget(user, "SPMDShardToFullShape"))
+        return std::nullopt;
+      [[fallthrough]];
+    default:
+      // Same shape (ignoring element type): the user's sharding.
+      if (user.shape().SameDimensions(inst.shape())) return us;
+      return std::nullopt;
+  }
+}
+
+bool InferFromUsers(Instruction& inst, State& state) {
+  const int a = state.aggressiveness;
+  if (inst.opcode() == Opcode::kBroadcast && a < 2) return false;
+  if (inst.has_sharding() && inst.sharding()->IsManual()) return false;
+  if (!inst.has_sharding() || inst.sharding()->IsTileMaximal()) {
+    for (const Instruction* user : inst.users()) {
+      if (!user->has_sharding() || IsTarget(*user, "SPMDFullToShardShape")) continue;
+      if (inst.shape().is_array() && user->sharding()->IsManual()) {
+        state.Set(inst, Sharding::Manual(), user, "manual region (from a user)");
+        return true;
+      }
+    }
+  }
+  if (!SupportsPartitioning(inst, state, /*forward=*/false)) return false;
+  bool changed = false;
+  for (const Instruction* user : inst.users()) {
+    std::optional<Sharding> candidate = ShardingFromUser(inst, *user, state);
+    if (!candidate) continue;
+    changed |= MaybeImprove(*candidate, inst, a > 0, false, state, user,
+                            absl::StrCat("backward from ", hlo::OpcodeName(user->opcode())));
+  }
+  return changed;
+}
+
+}  // namespace sharc::spmd::internal

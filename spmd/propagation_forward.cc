@@ -1,0 +1,349 @@
+// Forward propagation: an instruction's sharding from its operands'
+// (XLA's InferShardingFromOperands), one case per kind of op. The geometry
+// (which dims survive, how devices move) comes from the factor rules via
+// ProjectThrough; this file decides which operand to follow and how eagerly.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "spmd/propagation_internal.h"
+#include "spmd/reshape_sharding.h"
+#include "spmd/sharding_util.h"
+
+namespace sharc::spmd::internal {
+
+using hlo::Instruction;
+using hlo::Opcode;
+using hlo::Sharding;
+
+namespace {
+
+std::string How(const Instruction& inst) {
+  return absl::StrCat("forward through ", hlo::OpcodeName(inst.opcode()));
+}
+
+bool Spatial(const Instruction* op) {
+  return op->sharding().has_value() && IsSpatiallyPartitioned(*op->sharding());
+}
+
+// The operand to follow at aggressiveness 0: the most specific sharding, the
+// first one on ties (power and shifts always follow operand 0).
+const Instruction* RepresentativeOperand(const Instruction& inst) {
+  if (inst.opcode() == Opcode::kPower || inst.opcode() == Opcode::kShiftLeft ||
+      inst.opcode() == Opcode::kShiftRightArithmetic ||
+      inst.opcode() == Opcode::kShiftRightLogical) {
+    return inst.operand(0)->has_sharding() ? inst.operand(0) : nullptr;
+  }
+  const Instruction* best = nullptr;
+  for (const Instruction* op : inst.operands()) {
+    if (!op->has_sharding()) continue;
+    if (op->shape().rank() != inst.shape().rank() && !inst.shape().is_tuple()) continue;
+    if (best == nullptr || IsMoreSpecific(*op->sharding(), *best->sharding())) best = op;
+  }
+  return best;
+}
+
+// Gives every leaf of a tuple-shaped result the same sharding.
+Sharding ForAllLeaves(const Sharding& s, const hlo::Shape& shape) {
+  if (!shape.is_tuple()) return s;
+  return Sharding::Tuple(std::vector<Sharding>(static_cast<size_t>(shape.leaf_count()), s));
+}
+
+bool ManualFromOperands(Instruction& inst, State& state) {
+  if (inst.has_sharding() && !inst.sharding()->IsTileMaximal()) return false;
+  const bool eligible = inst.shape().is_array() || inst.opcode() == Opcode::kReduce ||
+                        inst.opcode() == Opcode::kReduceWindow ||
+                        (inst.opcode() == Opcode::kCustomCall && inst.shape().is_tuple());
+  if (!eligible) return false;
+  if (inst.opcode() == Opcode::kCustomCall &&
+      inst.attr_string("custom_call_target") == "SPMDShardToFullShape")
+    return false;
+  if (state.aggressiveness == 0 &&
+      (inst.opcode() == Opcode::kConcatenate || inst.opcode() == Opcode::kDynamicSlice))
+    return false;
+  for (const Instruction* op : inst.operands()) {
+    if (op->has_sharding() && op->sharding()->IsManual()) {
+      state.Set(inst, ForAllLeaves(Sharding::Manual(), inst.shape()), op, "manual region");
+      return true;
+    }
+  }
+  return false;
+}
+
+bool InferElementwise(Instruction& inst, State& state) {
+  if (state.aggressiveness == 0) {
+    const Instruction* rep = RepresentativeOperand(inst);
+    if (rep == nullptr) return false;
+    return MaybeImprove(*rep->sharding(), inst, false, true, state, rep, How(inst));
+  }
+  bool changed = false;
+  const bool aggressive = inst.operand_count() == 1 && NonRootUserCount(inst) == 1;
+  for (const Instruction* op : inst.operands()) {
+    if (!Spatial(op) || op->shape().rank() != inst.shape().rank()) continue;
+    changed |= MaybeImprove(*op->sharding(), inst, true, aggressive, state, op, How(inst));
+  }
+  return changed;
+}
+
+bool InferDot(Instruction& inst, State& state) {
+  const bool may_combine = state.aggressiveness > 0;
+  std::optional<Sharding> from[2];
+  for (int i = 0; i < 2; ++i) {
+    const Instruction* op = inst.operand(i);
+    if (!Spatial(op)) continue;
+    std::optional<Sharding> projected =
+        op->sharding()->IsTileMaximal() ? op->sharding() : ProjectThrough(inst, *op->sharding(), i, -1);
+    if (!projected) continue;
+    from[i] = Improve(*projected, inst, may_combine, false);
+  }
+  if (!from[0] && !from[1]) return false;
+  if (!from[0] || !from[1]) {
+    int i = from[0] ? 0 : 1;
+    state.Set(inst, *from[i], inst.operand(i), How(inst));
+    return true;
+  }
+  // Both operands propose: prefer the one the (single-user) chain of users
+  // refines, else the larger operand, else lhs.
+  int primary = inst.operand(0)->shape().byte_size() < inst.operand(1)->shape().byte_size() ? 1 : 0;
+  if (inst.users().size() == 1) {
+    const Instruction* user = inst.users()[0];
+    while (user != nullptr && !user->has_sharding() && user->users().size() == 1) {
+      user = user->users()[0];
+    }
+    if (user != nullptr && user->has_sharding() && user->shape().SameDimensions(inst.shape()) &&
+        user->shape().is_array()) {
+      bool fits0 = IsSubTilingOrEqual(inst.shape(), *user->sharding(), *from[0]);
+      bool fits1 = IsSubTilingOrEqual(inst.shape(), *user->sharding(), *from[1]);
+      if (fits0 != fits1) primary = fits0 ? 0 : 1;
+    }
+  }
+  state.Set(inst, *from[primary], inst.operand(primary), How(inst));
+  MaybeImprove(*from[1 - primary], inst, may_combine, false, state, inst.operand(1 - primary),
+               How(inst));
+  return true;
+}
+
+bool InferReduce(Instruction& inst, State& state) {
+  bool changed = false;
+  const int64_t n = inst.operand_count() / 2;
+  for (int64_t i = 0; i < n; ++i) {
+    const Instruction* op = inst.operand(i);
+    if (!Spatial(op)) continue;
+    Sharding candidate = Sharding::Replicated();
+    if (!op->sharding()->IsReplicated()) {
+      std::optional<Sharding> projected = ProjectThrough(inst, *op->sharding(), i, -1);
+      if (!projected) continue;
+      candidate = *projected;
+    }
+    changed |= MaybeImprove(ForAllLeaves(candidate, inst.shape()), inst, state.aggressiveness > 0,
+                            true, state, op, How(inst));
+  }
+  return changed;
+}
+
+bool InferTuple(Instruction& inst, State& state) {
+  bool any = false;
+  for (const Instruction* op : inst.operands()) any |= Spatial(op);
+  if (!any) return false;
+  const bool had = inst.has_sharding();
+  std::vector<Sharding> leaves =
+      had ? inst.sharding()->LeavesFor(inst.shape())
+          : std::vector<Sharding>(static_cast<size_t>(inst.shape().leaf_count()));
+  size_t leaf = 0;
+  for (const Instruction* op : inst.operands()) {
+    std::vector<Sharding> op_leaves;
+    if (op->has_sharding()) op_leaves = op->sharding()->LeavesFor(op->shape());
+    for (int64_t k = 0; k < op->shape().leaf_count(); ++k, ++leaf) {
+      if (!op->has_sharding()) continue;
+      const Sharding& s = op_leaves[static_cast<size_t>(k)];
+      if (!had || IsMoreSpecific(s, leaves[leaf])) leaves[leaf] = s;
+    }
+  }
+  Sharding result = Sharding::Tuple(std::move(leaves));
+  if (had && *inst.sharding() == result) return false;
+  if (had && inst.sharding()->LeavesFor(inst.shape()) == result.tuple_elements()) return false;
+  state.Set(inst, std::move(result), nullptr, How(inst));
+  return true;
+}
+
+bool InferCalledParameter(Instruction& inst, State& state) {
+  auto it = state.callers.find(inst.parent());
+  if (it == state.callers.end()) return false;
+  const Instruction* caller = it->second;
+  const Instruction* source = nullptr;
+  if (caller->opcode() == Opcode::kCall) {
+    source = caller->operand(inst.parameter_number());
+  } else if (caller->opcode() == Opcode::kConditional) {
+    std::vector<hlo::Computation*> branches = caller->called_computations();
+    for (size_t b = 0; b < branches.size(); ++b) {
+      if (branches[b] == inst.parent()) source = caller->operand(static_cast<int64_t>(b) + 1);
+    }
+  }
+  if (source == nullptr || !Spatial(source)) return false;
+  return MaybeImprove(*source->sharding(), inst, state.aggressiveness > 0, false, state, source,
+                      "forward into a called computation");
+}
+
+}  // namespace
+
+bool InferFromOperands(Instruction& inst, State& state) {
+  const int a = state.aggressiveness;
+  if (!CanPropagateAtLevel(inst, a)) return false;
+  if (inst.has_sharding() && inst.sharding()->IsManual()) return false;
+  if (ManualFromOperands(inst, state)) return true;
+  const bool may_combine = a > 0;
+
+  if (!SupportsPartitioning(inst, state, /*forward=*/true)) {
+    // Ops that cannot be split follow a replicated operand, nothing else.
+    if (inst.opcode() == Opcode::kParameter) return InferCalledParameter(inst, state);
+    if (!inst.shape().is_array() || inst.operand_count() == 0) return false;
+    if (inst.parent() && inst.parent()->root() == &inst) return false;
+    for (const Instruction* op : inst.operands()) {
+      if (op->has_sharding() && op->sharding()->IsReplicated()) {
+        return MaybeImprove(Sharding::Replicated(), inst, may_combine, false, state, op, How(inst));
+      }
+    }
+    return false;
+  }
+  if (IsElementwise(inst.opcode())) return InferElementwise(inst, state);
+
+  const Instruction* op0 = inst.operand_count() > 0 ? inst.operand(0) : nullptr;
+  switch (inst.opcode()) {
+    case Opcode::kParameter:
+      return InferCalledParameter(inst, state);
+    case Opcode::kBroadcast: {
+      if (a < 3 || !Spatial(op0) || op0->sharding()->IsReplicated()) return false;
+      std::optional<Sharding> s = ProjectThrough(inst, *op0->sharding(), 0, -1);
+      return s && MaybeImprove(*s, inst, may_combine, true, state, op0, How(inst));
+    }
+    case Opcode::kReshape: {
+      if (!op0->has_sharding()) return false;
+      Sharding s = PropagateThroughReshape(op0->shape(), inst.shape(), *op0->sharding());
+      return MaybeImprove(s, inst, may_combine, true, state, op0, How(inst));
+    }
+    case Opcode::kTranspose:
+    case Opcode::kDynamicSlice: {
+      if (!op0->has_sharding()) return false;
+      std::optional<Sharding> s = ProjectThrough(inst, *op0->sharding(), 0, -1);
+      return s && MaybeImprove(*s, inst, may_combine, true, state, op0, How(inst));
+    }
+    case Opcode::kReduce:
+      return InferReduce(inst, state);
+    case Opcode::kDot:
+      return InferDot(inst, state);
+    case Opcode::kSlice:
+    case Opcode::kPad:
+    case Opcode::kCollectivePermute:
+      if (!op0->has_sharding()) return false;
+      return MaybeImprove(*op0->sharding(), inst, may_combine, true, state, op0, How(inst));
+    case Opcode::kReverse:
+      if (!op0->has_sharding()) return false;
+      return MaybeImprove(ReverseSharding(*op0->sharding(), inst.attr_ints("dimensions")), inst,
+                          may_combine, true, state, op0, How(inst));
+    case Opcode::kConcatenate: {
+      const Instruction* rep = RepresentativeOperand(inst);
+      if (rep == nullptr) return false;
+      if (a == 0) {
+        // Only the narrow pattern XLA allows at level 0: every operand a
+        // reshape of a parameter or tuple element, not split on the concat dim.
+        int64_t dim = inst.attr_ints("dimensions").empty() ? 0 : inst.attr_ints("dimensions")[0];
+        for (const Instruction* op : inst.operands()) {
+          if (!op->has_sharding() || op->sharding()->NumTiles() <= 1) return false;
+          if (op->opcode() != Opcode::kReshape) return false;
+          Opcode src = op->operand(0)->opcode();
+          if (src != Opcode::kParameter && src != Opcode::kGetTupleElement) return false;
+          if (op->sharding()->TileCount(dim) != 1) return false;
+        }
+      }
+      return MaybeImprove(*rep->sharding(), inst, may_combine, true, state, rep, How(inst));
+    }
+    case Opcode::kDynamicUpdateSlice: {
+      bool changed = false;
+      const Instruction* update = inst.operand(1);
+      if (update->has_sharding()) {
+        if (std::optional<Sharding> s = ProjectThrough(inst, *update->sharding(), 1, -1)) {
+          changed |= MaybeImprove(*s, inst, may_combine, true, state, update, How(inst));
+        }
+      }
+      if (op0->has_sharding()) {
+        changed |= MaybeImprove(*op0->sharding(), inst, may_combine, false, state, op0, How(inst));
+      }
+      return changed;
+    }
+    case Opcode::kTuple:
+      return InferTuple(inst, state);
+    case Opcode::kGetTupleElement: {
+      if (!op0->has_sharding()) return false;
+      Sharding s = op0->sharding()->ElementSharding(op0->shape(), inst.attr_int("index"));
+      if (s.IsManual()) {
+        if (inst.has_sharding() && *inst.sharding() == s) return false;
+        state.Set(inst, s, op0, How(inst));
+        return true;
+      }
+      return MaybeImprove(s, inst, may_combine, true, state, op0, How(inst));
+    }
+    case Opcode::kWhile: {
+      if (!op0->has_sharding()) return false;
+      Sharding candidate = *op0->sharding();
+      if (inst.has_sharding()) {
+        std::optional<Sharding> improved = Improve(candidate, inst, may_combine, false);
+        if (!improved) return false;
+        state.Set(inst, *improved, op0, How(inst));
+        return true;
+      }
+      return MaybeImprove(candidate, inst, may_combine, false, state, op0, How(inst));
+    }
+    case Opcode::kCustomCall:
+      if (!op0 || !op0->has_sharding()) return false;
+      return MaybeImprove(*op0->sharding(), inst, may_combine, true, state, op0, How(inst));
+    case Opcode::kReduceWindow: {
+      for (const std::vector<int64_t>& w : inst.attr_int_lists("window")) {
+        if (w.size() >= 6 && (w[4] != 1 || w[5] != 1)) return false;  // dilations
+      }
+      bool changed = false;
+      for (int64_t i = 0; i < inst.operand_count() / 2; ++i) {
+        const Instruction* op = inst.operand(i);
+        if (!Spatial(op)) continue;
+        changed |= MaybeImprove(ForAllLeaves(*op->sharding(), inst.shape()), inst, may_combine,
+                                true, state, op, How(inst));
+      }
+      return changed;
+    }
+    case Opcode::kGather: {
+      bool changed = false;
+      for (int64_t i : {1, 0}) {
+        const Instruction* op = inst.operand(i);
+        if (!Spatial(op)) continue;
+        if (std::optional<Sharding> s = ProjectThrough(inst, *op->sharding(), i, -1)) {
+          changed |= MaybeImprove(*s, inst, may_combine, false, state, op, How(inst));
+        }
+      }
+      return changed;
+    }
+    case Opcode::kScatter: {
+      bool changed = false;
+      if (Spatial(op0)) {
+        changed |= MaybeImprove(ForAllLeaves(*op0->sharding(), inst.shape()), inst, may_combine,
+                                false, state, op0, How(inst));
+      }
+      if (inst.operand_count() == 3 && (Spatial(inst.operand(1)) || Spatial(inst.operand(2)))) {
+        const Instruction* update = inst.operand(2);
+        if (Spatial(update)) {
+          if (std::optional<Sharding> s = ProjectThrough(inst, *update->sharding(), 2, -1)) {
+            changed |= MaybeImprove(*s, inst, may_combine, false, state, update, How(inst));
+          }
+        }
+      }
+      return changed;
+    }
+    case Opcode::kAllReduce:
+    case Opcode::kReduceScatter: {
+      const Instruction* rep = RepresentativeOperand(inst);
+      if (rep == nullptr) return false;
+      return MaybeImprove(*rep->sharding(), inst, may_combine, true, state, rep, How(inst));
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace sharc::spmd::internal

@@ -1,0 +1,80 @@
+// Shared state and steps of the propagation pass (spmd/propagation.h). Split
+// by direction: propagation_policy.cc (op priorities and when a candidate
+// wins), propagation_forward.cc (from operands), propagation_backward.cc
+// (from users), propagation.cc (the driver).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "hlo/ir/module.h"
+#include "spmd/propagation.h"
+
+namespace sharc::spmd::internal {
+
+struct State {
+  hlo::Module* module = nullptr;
+  std::vector<bool> allow_to_output;      // empty = false
+  std::vector<bool> allow_to_parameters;  // empty = false
+  // Instructions whose sharding the user fixed.
+  absl::flat_hash_set<const hlo::Instruction*> provided;
+  // Called computation -> the instruction that calls it.
+  absl::flat_hash_map<const hlo::Computation*, hlo::Instruction*> callers;
+  // shard_as / shard_like groups, by id, in the order members were found.
+  absl::flat_hash_map<int64_t, std::vector<hlo::Instruction*>> shard_as;
+  absl::flat_hash_map<int64_t, std::vector<hlo::Instruction*>> shard_like;
+  absl::flat_hash_map<const hlo::Instruction*, std::pair<bool, int64_t>> group_of;
+  PropagationResult* result = nullptr;
+  int aggressiveness = 0;
+
+  bool AllowToOutput() const {
+    for (bool b : allow_to_output)
+      if (b) return true;
+    return false;
+  }
+  bool AllowToParameters() const {
+    for (bool b : allow_to_parameters)
+      if (b) return true;
+    return false;
+  }
+  std::string Key(const hlo::Instruction& inst) const;
+  // Sets `inst`'s sharding and records why.
+  void Set(hlo::Instruction& inst, hlo::Sharding sharding, const hlo::Instruction* from,
+           std::string how);
+};
+
+// --- policy (propagation_policy.cc) ---
+bool IsSpatiallyPartitioned(const hlo::Sharding& sharding);
+bool IsElementwise(hlo::Opcode opcode);
+// The lowest aggressiveness at which the op propagates in either direction.
+bool CanPropagateAtLevel(const hlo::Instruction& inst, int aggressiveness);
+// Whether propagation may give `inst` a sharding at all.
+bool SupportsPartitioning(const hlo::Instruction& inst, const State& state, bool forward);
+// GSPMD's improvement: may `candidate` replace `inst`'s current sharding?
+// Returns the sharding to set (possibly a merge), or nothing.
+std::optional<hlo::Sharding> Improve(const hlo::Sharding& candidate, const hlo::Instruction& inst,
+                                     bool may_combine, bool allow_aggressive);
+// Improve + Set; true if the sharding changed.
+bool MaybeImprove(const hlo::Sharding& candidate, hlo::Instruction& inst, bool may_combine,
+                  bool allow_aggressive, State& state, const hlo::Instruction* from,
+                  const std::string& how);
+// Distinct users that are not the root of their computation.
+int64_t NonRootUserCount(const hlo::Instruction& inst);
+// XLA's ReverseSharding: flips the device order along reversed dims.
+hlo::Sharding ReverseSharding(const hlo::Sharding& sharding, const std::vector<int64_t>& dims);
+// Projection through the op's factor rule from one tensor to another.
+// Indices: -1 = result (leaf `result_index`), >= 0 = that operand.
+std::optional<hlo::Sharding> ProjectThrough(const hlo::Instruction& inst,
+                                            const hlo::Sharding& sharding, int64_t from_index,
+                                            int64_t to_index);
+
+// --- directions ---
+bool InferFromOperands(hlo::Instruction& inst, State& state);
+bool InferFromUsers(hlo::Instruction& inst, State& state);
+std::optional<hlo::Sharding> ShardingFromUser(const hlo::Instruction& inst,
+                                              const hlo::Instruction& user, State& state);
+
+}  // namespace sharc::spmd::internal
