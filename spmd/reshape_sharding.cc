@@ -106,12 +106,12 @@ std::optional<Sharding> ReshapeSharding(const hlo::Shape& source, const hlo::Sha
   while (static_cast<int64_t>(out_tiles.size()) < target.rank()) out_tiles.push_back(1);
   if (static_cast<int64_t>(out_tiles.size()) > target.rank()) return std::nullopt;
 
-  // The devices keep their order: reshape the tile array, folding what is
-  // left over into replication. Tiled size-1 source dims carried nothing;
-  // their devices replicate (moved behind the data dims first).
-  const Sharding base =
-      replicate_source_dims.empty() ? sharding : ReplicateDims(sharding, replicate_source_dims);
-  if (!base.IsTiled()) return std::nullopt;
+  // The devices keep their order: the tile array is reshaped as it is,
+  // folding what is left over into replication. Tiled size-1 source dims
+  // carried no data; like XLA, their tiles simply become part of the
+  // replication without moving devices (replicate_source_dims is recorded
+  // for that reason only).
+  const Sharding& base = sharding;
   const TileAssignment& tiles = base.tile_assignment();
   std::vector<int64_t> dims = out_tiles;
   int64_t manual = 1;

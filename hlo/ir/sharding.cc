@@ -46,10 +46,55 @@ bool IsIdentityPerm(absl::Span<const int64_t> perm) {
 
 }  // namespace
 
+namespace {
+
+// The shortest iota form of the same device order: size-1 dims dropped and
+// dims that stay adjacent through the transpose merged, so <=[6,2,1] prints
+// as <=[12] and <=[2,2,2]T(2,0,1) as <=[4,2]T(1,0).
+void CanonicalizeIota(std::vector<int64_t>& reshape, std::vector<int64_t>& perm) {
+  std::vector<int64_t> keep;  // old dim -> kept index, -1 if dropped
+  std::vector<int64_t> new_reshape;
+  std::vector<int64_t> index(reshape.size(), -1);
+  for (size_t i = 0; i < reshape.size(); ++i) {
+    if (reshape[i] == 1) continue;
+    index[i] = static_cast<int64_t>(new_reshape.size());
+    new_reshape.push_back(reshape[i]);
+  }
+  std::vector<int64_t> new_perm;
+  for (int64_t p : perm) {
+    if (index[static_cast<size_t>(p)] >= 0) new_perm.push_back(index[static_cast<size_t>(p)]);
+  }
+  // Merge runs p, p+1 that are consecutive in the transposed order.
+  bool merged = true;
+  while (merged) {
+    merged = false;
+    for (size_t k = 0; k + 1 < new_perm.size(); ++k) {
+      if (new_perm[k + 1] != new_perm[k] + 1) continue;
+      int64_t d = new_perm[k];
+      new_reshape[static_cast<size_t>(d)] *= new_reshape[static_cast<size_t>(d) + 1];
+      new_reshape.erase(new_reshape.begin() + d + 1);
+      new_perm.erase(new_perm.begin() + static_cast<int64_t>(k) + 1);
+      for (int64_t& p : new_perm)
+        if (p > d) --p;
+      merged = true;
+      break;
+    }
+  }
+  if (new_reshape.empty()) {
+    new_reshape = {1};
+    new_perm = {0};
+  }
+  reshape = std::move(new_reshape);
+  perm = std::move(new_perm);
+}
+
+}  // namespace
+
 TileAssignment TileAssignment::Iota(std::vector<int64_t> dims,
                                     std::vector<int64_t> reshape_dims,
                                     std::vector<int64_t> perm) {
   TileAssignment t(std::move(dims), IotaDevices(reshape_dims, perm));
+  CanonicalizeIota(reshape_dims, perm);
   t.iota_reshape_ = std::move(reshape_dims);
   t.iota_perm_ = std::move(perm);
   return t;
@@ -88,8 +133,11 @@ TileAssignment TileAssignment::Transposed(absl::Span<const int64_t> perm) const 
   TileAssignment t(std::move(new_dims), std::move(devices));
   // A plain iota transposed is still an iota: reshape to dims_, transpose by perm.
   if (has_iota_form() && iota_reshape_.size() == 1) {
-    t.iota_reshape_ = dims_;
-    t.iota_perm_.assign(perm.begin(), perm.end());
+    std::vector<int64_t> reshape = dims_;
+    std::vector<int64_t> p(perm.begin(), perm.end());
+    CanonicalizeIota(reshape, p);
+    t.iota_reshape_ = std::move(reshape);
+    t.iota_perm_ = std::move(p);
   }
   return t;
 }
