@@ -69,11 +69,6 @@ absl::StatusOr<ShardingRule> DotRule(const Instruction& inst) {
     r[rb[i]] = {f};
     out.push_back({f});
   }
-  for (size_t i = 0; i < lc.size(); ++i) {
-    int64_t f = rule.AddFactor(lhs.dim(lc[i]), FactorKind::kReduction);
-    l[lc[i]] = {f};
-    r[rc[i]] = {f};
-  }
   auto is_listed = [](const std::vector<int64_t>& v, int64_t d) {
     return std::find(v.begin(), v.end(), d) != v.end();
   };
@@ -88,6 +83,12 @@ absl::StatusOr<ShardingRule> DotRule(const Instruction& inst) {
     int64_t f = rule.AddFactor(rhs.dim(d), FactorKind::kPassThrough);
     r[d] = {f};
     out.push_back({f});
+  }
+  // Contracting factors last, so the rule reads ([i,k],[k,j])->([i,j]).
+  for (size_t i = 0; i < lc.size(); ++i) {
+    int64_t f = rule.AddFactor(lhs.dim(lc[i]), FactorKind::kReduction);
+    l[lc[i]] = {f};
+    r[rc[i]] = {f};
   }
   rule.operands = {l, r};
   rule.results = {out};
