@@ -34,13 +34,14 @@ std::unique_ptr<Instruction> Instruction::CreateConstant(std::string name, Liter
 }
 
 void Instruction::AddUser(Instruction* user) {
-  if (std::find(users_.begin(), users_.end(), user) == users_.end()) users_.push_back(user);
+  if (user_set_.insert(user).second) users_.push_back(user);
 }
 
 void Instruction::RemoveUser(Instruction* user) {
   // Only drop the user if it no longer uses us through any operand slot.
   if (std::find(user->operands_.begin(), user->operands_.end(), this) != user->operands_.end())
     return;
+  if (user_set_.erase(user) == 0) return;
   users_.erase(std::remove(users_.begin(), users_.end(), user), users_.end());
 }
 

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/types/span.h"
 #include "hlo/ir/attribute.h"
 #include "hlo/ir/literal.h"
@@ -151,6 +152,9 @@ class Instruction {
   Shape shape_;
   std::vector<Instruction*> operands_;
   std::vector<Instruction*> users_;
+  // Membership of users_, so adding a user stays O(1) for values with many
+  // users (a parameter read by every layer).
+  absl::flat_hash_set<const Instruction*> user_set_;
   std::vector<Attribute> attributes_;
   Literal literal_;
   int64_t parameter_number_ = -1;

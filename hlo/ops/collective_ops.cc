@@ -126,8 +126,7 @@ absl::StatusOr<std::vector<Literal>> Exchange(const Instruction& inst,
                                               EvalContext& ctx, GroupMembership& group) {
   Literal mine = PackOperands(operands);
   Shape expected = mine.shape();
-  ASSIGN_OR_RETURN(std::vector<Literal> all,
-                   ctx.ExchangeWithAllDevices(inst, std::move(mine)));
+  ASSIGN_OR_RETURN(std::vector<Literal> all, ctx.ExchangeWithAllDevices(inst, std::move(mine)));
   ASSIGN_OR_RETURN(group, FindGroup(inst, ctx, static_cast<int64_t>(all.size())));
   for (int64_t id : group.members) {
     if (all[static_cast<size_t>(id)].shape() != expected) {
@@ -161,16 +160,15 @@ Shape OperandsResult(std::vector<Shape> shapes) {
 absl::Status CheckBinaryReducer(const Instruction& inst) {
   for (const Instruction* op : inst.operands()) {
     Shape scalar = Shape::Scalar(op->shape().type());
-    RETURN_IF_ERROR(ExpectComputationSignature(inst, inst.attr_computation("to_apply"),
-                                               "to_apply", {scalar, scalar}, &scalar));
+    RETURN_IF_ERROR(ExpectComputationSignature(inst, inst.attr_computation("to_apply"), "to_apply",
+                                               {scalar, scalar}, &scalar));
   }
   return absl::OkStatus();
 }
 
 // Reduces operand k over the group in member order.
 absl::StatusOr<Literal> ReduceOverGroup(const Instruction& inst, const std::vector<Literal>& all,
-                                        const GroupMembership& group, int64_t k,
-                                        EvalContext& ctx) {
+                                        const GroupMembership& group, int64_t k, EvalContext& ctx) {
   int64_t num_operands = inst.operand_count();
   const Computation& reducer = *inst.attr_computation("to_apply");
   std::optional<Opcode> fast_op = MatchBinaryReducer(reducer);
@@ -309,8 +307,8 @@ absl::StatusOr<Shape> ScaledShape(const Instruction& inst, int64_t k, int64_t di
     }
   }
   if (!consistent) {
-    return OpError(inst, "declares ", declared->ToString(), " for operand ",
-                   operand.ToString(), "; with empty replica_groups dim ", dim,
+    return OpError(inst, "declares ", declared->ToString(), " for operand ", operand.ToString(),
+                   "; with empty replica_groups dim ", dim,
                    gather ? " must be a multiple of" : " must divide", " the operand's");
   }
   return *declared;
@@ -350,13 +348,12 @@ absl::StatusOr<Literal> EvaluateAllGather(const Instruction& inst,
     shape.mutable_dims()[static_cast<size_t>(dim)] *= g;
     const Shape* declared = DeclaredShape(inst, k);
     if (declared != nullptr && *declared != shape) {
-      return OpError(inst, "gathers ", shape.ToString(), " over ", g,
-                     " devices but declares ", declared->ToString());
+      return OpError(inst, "gathers ", shape.ToString(), " over ", g, " devices but declares ",
+                     declared->ToString());
     }
     Literal result(shape);
     for (int64_t j = 0; j < g; ++j) {
-      CopyChunk(Contribution(all, group.members[static_cast<size_t>(j)], k,
-                             inst.operand_count()),
+      CopyChunk(Contribution(all, group.members[static_cast<size_t>(j)], k, inst.operand_count()),
                 0, result, j, dim, operand.dim(dim));
     }
     results.push_back(std::move(result));
@@ -388,15 +385,15 @@ absl::StatusOr<Literal> EvaluateReduceScatter(const Instruction& inst,
   for (int64_t k = 0; k < inst.operand_count(); ++k) {
     const Shape& operand = operands[static_cast<size_t>(k)]->shape();
     if (operand.dim(dim) % g != 0) {
-      return OpError(inst, "dim ", dim, " of size ", operand.dim(dim),
-                     " is not divisible by the ", g, " devices of the group");
+      return OpError(inst, "dim ", dim, " of size ", operand.dim(dim), " is not divisible by the ",
+                     g, " devices of the group");
     }
     Shape shape = operand;
     shape.mutable_dims()[static_cast<size_t>(dim)] /= g;
     const Shape* declared = DeclaredShape(inst, k);
     if (declared != nullptr && *declared != shape) {
-      return OpError(inst, "scatters to ", shape.ToString(), " over ", g,
-                     " devices but declares ", declared->ToString());
+      return OpError(inst, "scatters to ", shape.ToString(), " over ", g, " devices but declares ",
+                     declared->ToString());
     }
     ASSIGN_OR_RETURN(Literal reduced, ReduceOverGroup(inst, all, group, k, ctx));
     Literal result(shape);
@@ -464,16 +461,16 @@ absl::StatusOr<Literal> EvaluateAllToAll(const Instruction& inst,
     }
     std::vector<Literal> results;
     for (int64_t j = 0; j < g; ++j) {
-      results.push_back(Contribution(all, group.members[static_cast<size_t>(j)],
-                                     group.position, inst.operand_count()));
+      results.push_back(Contribution(all, group.members[static_cast<size_t>(j)], group.position,
+                                     inst.operand_count()));
     }
     return Literal::Tuple(std::move(results));
   }
   const Shape& shape = operands[0]->shape();
   int64_t dim = inst.attr_ints("dimensions")[0];
   if (shape.dim(dim) % g != 0) {
-    return OpError(inst, "dim ", dim, " of size ", shape.dim(dim), " is not divisible by the ",
-                   g, " devices of the group");
+    return OpError(inst, "dim ", dim, " of size ", shape.dim(dim), " is not divisible by the ", g,
+                   " devices of the group");
   }
   int64_t chunk = shape.dim(dim) / g;
   Literal result(shape);
@@ -535,8 +532,8 @@ absl::StatusOr<Literal> EvaluateCollectivePermute(const Instruction& inst,
     }
     const Literal& received = all[static_cast<size_t>(pair[0])];
     if (received.shape() != operands[0]->shape()) {
-      return OpError(inst, "device ", pair[0], " sent ", received.shape().ToString(),
-                     ", expected ", operands[0]->shape().ToString());
+      return OpError(inst, "device ", pair[0], " sent ", received.shape().ToString(), ", expected ",
+                     operands[0]->shape().ToString());
     }
     return received;
   }
@@ -616,7 +613,7 @@ void RegisterCollectiveOps(OpRegistry& registry) {
     def.min_operands = 1;
     def.max_operands = 1;
     def.attributes = {{"channel_id", AttrKind::kInt},
-                     {"source_target_pairs", AttrKind::kPairs, true}};
+                      {"source_target_pairs", AttrKind::kPairs, true}};
     def.infer_shape = InferCollectivePermute;
     def.verify = VerifyCollectivePermute;
     def.evaluate = EvaluateCollectivePermute;

@@ -80,8 +80,7 @@ absl::Status VerifyCall(const Instruction& inst) {
 }
 
 absl::StatusOr<Literal> EvaluateCall(const Instruction& inst,
-                                     absl::Span<const Literal* const> operands,
-                                     EvalContext& ctx) {
+                                     absl::Span<const Literal* const> operands, EvalContext& ctx) {
   RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
   RETURN_IF_ERROR(InferCall(inst).status());
   RETURN_IF_ERROR(VerifyCall(inst));
@@ -100,14 +99,13 @@ absl::StatusOr<Shape> InferWhile(const Instruction& inst) {
 absl::Status VerifyWhile(const Instruction& inst) {
   ASSIGN_OR_RETURN(Shape state, InferWhile(inst));
   Shape pred = Shape::Scalar(PrimitiveType::kPred);
-  RETURN_IF_ERROR(ExpectComputationSignature(inst, inst.attr_computation("condition"),
-                                             "condition", {state}, &pred));
+  RETURN_IF_ERROR(ExpectComputationSignature(inst, inst.attr_computation("condition"), "condition",
+                                             {state}, &pred));
   return ExpectComputationSignature(inst, inst.attr_computation("body"), "body", {state}, &state);
 }
 
 absl::StatusOr<Literal> EvaluateWhile(const Instruction& inst,
-                                      absl::Span<const Literal* const> operands,
-                                      EvalContext& ctx) {
+                                      absl::Span<const Literal* const> operands, EvalContext& ctx) {
   RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
   RETURN_IF_ERROR(VerifyWhile(inst));
   const Computation& condition = *inst.attr_computation("condition");
@@ -137,14 +135,23 @@ absl::StatusOr<Literal> EvaluateWhile(const Instruction& inst,
 // The branches of a conditional in selection order: {true, false} for a pred
 // selector (true picks entry 0), else branch_computations.
 absl::StatusOr<std::vector<Computation*>> Branches(const Instruction& inst) {
+  // Checked before any OpError: printing the instruction would dereference a
+  // null branch.
+  for (const Computation* c : inst.attr_computations("branch_computations")) {
+    if (c == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("conditional %", inst.name(), " has a missing branch computation"));
+    }
+  }
   if (inst.operand_count() < 1) return OpError(inst, "expects a branch selector operand");
   const Shape& selector = inst.operand(0)->shape();
   bool has_true_false = inst.has_attr("true_computation") || inst.has_attr("false_computation");
   bool has_list = inst.has_attr("branch_computations");
   if (selector.is_array() && selector.is_scalar() && selector.type() == PrimitiveType::kPred) {
     if (has_list) {
-      return OpError(inst, "with a pred selector takes true_computation and false_computation, "
-                           "not branch_computations");
+      return OpError(inst,
+                     "with a pred selector takes true_computation and false_computation, "
+                     "not branch_computations");
     }
     Computation* t = inst.attr_computation("true_computation");
     Computation* f = inst.attr_computation("false_computation");
@@ -152,21 +159,21 @@ absl::StatusOr<std::vector<Computation*>> Branches(const Instruction& inst) {
       return OpError(inst, "with a pred selector needs true_computation and false_computation");
     }
     if (inst.operand_count() != 3) {
-      return OpError(inst, "with a pred selector expects 3 operands (pred, true operand, false "
-                           "operand), got ", inst.operand_count());
+      return OpError(inst,
+                     "with a pred selector expects 3 operands (pred, true operand, false "
+                     "operand), got ",
+                     inst.operand_count());
     }
     return std::vector<Computation*>{t, f};
   }
   if (selector.is_array() && selector.is_scalar() && selector.type() == PrimitiveType::kS32) {
     if (has_true_false) {
-      return OpError(inst, "with an s32 branch index takes branch_computations, not "
-                           "true_computation/false_computation");
+      return OpError(inst,
+                     "with an s32 branch index takes branch_computations, not "
+                     "true_computation/false_computation");
     }
     const std::vector<Computation*>& list = inst.attr_computations("branch_computations");
     if (list.empty()) return OpError(inst, "with an s32 branch index needs branch_computations");
-    for (size_t i = 0; i < list.size(); ++i) {
-      if (list[i] == nullptr) return OpError(inst, "branch computation ", i, " is missing");
-    }
     if (inst.operand_count() != static_cast<int64_t>(list.size()) + 1) {
       return OpError(inst, "has ", list.size(), " branches but ", inst.operand_count() - 1,
                      " branch operands");
@@ -182,9 +189,8 @@ absl::StatusOr<Shape> InferConditional(const Instruction& inst) {
   for (size_t i = 1; i < branches.size(); ++i) {
     ASSIGN_OR_RETURN(Shape other, RootShape(inst, branches[i], absl::StrCat("branch ", i)));
     if (other != result) {
-      return OpError(inst, "branch ", i, " '", branches[i]->name(), "' returns ",
-                     other.ToString(), " but branch 0 '", branches[0]->name(), "' returns ",
-                     result.ToString());
+      return OpError(inst, "branch ", i, " '", branches[i]->name(), "' returns ", other.ToString(),
+                     " but branch 0 '", branches[0]->name(), "' returns ", result.ToString());
     }
   }
   return result;
@@ -193,9 +199,9 @@ absl::StatusOr<Shape> InferConditional(const Instruction& inst) {
 absl::Status VerifyConditional(const Instruction& inst) {
   ASSIGN_OR_RETURN(std::vector<Computation*> branches, Branches(inst));
   for (size_t i = 0; i < branches.size(); ++i) {
-    RETURN_IF_ERROR(ExpectComputationSignature(
-        inst, branches[i], absl::StrCat("branch ", i),
-                     {inst.operand(static_cast<int64_t>(i) + 1)->shape()}, nullptr));
+    RETURN_IF_ERROR(ExpectComputationSignature(inst, branches[i], absl::StrCat("branch ", i),
+                                               {inst.operand(static_cast<int64_t>(i) + 1)->shape()},
+                                               nullptr));
   }
   return InferConditional(inst).status();
 }
@@ -279,7 +285,8 @@ absl::Status VerifyCustomCall(const Instruction& inst) {
     for (std::string_view a : kApiVersions) known |= s != nullptr && *s == a;
     if (!known) {
       std::string names;
-      for (std::string_view a : kApiVersions) absl::StrAppend(&names, names.empty() ? "" : ", ", std::string(a));
+      for (std::string_view a : kApiVersions)
+        absl::StrAppend(&names, names.empty() ? "" : ", ", std::string(a));
       return OpError(inst, "api_version must be one of ", names);
     }
   }
@@ -322,9 +329,8 @@ absl::StatusOr<Literal> EvaluateCustomCall(const Instruction& inst,
     RETURN_IF_ERROR(InferCustomCall(inst).status());
     return *operands[0];
   }
-  return absl::UnimplementedError(absl::StrCat("custom-call target \"", target,
-                                               "\" has no reference evaluator, in ",
-                                               inst.Describe()));
+  return absl::UnimplementedError(absl::StrCat(
+      "custom-call target \"", target, "\" has no reference evaluator, in ", inst.Describe()));
 }
 
 }  // namespace
@@ -366,7 +372,7 @@ void RegisterControlFlowOps(OpRegistry& registry) {
     def.min_operands = 1;
     def.max_operands = 1;
     def.attributes = {{"condition", AttrKind::kComputation, true},
-                     {"body", AttrKind::kComputation, true}};
+                      {"body", AttrKind::kComputation, true}};
     def.infer_shape = InferWhile;
     def.verify = VerifyWhile;
     def.evaluate = EvaluateWhile;
@@ -378,8 +384,8 @@ void RegisterControlFlowOps(OpRegistry& registry) {
     def.min_operands = 2;
     def.max_operands = -1;
     def.attributes = {{"true_computation", AttrKind::kComputation},
-                     {"false_computation", AttrKind::kComputation},
-                     {"branch_computations", AttrKind::kComputationList}};
+                      {"false_computation", AttrKind::kComputation},
+                      {"branch_computations", AttrKind::kComputationList}};
     def.infer_shape = InferConditional;
     def.verify = VerifyConditional;
     def.evaluate = EvaluateConditional;
@@ -394,9 +400,9 @@ void RegisterControlFlowOps(OpRegistry& registry) {
     def.min_operands = 0;
     def.max_operands = -1;
     def.attributes = {{"custom_call_target", AttrKind::kString, true},
-                     {"custom_call_has_side_effect", AttrKind::kBool},
-                     {"api_version", AttrKind::kEnum},
-                     {"backend_config", AttrKind::kString}};
+                      {"custom_call_has_side_effect", AttrKind::kBool},
+                      {"api_version", AttrKind::kEnum},
+                      {"backend_config", AttrKind::kString}};
     def.infer_shape = InferCustomCall;
     def.verify = VerifyCustomCall;
     def.evaluate = EvaluateCustomCall;

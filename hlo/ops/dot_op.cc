@@ -37,9 +37,12 @@ absl::StatusOr<DotDims> GetDotDims(const Instruction& inst) {
   RETURN_IF_ERROR(ExpectArrayOperand(inst, 1));
   const Shape& lhs = inst.operand(0)->shape();
   const Shape& rhs = inst.operand(1)->shape();
-  DotDims dd{inst.attr_ints("lhs_batch_dims"), inst.attr_ints("lhs_contracting_dims"),
-             inst.attr_ints("rhs_batch_dims"), inst.attr_ints("rhs_contracting_dims"),
-             {}, {}};
+  DotDims dd{inst.attr_ints("lhs_batch_dims"),
+             inst.attr_ints("lhs_contracting_dims"),
+             inst.attr_ints("rhs_batch_dims"),
+             inst.attr_ints("rhs_contracting_dims"),
+             {},
+             {}};
   if (dd.lhs_batch.size() != dd.rhs_batch.size()) {
     return OpError(inst, "has ", dd.lhs_batch.size(), " lhs batch dims but ", dd.rhs_batch.size(),
                    " rhs batch dims");
@@ -177,9 +180,9 @@ void RegisterDotOp(OpRegistry& registry) {
     def.min_operands = 2;
     def.max_operands = 2;
     def.attributes = {{"lhs_batch_dims", AttrKind::kIntList},
-                     {"lhs_contracting_dims", AttrKind::kIntList},
-                     {"rhs_batch_dims", AttrKind::kIntList},
-                     {"rhs_contracting_dims", AttrKind::kIntList}};
+                      {"lhs_contracting_dims", AttrKind::kIntList},
+                      {"rhs_batch_dims", AttrKind::kIntList},
+                      {"rhs_contracting_dims", AttrKind::kIntList}};
     def.infer_shape = InferDot;
     def.evaluate = EvaluateDot;
     registry.Register(std::move(def));

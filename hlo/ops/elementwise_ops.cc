@@ -636,6 +636,24 @@ absl::StatusOr<Literal> EvaluateConvert(const Instruction& inst,
   });
 }
 
+// ---------------------------------------------------------------------------
+// copy: the identity on any value, arrays or tuples.
+
+absl::StatusOr<Shape> InferCopy(const Instruction& inst) {
+  RETURN_IF_ERROR(ExpectOperandCount(inst, 1));
+  const Shape& shape = inst.operand(0)->shape();
+  if (!shape.valid()) return OpError(inst, "operand has no shape");
+  return shape;
+}
+
+absl::StatusOr<Literal> EvaluateCopy(const Instruction& inst,
+                                     absl::Span<const Literal* const> operands, EvalContext&) {
+  if (operands.size() != 1 || operands[0] == nullptr) {
+    return OpError(inst, "evaluated with ", operands.size(), " operands, expected 1");
+  }
+  return *operands[0];
+}
+
 }  // namespace
 
 void RegisterElementwiseOps(OpRegistry& registry) {
@@ -685,11 +703,13 @@ void RegisterElementwiseOps(OpRegistry& registry) {
       return WrapNeg(x);
     }
   }));
-  registry.Register(UnaryOp<kSignedOrFloat>(Opcode::kSign, [](auto x) {
+  registry.Register(UnaryOp<kNumeric>(Opcode::kSign, [](auto x) {
     using C = decltype(x);
     if constexpr (kIsFp<C>) {
       if (std::isnan(x) || x == C(0)) return x;  // keeps NaN and the sign of zero
       return x > C(0) ? C(1) : C(-1);
+    } else if constexpr (std::is_unsigned_v<C>) {
+      return static_cast<C>(x != 0);
     } else {
       return static_cast<C>((x > 0) - (x < 0));
     }
@@ -702,7 +722,11 @@ void RegisterElementwiseOps(OpRegistry& registry) {
       return static_cast<C>(~x);
     }
   }));
-  registry.Register(UnaryOp<kAnyType>(Opcode::kCopy, [](auto x) { return x; }));
+  // copy also takes tuples (XLA copies whole tuples), so it is not a UnaryOp.
+  OpDef copy = ElementwiseDef(Opcode::kCopy, 1);
+  copy.infer_shape = InferCopy;
+  copy.evaluate = EvaluateCopy;
+  registry.Register(std::move(copy));
 
   OpDef convert = ElementwiseDef(Opcode::kConvert, 1);
   convert.infer_shape = InferConvert;

@@ -2,6 +2,7 @@
 // batching dims added in 2024). Gather clamps start indices into the operand;
 // scatter skips updates whose window would leave the operand.
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -74,8 +75,8 @@ absl::StatusOr<IndexLayout> GetIndexLayout(const Instruction& inst, const Shape&
     return OpError(inst, start_map_name, " has ", start_map.size(),
                    " entries but the index vectors have ", layout.index_vector_size, " elements");
   }
-  RETURN_IF_ERROR(ExpectDisjoint(inst, start_map, start_map_name, operand_batching,
-                                 operand_batching_name));
+  RETURN_IF_ERROR(
+      ExpectDisjoint(inst, start_map, start_map_name, operand_batching, operand_batching_name));
   RETURN_IF_ERROR(ExpectValidDims(inst, index_batching, indices.rank(), index_batching_name));
   if (index_batching.size() != operand_batching.size()) {
     return OpError(inst, "has ", operand_batching.size(), " ", operand_batching_name, " but ",
@@ -122,8 +123,11 @@ void ReadStart(const Literal& indices, const IndexLayout& layout, const IntList&
     if (layout.index_vector_dim < s.rank()) {
       index_scratch[static_cast<size_t>(layout.index_vector_dim)] = static_cast<int64_t>(k);
     }
-    start[static_cast<size_t>(start_map[k])] =
-        indices.GetAsInt64(LinearIndex(s.dims(), index_scratch));
+    int64_t value = indices.GetAsInt64(LinearIndex(s.dims(), index_scratch));
+    // A u64 index above INT64_MAX reads back negative; it is out of range
+    // on the high side (gather clamps it to the end, scatter skips it).
+    if (value < 0 && IsUnsignedInteger(s.type())) value = std::numeric_limits<int64_t>::max();
+    start[static_cast<size_t>(start_map[k])] = value;
   }
   for (size_t i = 0; i < operand_batching.size(); ++i) {
     start[static_cast<size_t>(operand_batching[i])] = batch[layout.batching_positions[i]];
@@ -141,8 +145,7 @@ struct GatherConfig {
 
 absl::StatusOr<GatherConfig> GetGatherConfig(const Instruction& inst) {
   if (inst.operand_count() != 2) {
-    return OpError(inst, "expects 2 operands (operand, start_indices), got ",
-                   inst.operand_count());
+    return OpError(inst, "expects 2 operands (operand, start_indices), got ", inst.operand_count());
   }
   RETURN_IF_ERROR(ExpectArrayOperand(inst, 0));
   RETURN_IF_ERROR(ExpectArrayOperand(inst, 1));
@@ -163,8 +166,8 @@ absl::StatusOr<GatherConfig> GetGatherConfig(const Instruction& inst) {
   for (int64_t d = 0; d < operand.rank(); ++d) {
     int64_t size = c.slice_sizes[static_cast<size_t>(d)];
     if (size < 0 || size > operand.dim(d)) {
-      return OpError(inst, "slice size ", size, " of dim ", d, " is outside [0, ",
-                     operand.dim(d), "]");
+      return OpError(inst, "slice size ", size, " of dim ", d, " is outside [0, ", operand.dim(d),
+                     "]");
     }
   }
   RETURN_IF_ERROR(ExpectSortedDims(inst, c.collapsed, operand.rank(), "collapsed_slice_dims"));
@@ -181,15 +184,13 @@ absl::StatusOr<GatherConfig> GetGatherConfig(const Instruction& inst) {
       }
     }
   }
-  ASSIGN_OR_RETURN(c.layout,
-                   GetIndexLayout(inst, operand, indices, c.start_map, "start_index_map",
-                                  c.operand_batching, "operand_batching_dims", index_batching,
-                                  "start_indices_batching_dims"));
+  ASSIGN_OR_RETURN(c.layout, GetIndexLayout(inst, operand, indices, c.start_map, "start_index_map",
+                                            c.operand_batching, "operand_batching_dims",
+                                            index_batching, "start_indices_batching_dims"));
   c.offset_operand_dims = RemainingDims(operand.rank(), c.collapsed, c.operand_batching);
   if (c.offset_dims.size() != c.offset_operand_dims.size()) {
     return OpError(inst, "has ", c.offset_dims.size(), " offset_dims but the operand has ",
-                   c.offset_operand_dims.size(),
-                   " dims that are neither collapsed nor batching");
+                   c.offset_operand_dims.size(), " dims that are neither collapsed nor batching");
   }
   int64_t out_rank = static_cast<int64_t>(c.offset_dims.size() + c.layout.batch_index_dims.size());
   RETURN_IF_ERROR(ExpectSortedDims(inst, c.offset_dims, out_rank, "offset_dims"));
@@ -227,7 +228,8 @@ absl::StatusOr<Literal> EvaluateGather(const Instruction& inst,
   ForEachIndex(c.result.dims(), [&](const std::vector<int64_t>& out) {
     size_t next_offset = 0, next_batch = 0;
     for (size_t i = 0; i < out.size(); ++i) {
-      if (next_offset < c.offset_dims.size() && c.offset_dims[next_offset] == static_cast<int64_t>(i)) {
+      if (next_offset < c.offset_dims.size() &&
+          c.offset_dims[next_offset] == static_cast<int64_t>(i)) {
         ++next_offset;
       } else {
         batch[next_batch++] = out[i];
@@ -263,8 +265,7 @@ struct ScatterConfig {
 absl::StatusOr<ScatterConfig> GetScatterConfig(const Instruction& inst) {
   int64_t count = inst.operand_count();
   if (count < 3 || count % 2 != 1) {
-    return OpError(inst, "expects N operands, the indices and N updates, got ", count,
-                   " operands");
+    return OpError(inst, "expects N operands, the indices and N updates, got ", count, " operands");
   }
   ScatterConfig c;
   c.n = (count - 1) / 2;
@@ -313,9 +314,9 @@ absl::StatusOr<ScatterConfig> GetScatterConfig(const Instruction& inst) {
   int64_t expected_rank =
       static_cast<int64_t>(c.update_window_dims.size() + c.layout.batch_index_dims.size());
   if (updates.rank() != expected_rank) {
-    return OpError(inst, "updates have rank ", updates.rank(), ", expected ", expected_rank,
-                   " (", c.update_window_dims.size(), " window dims + ",
-                   c.layout.batch_index_dims.size(), " scatter dims)");
+    return OpError(inst, "updates have rank ", updates.rank(), ", expected ", expected_rank, " (",
+                   c.update_window_dims.size(), " window dims + ", c.layout.batch_index_dims.size(),
+                   " scatter dims)");
   }
   size_t next_window = 0, next_batch = 0;
   for (int64_t i = 0; i < updates.rank(); ++i) {
@@ -357,8 +358,8 @@ absl::Status VerifyScatter(const Instruction& inst) {
       params.push_back(Shape::Scalar(inst.operand(i)->shape().type()));
     }
   }
-  Shape result = c.n == 1 ? params[0]
-                          : Shape::Tuple(std::vector<Shape>(params.begin(), params.begin() + c.n));
+  Shape result =
+      c.n == 1 ? params[0] : Shape::Tuple(std::vector<Shape>(params.begin(), params.begin() + c.n));
   return ExpectComputationSignature(inst, inst.attr_computation("to_apply"), "to_apply", params,
                                     &result);
 }
@@ -445,13 +446,13 @@ void RegisterGatherScatterOps(OpRegistry& registry) {
     def.min_operands = 2;
     def.max_operands = 2;
     def.attributes = {{"offset_dims", AttrKind::kIntList, true},
-                     {"collapsed_slice_dims", AttrKind::kIntList, true},
-                     {"start_index_map", AttrKind::kIntList, true},
-                     {"operand_batching_dims", AttrKind::kIntList},
-                     {"start_indices_batching_dims", AttrKind::kIntList},
-                     {"index_vector_dim", AttrKind::kInt, true},
-                     {"slice_sizes", AttrKind::kIntList, true},
-                     {"indices_are_sorted", AttrKind::kBool}};
+                      {"collapsed_slice_dims", AttrKind::kIntList, true},
+                      {"start_index_map", AttrKind::kIntList, true},
+                      {"operand_batching_dims", AttrKind::kIntList},
+                      {"start_indices_batching_dims", AttrKind::kIntList},
+                      {"index_vector_dim", AttrKind::kInt, true},
+                      {"slice_sizes", AttrKind::kIntList, true},
+                      {"indices_are_sorted", AttrKind::kBool}};
     def.infer_shape = InferGather;
     def.evaluate = EvaluateGather;
     registry.Register(std::move(def));
@@ -462,14 +463,14 @@ void RegisterGatherScatterOps(OpRegistry& registry) {
     def.min_operands = 3;
     def.max_operands = -1;
     def.attributes = {{"update_window_dims", AttrKind::kIntList, true},
-                     {"inserted_window_dims", AttrKind::kIntList, true},
-                     {"scatter_dims_to_operand_dims", AttrKind::kIntList, true},
-                     {"input_batching_dims", AttrKind::kIntList},
-                     {"scatter_indices_batching_dims", AttrKind::kIntList},
-                     {"index_vector_dim", AttrKind::kInt, true},
-                     {"indices_are_sorted", AttrKind::kBool},
-                     {"unique_indices", AttrKind::kBool},
-                     {"to_apply", AttrKind::kComputation, true}};
+                      {"inserted_window_dims", AttrKind::kIntList, true},
+                      {"scatter_dims_to_operand_dims", AttrKind::kIntList, true},
+                      {"input_batching_dims", AttrKind::kIntList},
+                      {"scatter_indices_batching_dims", AttrKind::kIntList},
+                      {"index_vector_dim", AttrKind::kInt, true},
+                      {"indices_are_sorted", AttrKind::kBool},
+                      {"unique_indices", AttrKind::kBool},
+                      {"to_apply", AttrKind::kComputation, true}};
     def.infer_shape = InferScatter;
     def.verify = VerifyScatter;
     def.evaluate = EvaluateScatter;

@@ -23,8 +23,7 @@ constexpr __int128 kMaxPaddedSize = __int128{1} << 62;
 absl::StatusOr<int64_t> InputCount(const Instruction& inst) {
   int64_t count = inst.operand_count();
   if (count < 2 || count % 2 != 0) {
-    return OpError(inst, "expects N inputs followed by N init values, got ", count,
-                   " operands");
+    return OpError(inst, "expects N inputs followed by N init values, got ", count, " operands");
   }
   return count / 2;
 }
@@ -63,10 +62,11 @@ Shape ResultShape(const Instruction& inst, int64_t n, const std::vector<int64_t>
 absl::Status CheckReducer(const Instruction& inst, int64_t n) {
   std::vector<Shape> params;
   for (int64_t k = 0; k < 2; ++k) {
-    for (int64_t i = 0; i < n; ++i) params.push_back(Shape::Scalar(inst.operand(n + i)->shape().type()));
+    for (int64_t i = 0; i < n; ++i)
+      params.push_back(Shape::Scalar(inst.operand(n + i)->shape().type()));
   }
-  Shape result = n == 1 ? params[0]
-                        : Shape::Tuple(std::vector<Shape>(params.begin(), params.begin() + n));
+  Shape result =
+      n == 1 ? params[0] : Shape::Tuple(std::vector<Shape>(params.begin(), params.begin() + n));
   return ExpectComputationSignature(inst, inst.attr_computation("to_apply"), "to_apply", params,
                                     &result);
 }
@@ -165,7 +165,8 @@ absl::StatusOr<Literal> EvaluateReduce(const Instruction& inst,
   for (int64_t d = 0, k = 0; d < input.rank(); ++d) {
     bool is_reduced = false;
     for (int64_t r : reduce_dims) is_reduced |= r == d;
-    if (!is_reduced) stride_of_input_dim[static_cast<size_t>(d)] = out_strides[static_cast<size_t>(k++)];
+    if (!is_reduced)
+      stride_of_input_dim[static_cast<size_t>(d)] = out_strides[static_cast<size_t>(k++)];
   }
   Folder folder(*inst.attr_computation("to_apply"), ctx, n);
   int64_t count = input.num_elements();
@@ -194,6 +195,16 @@ struct WindowDim {
 
 absl::StatusOr<std::vector<WindowDim>> ParseWindow(const Instruction& inst, int64_t rank) {
   const IntListList& window = inst.attr_int_lists("window");
+  // Field counts first, and not via OpError: printing the instruction formats
+  // the window, which needs six fields per dimension.
+  for (size_t d = 0; d < window.size(); ++d) {
+    if (window[d].size() != 6) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "reduce-window window dimension ", d, " has ", window[d].size(),
+          " fields, expected 6 (size, stride, pad_lo, pad_hi, base and window dilation), in %",
+          inst.name(), inst.location().known() ? " at " + inst.location().ToString() : ""));
+    }
+  }
   if (static_cast<int64_t>(window.size()) != rank) {
     return OpError(inst, "window has ", window.size(), " dimensions but the inputs have rank ",
                    rank);
@@ -201,18 +212,14 @@ absl::StatusOr<std::vector<WindowDim>> ParseWindow(const Instruction& inst, int6
   std::vector<WindowDim> dims;
   for (size_t d = 0; d < window.size(); ++d) {
     const std::vector<int64_t>& w = window[d];
-    if (w.size() != 6) {
-      return OpError(inst, "window dimension ", d, " has ", w.size(),
-                     " fields, expected 6 (size, stride, pad_lo, pad_hi, base and window "
-                     "dilation)");
-    }
     for (int64_t v : w) {
       if (v > kMaxWindowValue || v < -kMaxWindowValue) {
         return OpError(inst, "window dimension ", d, " has out-of-range value ", v);
       }
     }
     WindowDim wd{w[0], w[1], w[2], w[3], w[4], w[5]};
-    if (wd.size < 1) return OpError(inst, "window dimension ", d, " has size ", wd.size, ", must be >= 1");
+    if (wd.size < 1)
+      return OpError(inst, "window dimension ", d, " has size ", wd.size, ", must be >= 1");
     if (wd.stride < 1) {
       return OpError(inst, "window dimension ", d, " has stride ", wd.stride, ", must be >= 1");
     }
@@ -303,7 +310,7 @@ void RegisterReductionOps(OpRegistry& registry) {
     def.min_operands = 2;
     def.max_operands = -1;
     def.attributes = {{"dimensions", AttrKind::kIntList, true},
-                     {"to_apply", AttrKind::kComputation, true}};
+                      {"to_apply", AttrKind::kComputation, true}};
     def.infer_shape = InferReduce;
     def.verify = VerifyReduce;
     def.evaluate = EvaluateReduce;
@@ -315,7 +322,7 @@ void RegisterReductionOps(OpRegistry& registry) {
     def.min_operands = 2;
     def.max_operands = -1;
     def.attributes = {{"window", AttrKind::kWindow, true},
-                     {"to_apply", AttrKind::kComputation, true}};
+                      {"to_apply", AttrKind::kComputation, true}};
     def.infer_shape = InferReduceWindow;
     def.verify = VerifyReduceWindow;
     def.evaluate = EvaluateReduceWindow;

@@ -122,17 +122,19 @@ Token Lexer::Lex() {
     case '{':
     case '[':
       if (++depth_ > max_depth_) {
-        return MakeError(start, absl::StrCat("nesting is deeper than the limit of ", max_depth_,
-                                             " levels"));
+        return MakeError(
+            start, absl::StrCat("nesting is deeper than the limit of ", max_depth_, " levels"));
       }
-      return single(c == '(' ? TokenKind::kLparen
-                             : c == '{' ? TokenKind::kLbrace : TokenKind::kLsquare);
+      return single(c == '('   ? TokenKind::kLparen
+                    : c == '{' ? TokenKind::kLbrace
+                               : TokenKind::kLsquare);
     case ')':
     case '}':
     case ']':
       if (depth_ > 0) --depth_;
-      return single(c == ')' ? TokenKind::kRparen
-                             : c == '}' ? TokenKind::kRbrace : TokenKind::kRsquare);
+      return single(c == ')'   ? TokenKind::kRparen
+                    : c == '}' ? TokenKind::kRbrace
+                               : TokenKind::kRsquare);
     case ',':
       return single(TokenKind::kComma);
     case ':':
@@ -228,7 +230,8 @@ Token Lexer::LexString(int64_t start) {
       Token t = MakeToken(TokenKind::kString, start, pos_);
       line_ = cur_line;
       line_start_ = cur_line_start;
-      t.text = source_.substr(static_cast<size_t>(start + 1), static_cast<size_t>(pos_ - start - 2));
+      t.text =
+          source_.substr(static_cast<size_t>(start + 1), static_cast<size_t>(pos_ - start - 2));
       return t;
     }
     if (c == '\n') {

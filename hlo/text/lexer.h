@@ -12,12 +12,12 @@ namespace sharc::hlo {
 
 enum class TokenKind {
   kEof,
-  kError,     // a lexical error; Lexer::error() has the message
-  kName,      // identifier, `%name`, keywords, element types, `inf`, `nan`
-  kInt,       // -?[0-9]+
-  kFloat,     // -?[0-9]+(.[0-9]*)?([eE][+-]?[0-9]+)? with a '.' or exponent
-  kWord,      // a number immediately followed by name characters: `3x3`, `1_2_0x0_0_1`
-  kString,    // "..." (text holds the contents between the quotes, escapes intact)
+  kError,   // a lexical error; Lexer::error() has the message
+  kName,    // identifier, `%name`, keywords, element types, `inf`, `nan`
+  kInt,     // -?[0-9]+
+  kFloat,   // -?[0-9]+(.[0-9]*)?([eE][+-]?[0-9]+)? with a '.' or exponent
+  kWord,    // a number immediately followed by name characters: `3x3`, `1_2_0x0_0_1`
+  kString,  // "..." (text holds the contents between the quotes, escapes intact)
   kLparen,
   kRparen,
   kLbrace,

@@ -16,9 +16,14 @@ std::string PrintIntListList(const IntListList& lists) {
   return absl::StrCat("{", absl::StrJoin(parts, ","), "}");
 }
 
+// Attributes built through the API may be malformed; printing them must not
+// crash, because every error message prints the instruction.
+constexpr char kInvalid[] = "<invalid>";
+
 std::string PrintSlice(const IntListList& dims) {
   std::vector<std::string> parts;
   for (const auto& d : dims) {
+    if (d.size() < 2) return kInvalid;
     // {start, limit, stride}; a unit stride is omitted as XLA does.
     if (d.size() == 3 && d[2] != 1) {
       parts.push_back(absl::StrCat("[", d[0], ":", d[1], ":", d[2], "]"));
@@ -32,6 +37,7 @@ std::string PrintSlice(const IntListList& dims) {
 std::string PrintPadding(const IntListList& dims) {
   std::vector<std::string> parts;
   for (const auto& d : dims) {
+    if (d.size() < 2) return kInvalid;
     if (d.size() == 3 && d[2] != 0) {
       parts.push_back(absl::StrCat(d[0], "_", d[1], "_", d[2]));
     } else {
@@ -43,6 +49,8 @@ std::string PrintPadding(const IntListList& dims) {
 
 // {size, stride, pad_lo, pad_hi, base_dilation, window_dilation} per dim.
 std::string PrintWindow(const IntListList& dims) {
+  for (const auto& d : dims)
+    if (d.size() < 6) return kInvalid;
   auto field = [&](size_t k) {
     std::vector<int64_t> v;
     for (const auto& d : dims) v.push_back(d[k]);
@@ -86,6 +94,20 @@ std::string PrintBoolList(const std::vector<bool>& v) {
 }  // namespace
 
 std::string PrintAttributeValue(const AttrValue& value, AttrKind kind) {
+  // The stored alternative must match the schema's kind.
+  auto holds = [&](auto tag) { return std::holds_alternative<decltype(tag)>(value); };
+  bool ok = true;
+  switch (kind) {
+    case AttrKind::kInt: ok = holds(int64_t{}); break;
+    case AttrKind::kBool: ok = holds(bool{}); break;
+    case AttrKind::kString: case AttrKind::kEnum: ok = holds(std::string{}); break;
+    case AttrKind::kIntList: ok = holds(IntList{}); break;
+    case AttrKind::kSlice: case AttrKind::kPadding: case AttrKind::kWindow:
+    case AttrKind::kReplicaGroups: case AttrKind::kPairs: ok = holds(IntListList{}); break;
+    case AttrKind::kComputation: ok = holds(static_cast<Computation*>(nullptr)); break;
+    case AttrKind::kComputationList: ok = holds(std::vector<Computation*>{}); break;
+  }
+  if (!ok) return kInvalid;
   switch (kind) {
     case AttrKind::kInt:
       return absl::StrCat(std::get<int64_t>(value));
@@ -113,7 +135,7 @@ std::string PrintAttributeValue(const AttrValue& value, AttrKind kind) {
     case AttrKind::kComputationList: {
       std::vector<std::string> names;
       for (Computation* c : std::get<std::vector<Computation*>>(value))
-        names.push_back(absl::StrCat("%", c->name()));
+        names.push_back(c != nullptr ? absl::StrCat("%", c->name()) : kInvalid);
       return absl::StrCat("{", absl::StrJoin(names, ", "), "}");
     }
   }

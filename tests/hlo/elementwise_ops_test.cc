@@ -246,6 +246,7 @@ TEST_F(ElementwiseOpsTest, AbsNegateSignOnIntegersAndFloats) {
   EXPECT_THAT(Unary<int8_t>(Opcode::kNegate, {-128, 5}), ElementsAre(-128, -5));
   EXPECT_THAT(Unary<uint8_t>(Opcode::kNegate, {1, 0}), ElementsAre(255, 0));
   EXPECT_THAT(Unary<int32_t>(Opcode::kSign, {-5, 0, 7}), ElementsAre(-1, 0, 1));
+  EXPECT_THAT(Unary<uint8_t>(Opcode::kSign, {0, 200}), ElementsAre(0, 1));
   std::vector<float> s = Unary<float>(Opcode::kSign, {-2, -0.0f, 0.0f, 3, kNaN});
   EXPECT_EQ(s[0], -1);
   EXPECT_TRUE(s[1] == 0 && std::signbit(s[1]));

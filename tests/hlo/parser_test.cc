@@ -413,6 +413,26 @@ ENTRY %main {
   EXPECT_TRUE(Find(*m, "p")->sharding()->IsTiled());
 }
 
+TEST(ParseAttributeTest, CustomCallAttributes) {
+  // custom-call's own schema has backend_config: it is an op attribute there,
+  // and may be written as a JSON object.
+  auto m = ParseRoundTrip(R"(
+HloModule cc
+ENTRY %main {
+  %p = f32[4] parameter(0)
+  ROOT %c = f32[4] custom-call(%p), custom_call_target="my_target", custom_call_has_side_effect=true, api_version=API_VERSION_STATUS_RETURNING, backend_config={"k": [1, {"n": -2.5e3}]}, custom_call_schedule=SCHEDULE_NONE, operand_layout_constraints={f32[4]{0}}
+}
+)",
+                          /*verify=*/false);
+  ASSERT_NE(m, nullptr);
+  Instruction* c = Find(*m, "c");
+  EXPECT_EQ(c->attr_string("custom_call_target"), "my_target");
+  EXPECT_TRUE(c->attr_bool("custom_call_has_side_effect"));
+  EXPECT_EQ(c->attr_string("api_version"), "API_VERSION_STATUS_RETURNING");
+  EXPECT_EQ(c->attr_string("backend_config"), "{\"k\": [1, {\"n\": -2.5e3}]}");
+  EXPECT_TRUE(c->backend_config().empty());
+}
+
 TEST(ParseAttributeTest, AttributesAreStoredInSchemaOrder) {
   auto m = ParseRoundTrip(R"(
 HloModule order

@@ -1,0 +1,395 @@
+// HloParser: error reporting, token helpers, integers, shapes and literals.
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "hlo/base/status_macros.h"
+#include "hlo/text/parser_impl.h"
+
+namespace sharc::hlo::text_internal {
+namespace {
+
+// The source line containing `token`, made printable, and the matching caret
+// line. Very long lines (minified input) are cut to a window around the caret.
+std::string SourceExcerpt(std::string_view source, const Token& token) {
+  int64_t line_start = token.offset - (token.column - 1);
+  if (line_start < 0) line_start = 0;
+  int64_t line_end = line_start;
+  while (line_end < static_cast<int64_t>(source.size()) && source[line_end] != '\n') ++line_end;
+  int64_t from = line_start;
+  int64_t to = line_end;
+  constexpr int64_t kHalfWindow = 80;
+  if (token.offset - from > kHalfWindow) from = token.offset - kHalfWindow;
+  if (to - token.offset > kHalfWindow) to = token.offset + kHalfWindow;
+  std::string line, caret;
+  for (int64_t i = from; i < to; ++i) {
+    unsigned char c = static_cast<unsigned char>(source[i]);
+    line += (c == '\t' || (c >= 0x20 && c < 0x7f)) ? static_cast<char>(c) : '?';
+  }
+  for (int64_t i = from; i < token.offset && i < to; ++i) caret += source[i] == '\t' ? '\t' : ' ';
+  caret += '^';
+  return Cat(line, "\n", caret);
+}
+
+template <typename T>
+constexpr bool kIsIntegral = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+}  // namespace
+
+HloParser::HloParser(std::string_view text, const ParseOptions& options)
+    : options_(options), lexer_(text, options.max_nesting_depth) {}
+
+absl::Status HloParser::ErrorAt(const Token& token, std::string_view message) const {
+  return absl::InvalidArgumentError(Cat(options_.filename, ":", token.line, ":", token.column,
+                                        ": error: ", message, "\n",
+                                        SourceExcerpt(lexer_.source(), token)));
+}
+
+absl::Status HloParser::Expected(std::string_view what) const {
+  const Token& t = lexer_.Peek();
+  if (t.kind == TokenKind::kError) return ErrorAt(t, lexer_.error());
+  return ErrorAt(t, Cat("expected ", what, ", found ", DescribeToken(t)));
+}
+
+absl::Status HloParser::Expect(TokenKind kind, std::string_view what) {
+  if (lexer_.Peek().kind != kind) return Expected(what);
+  lexer_.Next();
+  return absl::OkStatus();
+}
+
+bool HloParser::TryConsume(TokenKind kind) {
+  if (lexer_.Peek().kind != kind) return false;
+  lexer_.Next();
+  return true;
+}
+
+bool HloParser::PeekKeyword(std::string_view word) const {
+  const Token& t = lexer_.Peek();
+  return t.kind == TokenKind::kName && !t.has_percent && t.text == word;
+}
+
+absl::StatusOr<Token> HloParser::ExpectName(std::string_view what) {
+  if (lexer_.Peek().kind != TokenKind::kName) return Expected(what);
+  return lexer_.Next();
+}
+
+absl::StatusOr<int64_t> HloParser::ParseInt64(std::string_view what) {
+  if (lexer_.Peek().kind != TokenKind::kInt) return Expected(what);
+  Token t = lexer_.Next();
+  int64_t value;
+  if (!absl::SimpleAtoi(ToAbsl(t.text), &value)) {
+    return ErrorAt(t, Cat("integer '", t.text, "' does not fit in 64 bits"));
+  }
+  return value;
+}
+
+absl::StatusOr<bool> HloParser::ParseBool() {
+  if (PeekKeyword("true")) {
+    lexer_.Next();
+    return true;
+  }
+  if (PeekKeyword("false")) {
+    lexer_.Next();
+    return false;
+  }
+  return Expected("'true' or 'false'");
+}
+
+absl::StatusOr<std::vector<int64_t>> HloParser::ParseIntList(TokenKind open,
+                                                             std::string_view what) {
+  TokenKind close = open == TokenKind::kLsquare ? TokenKind::kRsquare : TokenKind::kRbrace;
+  RETURN_IF_ERROR(
+      Expect(open, Cat(open == TokenKind::kLsquare ? "'['" : "'{'", " to start ", what)));
+  std::vector<int64_t> values;
+  if (TryConsume(close)) return values;
+  do {
+    ASSIGN_OR_RETURN(int64_t v, ParseInt64(Cat("an integer in ", what)));
+    values.push_back(v);
+  } while (TryConsume(TokenKind::kComma));
+  RETURN_IF_ERROR(
+      Expect(close, Cat(close == TokenKind::kRsquare ? "']'" : "'}'", " or ',' in ", what)));
+  return values;
+}
+
+absl::StatusOr<std::string_view> HloParser::SkipBalanced() {
+  const Token& first = lexer_.Peek();
+  if (first.kind != TokenKind::kLbrace && first.kind != TokenKind::kLparen &&
+      first.kind != TokenKind::kLsquare) {
+    return Expected("'{'");
+  }
+  int64_t start = first.offset;
+  // Brackets of all kinds are counted together: the values skipped here
+  // (JSON, layouts, aliasing maps) always nest properly.
+  int depth = 0;
+  do {
+    Token t = lexer_.Next();
+    switch (t.kind) {
+      case TokenKind::kLbrace:
+      case TokenKind::kLparen:
+      case TokenKind::kLsquare:
+        ++depth;
+        break;
+      case TokenKind::kRbrace:
+      case TokenKind::kRparen:
+      case TokenKind::kRsquare:
+        --depth;
+        break;
+      case TokenKind::kEof:
+        return ErrorAt(t, "unbalanced brackets: end of input before the closing bracket");
+      case TokenKind::kError:
+        return ErrorAt(t, lexer_.error());
+      default:
+        break;
+    }
+  } while (depth > 0);
+  return lexer_.source().substr(static_cast<size_t>(start),
+                                static_cast<size_t>(lexer_.last_end() - start));
+}
+
+absl::Status HloParser::SkipAttributeValue() {
+  switch (lexer_.Peek().kind) {
+    case TokenKind::kLbrace:
+    case TokenKind::kLparen:
+    case TokenKind::kLsquare:
+      return SkipBalanced().status();
+    case TokenKind::kName:
+    case TokenKind::kInt:
+    case TokenKind::kFloat:
+    case TokenKind::kWord:
+    case TokenKind::kString:
+      lexer_.Next();
+      return absl::OkStatus();
+    default:
+      return Expected("an attribute value");
+  }
+}
+
+absl::Status HloParser::ExpectEnd() {
+  if (lexer_.Peek().kind != TokenKind::kEof) return Expected("end of input");
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------------------ shapes
+
+bool HloParser::PeekShape() {
+  Lexer::State saved = lexer_.Save();
+  // Tuple shapes: skip the opening parentheses, then look for `()` or `type[`.
+  while (lexer_.Peek().kind == TokenKind::kLparen) {
+    lexer_.Next();
+    if (lexer_.Peek().kind == TokenKind::kRparen) {
+      lexer_.Restore(saved);
+      return true;
+    }
+  }
+  bool is_shape = false;
+  const Token& t = lexer_.Peek();
+  if (t.kind == TokenKind::kName && !t.has_percent &&
+      (PrimitiveTypeFromName(t.text).has_value() || t.text == "token")) {
+    lexer_.Next();
+    is_shape = lexer_.Peek().kind == TokenKind::kLsquare;
+  }
+  lexer_.Restore(saved);
+  return is_shape;
+}
+
+absl::StatusOr<Shape> HloParser::ParseShape() {
+  Token start = lexer_.Peek();
+  if (start.kind == TokenKind::kLparen) {
+    lexer_.Next();
+    std::vector<Shape> elements;
+    if (!TryConsume(TokenKind::kRparen)) {
+      do {
+        ASSIGN_OR_RETURN(Shape element, ParseShape());
+        elements.push_back(std::move(element));
+      } while (TryConsume(TokenKind::kComma));
+      RETURN_IF_ERROR(Expect(TokenKind::kRparen, "')' or ',' in a tuple shape"));
+    }
+    return Shape::Tuple(std::move(elements));
+  }
+  if (start.kind != TokenKind::kName || start.has_percent) return Expected("a shape");
+  std::optional<PrimitiveType> type = PrimitiveTypeFromName(start.text);
+  if (!type.has_value()) {
+    if (start.text == "token") return ErrorAt(start, "token shapes are not supported");
+    return Expected("a shape (an element type such as f32)");
+  }
+  lexer_.Next();
+  RETURN_IF_ERROR(Expect(TokenKind::kLsquare, "'[' after the element type"));
+  std::vector<int64_t> dims;
+  if (!TryConsume(TokenKind::kRsquare)) {
+    do {
+      const Token& d = lexer_.Peek();
+      if (d.kind == TokenKind::kLeq || d.kind == TokenKind::kQuestion) {
+        return ErrorAt(d, "dynamic dimensions are not supported");
+      }
+      ASSIGN_OR_RETURN(int64_t dim, ParseInt64("a dimension size"));
+      dims.push_back(dim);
+    } while (TryConsume(TokenKind::kComma));
+    RETURN_IF_ERROR(Expect(TokenKind::kRsquare, "']' or ',' in the dimensions"));
+  }
+  // A layout is written right after the dims (`f32[2,3]{1,0}`); sharc keeps
+  // every array row-major, so it is skipped. A '{' after whitespace is not a
+  // layout (in `constant(f32[2] {1, 2})` it starts the literal).
+  if (lexer_.Peek().kind == TokenKind::kLbrace && lexer_.Peek().offset == lexer_.last_end()) {
+    RETURN_IF_ERROR(SkipBalanced().status());
+  }
+  Shape shape(*type, std::move(dims));
+  if (absl::Status st = ValidateShape(shape); !st.ok())
+    return ErrorAt(start, std::string(st.message()));
+  return shape;
+}
+
+// ---------------------------------------------------------------- literals
+
+absl::StatusOr<Literal> HloParser::ParseLiteral(const Shape& shape) {
+  // Two passes: the first checks the text against the shape without storing
+  // anything, so a huge declared shape with a short literal allocates nothing.
+  Lexer::State start = lexer_.Save();
+  RETURN_IF_ERROR(ScanLiteral(shape, nullptr));
+  lexer_.Restore(start);
+  Literal literal(shape);
+  RETURN_IF_ERROR(ScanLiteral(shape, &literal));
+  return literal;
+}
+
+absl::Status HloParser::ScanLiteral(const Shape& shape, Literal* out) {
+  if (!shape.is_tuple()) return ScanArrayLiteral(shape, out);
+  RETURN_IF_ERROR(Expect(TokenKind::kLparen, "'(' to start a tuple literal"));
+  for (int64_t i = 0; i < shape.tuple_size(); ++i) {
+    if (i > 0) {
+      RETURN_IF_ERROR(
+          Expect(TokenKind::kComma, Cat("',' and tuple element ", i, " of ", shape.ToString())));
+    }
+    Literal* element = out ? &out->elements()[static_cast<size_t>(i)] : nullptr;
+    RETURN_IF_ERROR(ScanLiteral(shape.tuple_shape(i), element));
+  }
+  return Expect(TokenKind::kRparen, Cat("')': the tuple literal of ", shape.ToString(), " has ",
+                                        shape.tuple_size(), " elements"));
+}
+
+absl::Status HloParser::ScanArrayLiteral(const Shape& shape, Literal* out) {
+  const int64_t rank = shape.rank();
+  if (rank == 0) return ScanElement(shape.type(), out, 0);
+  // Iterative walk over the nested braces: counts[d] is the number of entries
+  // seen so far in the innermost open brace of dimension d.
+  std::vector<int64_t> counts(static_cast<size_t>(rank), 0);
+  int64_t d = 0;
+  int64_t index = 0;
+  RETURN_IF_ERROR(
+      Expect(TokenKind::kLbrace, Cat("'{' to start a literal of shape ", shape.ToString())));
+  auto mismatch = [&](const Token& at) {
+    return ErrorAt(at, Cat("literal element count mismatch: dimension ", d, " of ",
+                           shape.ToString(), " has ", shape.dim(d), " elements, found ",
+                           counts[d] > shape.dim(d) ? "more" : Cat(counts[d])));
+  };
+  // An empty brace ({} for a zero-sized dimension) goes straight to '}'.
+  bool just_opened_empty = lexer_.Peek().kind == TokenKind::kRbrace;
+  bool expect_entry = !just_opened_empty;
+  while (true) {
+    if (expect_entry) {
+      Token at = lexer_.Peek();
+      if (counts[d] >= shape.dim(d)) {
+        ++counts[d];
+        return mismatch(at);
+      }
+      if (d + 1 < rank) {
+        RETURN_IF_ERROR(
+            Expect(TokenKind::kLbrace, Cat("'{' for dimension ", d + 1, " of ", shape.ToString())));
+        ++d;
+        counts[d] = 0;
+        just_opened_empty = lexer_.Peek().kind == TokenKind::kRbrace;
+        expect_entry = !just_opened_empty;
+        continue;
+      }
+      RETURN_IF_ERROR(ScanElement(shape.type(), out, index++));
+      ++counts[d];
+    }
+    // After an entry (or at an empty brace): ',' continues, '}' closes.
+    if (!just_opened_empty && TryConsume(TokenKind::kComma)) {
+      expect_entry = true;
+      continue;
+    }
+    Token close = lexer_.Peek();
+    RETURN_IF_ERROR(Expect(TokenKind::kRbrace, "',' or '}' in the literal"));
+    just_opened_empty = false;
+    if (counts[d] != shape.dim(d)) return mismatch(close);
+    if (d == 0) return absl::OkStatus();
+    --d;
+    ++counts[d];
+    expect_entry = false;
+  }
+}
+
+absl::Status HloParser::ScanElement(PrimitiveType type, Literal* out, int64_t index) {
+  Token t = lexer_.Peek();
+  std::string_view type_name = PrimitiveTypeName(type);
+  if (type == PrimitiveType::kPred) {
+    bool value;
+    if (PeekKeyword("true") || PeekKeyword("false")) {
+      value = t.text == "true";
+    } else if (t.kind == TokenKind::kInt && (t.text == "0" || t.text == "1")) {
+      value = t.text == "1";
+    } else {
+      return Expected("'true' or 'false'");
+    }
+    lexer_.Next();
+    if (out) out->data<bool>()[index] = value;
+    return absl::OkStatus();
+  }
+  if (IsInteger(type)) {
+    if (t.kind != TokenKind::kInt) return Expected(Cat("an integer of type ", type_name));
+    lexer_.Next();
+    auto out_of_range = [&] {
+      return ErrorAt(t, Cat("value ", t.text, " is out of range for ", type_name));
+    };
+    return DispatchPrimitiveType(type, [&](auto zero) -> absl::Status {
+      using T = decltype(zero);
+      if constexpr (kIsIntegral<T>) {
+        T value;
+        if constexpr (std::is_signed_v<T>) {
+          int64_t v;
+          if (!absl::SimpleAtoi(ToAbsl(t.text), &v) || v < std::numeric_limits<T>::min() ||
+              v > std::numeric_limits<T>::max()) {
+            return out_of_range();
+          }
+          value = static_cast<T>(v);
+        } else {
+          uint64_t v;
+          if (t.text.front() == '-' || !absl::SimpleAtoi(ToAbsl(t.text), &v) ||
+              v > std::numeric_limits<T>::max()) {
+            return out_of_range();
+          }
+          value = static_cast<T>(v);
+        }
+        if (out) out->data<T>()[index] = value;
+      }
+      return absl::OkStatus();
+    });
+  }
+  // Floating point: numbers, inf, nan, and -inf / -nan.
+  double value;
+  bool negate = false;
+  if (t.kind == TokenKind::kMinus) {
+    lexer_.Next();
+    negate = true;
+    t = lexer_.Peek();
+    if (!PeekKeyword("inf") && !PeekKeyword("nan")) return Expected("'inf' or 'nan' after '-'");
+  }
+  if (t.kind == TokenKind::kName && !t.has_percent && (t.text == "inf" || t.text == "nan")) {
+    value = t.text == "inf" ? std::numeric_limits<double>::infinity()
+                            : std::numeric_limits<double>::quiet_NaN();
+  } else if (t.kind == TokenKind::kInt || t.kind == TokenKind::kFloat) {
+    if (!absl::SimpleAtod(ToAbsl(t.text), &value)) {
+      return ErrorAt(t, Cat("invalid number '", t.text, "'"));
+    }
+  } else {
+    return Expected(Cat("a number of type ", type_name));
+  }
+  lexer_.Next();
+  if (negate) value = -value;
+  if (out) out->SetFromDouble(index, value);
+  return absl::OkStatus();
+}
+
+}  // namespace sharc::hlo::text_internal

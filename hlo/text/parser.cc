@@ -1,0 +1,453 @@
+// HloParser: module header, computations and instructions; and the public
+// entry points of hlo/text/parser.h.
+#include "hlo/text/parser.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "hlo/base/status_macros.h"
+#include "hlo/text/parser_impl.h"
+#include "hlo/verifier/verifier.h"
+
+namespace sharc::hlo {
+namespace text_internal {
+namespace {
+
+// Largest num_partitions / replica_count accepted (no mesh comes close).
+constexpr int64_t kMaxDeviceCount = kMaxDevices;
+
+int64_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<int64_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = static_cast<int64_t>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    int64_t diagonal = row[0];
+    row[0] = static_cast<int64_t>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      int64_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string_view ClosestName(std::string_view name,
+                             const std::vector<std::string_view>& candidates) {
+  if (name.size() > 64) return "";  // garbage, not a typo
+  std::string_view best;
+  int64_t best_distance = 0;
+  for (std::string_view c : candidates) {
+    int64_t d = EditDistance(name, c);
+    if (best.empty() || d < best_distance) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  int64_t limit = std::max<int64_t>(2, static_cast<int64_t>(name.size()) / 3);
+  return best_distance <= limit ? best : "";
+}
+
+SourceLocation HloParser::LocationOf(const Token& token) const {
+  SourceLocation loc;
+  loc.file = options_.filename;
+  loc.line = token.line;
+  loc.column = token.column;
+  return loc;
+}
+
+// ------------------------------------------------------------------ header
+
+absl::Status HloParser::ParseHeaderAttribute(Module* module, const Token& name) {
+  ModuleConfig& config = module->mutable_config();
+  std::string_view n = name.text;
+  auto device_count = [&](int64_t* out) -> absl::Status {
+    Token at = lexer_.Peek();
+    ASSIGN_OR_RETURN(int64_t v, ParseInt64(Cat("an integer for '", n, "'")));
+    if (v < 1 || v > kMaxDeviceCount) {
+      return ErrorAt(at, Cat("'", n, "' must be in [1, ", kMaxDeviceCount, "], found ", v));
+    }
+    *out = v;
+    return absl::OkStatus();
+  };
+  // `true`, `{true}` or `{true,false}`.
+  auto bool_list = [&](std::vector<bool>* out) -> absl::Status {
+    out->clear();
+    if (!TryConsume(TokenKind::kLbrace)) {
+      ASSIGN_OR_RETURN(bool b, ParseBool());
+      out->push_back(b);
+      return absl::OkStatus();
+    }
+    do {
+      ASSIGN_OR_RETURN(bool b, ParseBool());
+      out->push_back(b);
+    } while (TryConsume(TokenKind::kComma));
+    return Expect(TokenKind::kRbrace, "'}' or ','");
+  };
+  if (n == "num_partitions") return device_count(&config.num_partitions);
+  if (n == "replica_count") return device_count(&config.replica_count);
+  if (n == "allow_spmd_sharding_propagation_to_output") {
+    return bool_list(&config.allow_spmd_sharding_propagation_to_output);
+  }
+  if (n == "allow_spmd_sharding_propagation_to_parameters") {
+    return bool_list(&config.allow_spmd_sharding_propagation_to_parameters);
+  }
+  if (n == "is_scheduled" || n == "alias_passthrough_params") return ParseBool().status();
+  if (n == "entry_computation_layout" || n == "input_output_alias" || n == "buffer_donor" ||
+      n == "frontend_attributes") {
+    // Layouts, aliasing and donation are XLA runtime concerns sharc ignores.
+    if (lexer_.Peek().kind != TokenKind::kLbrace) return Expected("'{'");
+    return SkipBalanced().status();
+  }
+  if (n == "mesh") {
+    RETURN_IF_ERROR(Expect(TokenKind::kLbrace, "'{' to start the mesh"));
+    config.mesh.clear();
+    if (TryConsume(TokenKind::kRbrace)) return absl::OkStatus();
+    do {
+      ASSIGN_OR_RETURN(Token axis, ExpectName("a mesh axis name"));
+      for (const MeshAxis& a : config.mesh) {
+        if (a.name == axis.text) {
+          return ErrorAt(axis, Cat("mesh axis '", axis.text, "' appears twice"));
+        }
+      }
+      RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'=' after the mesh axis name"));
+      int64_t size;
+      RETURN_IF_ERROR(device_count(&size));
+      config.mesh.push_back(MeshAxis{std::string(axis.text), size});
+    } while (TryConsume(TokenKind::kComma));
+    return Expect(TokenKind::kRbrace, "'}' or ',' in the mesh");
+  }
+  return ErrorAt(name, Cat("unknown module attribute '", n, "'"));
+}
+
+absl::Status HloParser::ParseHeader(Module* module) {
+  if (!PeekKeyword("HloModule")) return Expected("'HloModule'");
+  lexer_.Next();
+  ASSIGN_OR_RETURN(Token name, ExpectName("a module name"));
+  module->set_name(std::string(name.text));
+  absl::flat_hash_set<std::string_view> seen;
+  while (TryConsume(TokenKind::kComma)) {
+    ASSIGN_OR_RETURN(Token attr, ExpectName("a module attribute name"));
+    if (!seen.insert(attr.text).second) {
+      return ErrorAt(attr, Cat("duplicate module attribute '", attr.text, "'"));
+    }
+    RETURN_IF_ERROR(Expect(TokenKind::kEqual, Cat("'=' after '", attr.text, "'")));
+    RETURN_IF_ERROR(ParseHeaderAttribute(module, attr));
+  }
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------------ instructions
+
+absl::StatusOr<std::vector<Instruction*>> HloParser::ParseOperands(Scope& scope) {
+  std::vector<Instruction*> operands;
+  if (TryConsume(TokenKind::kRparen)) return operands;
+  do {
+    // Older dumps write each operand's shape before its name.
+    std::optional<Shape> written_shape;
+    if (PeekShape()) {
+      ASSIGN_OR_RETURN(written_shape, ParseShape());
+    }
+    if (lexer_.Peek().kind != TokenKind::kName) return Expected("an operand name");
+    Token name = lexer_.Next();
+    auto it = scope.by_name.find(ToAbsl(name.text));
+    if (it == scope.by_name.end()) {
+      return ErrorAt(name, Cat("use of undefined value '%", name.text, "'"));
+    }
+    if (written_shape && *written_shape != it->second->shape()) {
+      return ErrorAt(name,
+                     Cat("operand '%", name.text, "' has shape ", it->second->shape().ToString(),
+                         " but is written as ", written_shape->ToString()));
+    }
+    operands.push_back(it->second);
+  } while (TryConsume(TokenKind::kComma));
+  RETURN_IF_ERROR(Expect(TokenKind::kRparen, "')' or ',' in the operand list"));
+  return operands;
+}
+
+absl::Status HloParser::ParseInstruction(Scope& scope) {
+  bool is_root = false;
+  Token root_token = lexer_.Peek();
+  if (PeekKeyword("ROOT")) {
+    Lexer::State saved = lexer_.Save();
+    lexer_.Next();
+    if (lexer_.Peek().kind == TokenKind::kName) {
+      is_root = true;
+    } else {
+      lexer_.Restore(saved);  // an instruction named ROOT
+    }
+  }
+  if (lexer_.Peek().kind != TokenKind::kName) {
+    return Expected(
+        Cat("an instruction name or '}' to end computation '%", scope.computation_name, "'"));
+  }
+  Token name = lexer_.Next();
+  if (auto it = scope.by_name.find(ToAbsl(name.text)); it != scope.by_name.end()) {
+    const SourceLocation& first = it->second->location();
+    return ErrorAt(name, Cat("duplicate instruction name '%", name.text, "' in computation '%",
+                             scope.computation_name, "' (first defined at ", first.line, ":",
+                             first.column, ")"));
+  }
+  RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'=' after the instruction name"));
+  ASSIGN_OR_RETURN(Shape shape, ParseShape());
+
+  if (lexer_.Peek().kind != TokenKind::kName || lexer_.Peek().has_percent) {
+    return Expected("an opcode");
+  }
+  Token opcode_token = lexer_.Next();
+  std::optional<Opcode> opcode = OpcodeFromName(opcode_token.text);
+  if (!opcode.has_value()) {
+    std::vector<std::string_view> names;
+    for (int i = 0; i < kNumOpcodes; ++i) names.push_back(OpcodeName(static_cast<Opcode>(i)));
+    std::string message = Cat("unknown opcode '", opcode_token.text, "'");
+    std::string_view suggestion = ClosestName(opcode_token.text, names);
+    if (!suggestion.empty()) Append(&message, "; did you mean '", suggestion, "'?");
+    return ErrorAt(opcode_token, message);
+  }
+  const OpDef& def = GetOpDef(*opcode);
+  std::string_view op_name = OpcodeName(*opcode);
+  RETURN_IF_ERROR(Expect(TokenKind::kLparen, Cat("'(' after '", op_name, "'")));
+
+  std::unique_ptr<Instruction> inst;
+  switch (def.syntax) {
+    case OperandSyntax::kParameterNumber: {
+      Token at = lexer_.Peek();
+      ASSIGN_OR_RETURN(int64_t number, ParseInt64("a parameter number"));
+      if (number < 0) return ErrorAt(at, "parameter number must not be negative");
+      RETURN_IF_ERROR(Expect(TokenKind::kRparen, "')' after the parameter number"));
+      inst = Instruction::CreateParameter(number, std::string(name.text), shape);
+      break;
+    }
+    case OperandSyntax::kLiteral: {
+      // Old form: the literal's shape repeated inside, `constant(f32[2] {1, 2})`.
+      if (PeekShape()) {
+        Token at = lexer_.Peek();
+        ASSIGN_OR_RETURN(Shape inner, ParseShape());
+        if (inner != shape) {
+          return ErrorAt(at, Cat("literal shape ", inner.ToString(),
+                                 " differs from the instruction's shape ", shape.ToString()));
+        }
+      }
+      ASSIGN_OR_RETURN(Literal literal, ParseLiteral(shape));
+      RETURN_IF_ERROR(Expect(TokenKind::kRparen, "')' after the literal"));
+      inst = Instruction::CreateConstant(std::string(name.text), std::move(literal));
+      break;
+    }
+    case OperandSyntax::kOperands: {
+      ASSIGN_OR_RETURN(std::vector<Instruction*> operands, ParseOperands(scope));
+      int64_t n = static_cast<int64_t>(operands.size());
+      if (n < def.min_operands || (def.max_operands >= 0 && n > def.max_operands)) {
+        std::string expected = def.max_operands < 0 ? Cat("at least ", def.min_operands)
+                               : def.min_operands == def.max_operands
+                                   ? Cat(def.min_operands)
+                                   : Cat(def.min_operands, " to ", def.max_operands);
+        return ErrorAt(opcode_token, Cat("'", op_name, "' takes ", expected, " operand",
+                                         expected == "1" ? "" : "s", ", found ", n));
+      }
+      inst = Instruction::Create(*opcode, std::string(name.text), shape, std::move(operands));
+      break;
+    }
+  }
+  inst->set_location(LocationOf(name));
+  RETURN_IF_ERROR(ParseInstructionAttributes(opcode_token, inst.get()));
+  if (is_root) {
+    if (scope.root != nullptr) {
+      return ErrorAt(root_token,
+                     Cat("computation '%", scope.computation_name,
+                         "' has a second ROOT (the first is '%", scope.root->name(), "')"));
+    }
+    scope.root = inst.get();
+  }
+  scope.by_name.emplace(std::string(name.text), inst.get());
+  scope.instructions.push_back(std::move(inst));
+  scope.name_tokens.push_back(name);
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------------ computations
+
+absl::Status HloParser::ParseComputation(Module* module, bool* is_entry, Computation** parsed) {
+  *is_entry = false;
+  if (PeekKeyword("ENTRY")) {
+    lexer_.Next();
+    *is_entry = true;
+  }
+  if (lexer_.Peek().kind != TokenKind::kName) return Expected("a computation name");
+  Token name = lexer_.Next();
+  if (computations_.contains(ToAbsl(name.text))) {
+    return ErrorAt(name, Cat("duplicate computation name '%", name.text, "'"));
+  }
+
+  // Optional signature `(p: shape, ...) -> shape`, checked once the body is known.
+  struct SignatureParam {
+    Token name;
+    Shape shape;
+  };
+  std::vector<SignatureParam> signature;
+  std::optional<Shape> signature_result;
+  Token signature_token = lexer_.Peek();
+  if (TryConsume(TokenKind::kLparen)) {
+    if (!TryConsume(TokenKind::kRparen)) {
+      do {
+        ASSIGN_OR_RETURN(Token pname, ExpectName("a parameter name"));
+        RETURN_IF_ERROR(Expect(TokenKind::kColon, "':' after the parameter name"));
+        ASSIGN_OR_RETURN(Shape pshape, ParseShape());
+        signature.push_back({pname, std::move(pshape)});
+      } while (TryConsume(TokenKind::kComma));
+      RETURN_IF_ERROR(Expect(TokenKind::kRparen, "')' or ',' in the signature"));
+    }
+    RETURN_IF_ERROR(Expect(TokenKind::kArrow, "'->' after the parameter list"));
+    ASSIGN_OR_RETURN(signature_result, ParseShape());
+  }
+
+  RETURN_IF_ERROR(Expect(TokenKind::kLbrace, "'{' to start the computation body"));
+  Scope scope;
+  scope.computation_name = std::string(name.text);
+  while (!TryConsume(TokenKind::kRbrace)) {
+    RETURN_IF_ERROR(ParseInstruction(scope));
+  }
+  if (scope.instructions.empty()) {
+    return ErrorAt(name, Cat("computation '%", name.text, "' has no instructions"));
+  }
+
+  // Parameter numbers must be 0..n-1, each once.
+  std::vector<size_t> params;
+  for (size_t i = 0; i < scope.instructions.size(); ++i) {
+    if (scope.instructions[i]->opcode() == Opcode::kParameter) params.push_back(i);
+  }
+  std::vector<Instruction*> by_number(params.size(), nullptr);
+  for (size_t i : params) {
+    Instruction* p = scope.instructions[i].get();
+    int64_t n = p->parameter_number();
+    if (n >= static_cast<int64_t>(params.size())) {
+      return ErrorAt(scope.name_tokens[i], Cat("parameter number ", n, " of computation '%",
+                                               name.text, "' is out of range: it has ",
+                                               params.size(), " parameters, numbered from 0"));
+    }
+    if (by_number[n] != nullptr) {
+      return ErrorAt(scope.name_tokens[i],
+                     Cat("parameter number ", n, " of computation '%", name.text,
+                         "' is already used by '%", by_number[n]->name(), "'"));
+    }
+    by_number[n] = p;
+  }
+
+  auto computation = std::make_unique<Computation>(std::string(name.text));
+  Instruction* last_instruction = scope.instructions.back().get();
+  for (auto& inst : scope.instructions) computation->AddInstruction(std::move(inst));
+  // Without a ROOT marker the last instruction is the root, as in XLA.
+  computation->set_root(scope.root != nullptr ? scope.root : last_instruction);
+
+  if (signature_result.has_value()) {
+    if (signature.size() != params.size()) {
+      return ErrorAt(signature_token,
+                     Cat("the signature of '%", name.text, "' has ", signature.size(),
+                         " parameters but its body has ", params.size()));
+    }
+    for (size_t i = 0; i < signature.size(); ++i) {
+      const Shape& actual = by_number[i]->shape();
+      if (actual != signature[i].shape) {
+        return ErrorAt(signature[i].name,
+                       Cat("parameter ", i, " of '%", name.text, "' has shape ", actual.ToString(),
+                           " but the signature says ", signature[i].shape.ToString()));
+      }
+    }
+    if (computation->root()->shape() != *signature_result) {
+      return ErrorAt(
+          signature_token,
+          Cat("the root of '%", name.text, "' has shape ", computation->root()->shape().ToString(),
+              " but the signature says ", signature_result->ToString()));
+    }
+  }
+  Computation* raw = module->AddComputation(std::move(computation));
+  computations_.emplace(std::string(name.text), raw);
+  *parsed = raw;
+
+  // `, execution_thread="..."` after the body: sharc has one thread.
+  if (TryConsume(TokenKind::kComma)) {
+    if (!PeekKeyword("execution_thread")) return Expected("'execution_thread'");
+    lexer_.Next();
+    RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'=' after 'execution_thread'"));
+    RETURN_IF_ERROR(Expect(TokenKind::kString, "a string"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Module>> HloParser::ParseModule() {
+  auto module = std::make_unique<Module>("");
+  RETURN_IF_ERROR(ParseHeader(module.get()));
+  if (lexer_.Peek().kind == TokenKind::kEof) return Expected("a computation");
+  Computation* entry = nullptr;
+  Computation* last = nullptr;
+  while (lexer_.Peek().kind != TokenKind::kEof) {
+    Token start = lexer_.Peek();
+    bool is_entry;
+    RETURN_IF_ERROR(ParseComputation(module.get(), &is_entry, &last));
+    if (is_entry) {
+      if (entry != nullptr) {
+        return ErrorAt(start,
+                       Cat("second ENTRY computation (the first is '%", entry->name(), "')"));
+      }
+      entry = last;
+    }
+  }
+  // Without an ENTRY marker the last computation is the entry, as in XLA.
+  module->set_entry(entry != nullptr ? entry : last);
+  return module;
+}
+
+absl::StatusOr<Shape> HloParser::ParseShapeOnly() {
+  ASSIGN_OR_RETURN(Shape shape, ParseShape());
+  RETURN_IF_ERROR(ExpectEnd());
+  return shape;
+}
+
+}  // namespace text_internal
+
+namespace {
+
+absl::Status CheckInputSize(std::string_view text, const ParseOptions& options) {
+  if (static_cast<int64_t>(text.size()) > options.max_input_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(options.filename, ":1:1: error: input is ",
+                                                   text.size(), " bytes, more than the limit of ",
+                                                   options.max_input_bytes, " bytes"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Module>> ParseModule(std::string_view text,
+                                                    const ParseOptions& options) {
+  RETURN_IF_ERROR(CheckInputSize(text, options));
+  text_internal::HloParser parser(text, options);
+  return parser.ParseModule();
+}
+
+absl::StatusOr<std::unique_ptr<Module>> ParseAndVerifyModule(std::string_view text,
+                                                             const ParseOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Module> module, ParseModule(text, options));
+  RETURN_IF_ERROR(VerifyModule(*module));
+  return module;
+}
+
+absl::StatusOr<Sharding> ParseSharding(std::string_view text) {
+  ParseOptions options;
+  options.filename = "<sharding>";
+  RETURN_IF_ERROR(CheckInputSize(text, options));
+  text_internal::HloParser parser(text, options);
+  return parser.ParseShardingOnly();
+}
+
+absl::StatusOr<Shape> ParseShape(std::string_view text) {
+  ParseOptions options;
+  options.filename = "<shape>";
+  RETURN_IF_ERROR(CheckInputSize(text, options));
+  text_internal::HloParser parser(text, options);
+  return parser.ParseShapeOnly();
+}
+
+}  // namespace sharc::hlo

@@ -1,0 +1,151 @@
+// Internal to hlo/text: the recursive-descent HLO text parser. Its methods are
+// spread over parser.cc (module, computations, instructions),
+// parse_values.cc (errors, integers, shapes, literals), parse_attributes.cc
+// (op attributes by AttrKind, generic attributes) and parse_sharding.cc.
+// Everything returns absl::Status; the first error ends the parse.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "hlo/ir/attribute.h"
+#include "hlo/ir/literal.h"
+#include "hlo/ir/module.h"
+#include "hlo/ir/shape.h"
+#include "hlo/ir/sharding.h"
+#include "hlo/ops/op_def.h"
+#include "hlo/text/lexer.h"
+#include "hlo/text/parser.h"
+
+namespace sharc::hlo::text_internal {
+
+// Tile assignments and iota replica groups larger than this are refused
+// before anything is allocated (no real mesh comes close).
+inline constexpr int64_t kMaxDevices = int64_t{1} << 20;
+
+// Debian's Abseil has its own absl::string_view type, which absl::StrCat,
+// StrSplit and SimpleAtoi take, and std::string_view does not convert to it.
+// These wrappers let the parser use std::string_view throughout.
+inline absl::string_view ToAbsl(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
+template <typename T>
+decltype(auto) ToAbslArg(const T& value) {
+  if constexpr (std::is_same_v<T, std::string_view>) {
+    return ToAbsl(value);
+  } else {
+    return (value);
+  }
+}
+template <typename... Args>
+std::string Cat(const Args&... args) {
+  return absl::StrCat(ToAbslArg(args)...);
+}
+template <typename... Args>
+void Append(std::string* out, const Args&... args) {
+  absl::StrAppend(out, ToAbslArg(args)...);
+}
+
+// The candidate closest to `name` by edit distance, if it is close enough to
+// be a plausible typo ("" otherwise). Used for "did you mean" hints.
+std::string_view ClosestName(std::string_view name,
+                             const std::vector<std::string_view>& candidates);
+
+class HloParser {
+ public:
+  HloParser(std::string_view text, const ParseOptions& options);
+
+  absl::StatusOr<std::unique_ptr<Module>> ParseModule();
+  // The whole input must be one sharding (resp. one shape).
+  absl::StatusOr<Sharding> ParseShardingOnly();
+  absl::StatusOr<Shape> ParseShapeOnly();
+
+ private:
+  // Names of one computation while its body is parsed; instructions are
+  // added to the Computation only once the body is complete and consistent.
+  struct Scope {
+    std::string computation_name;
+    std::vector<std::unique_ptr<Instruction>> instructions;
+    std::vector<Token> name_tokens;  // parallel to `instructions`, for errors
+    absl::flat_hash_map<std::string, Instruction*> by_name;
+    Instruction* root = nullptr;
+  };
+
+  // ---- errors and tokens (parse_values.cc)
+  // InvalidArgument "FILE:LINE:COL: error: MESSAGE" + source line + caret.
+  absl::Status ErrorAt(const Token& token, std::string_view message) const;
+  // "expected WHAT, found <next token>" at the next token (or the lexer's
+  // message if the next token is a lexical error).
+  absl::Status Expected(std::string_view what) const;
+  absl::Status Expect(TokenKind kind, std::string_view what);
+  bool TryConsume(TokenKind kind);
+  // The next token is the bare identifier `word` (not `%word`).
+  bool PeekKeyword(std::string_view word) const;
+  absl::StatusOr<Token> ExpectName(std::string_view what);
+  absl::StatusOr<int64_t> ParseInt64(std::string_view what);
+  absl::StatusOr<bool> ParseBool();
+  // `{1,2,3}` (or `[1,2,3]` when `open` is kLsquare); may be empty.
+  absl::StatusOr<std::vector<int64_t>> ParseIntList(TokenKind open, std::string_view what);
+  // Consumes one balanced (), {} or [] group starting at the next token and
+  // returns its source text, brackets included.
+  absl::StatusOr<std::string_view> SkipBalanced();
+  // Skips the value of an attribute sharc accepts and drops.
+  absl::Status SkipAttributeValue();
+  absl::Status ExpectEnd();
+
+  // ---- shapes and literals (parse_values.cc)
+  absl::StatusOr<Shape> ParseShape();
+  // True if the next tokens start a shape (`f32[`, `(`...).
+  bool PeekShape();
+  absl::StatusOr<Literal> ParseLiteral(const Shape& shape);
+  // Checks (out == nullptr) or fills (out != nullptr) a literal of `shape`.
+  absl::Status ScanLiteral(const Shape& shape, Literal* out);
+  absl::Status ScanArrayLiteral(const Shape& shape, Literal* out);
+  absl::Status ScanElement(PrimitiveType type, Literal* out, int64_t index);
+
+  // ---- shardings (parse_sharding.cc)
+  absl::StatusOr<Sharding> ParseSharding();
+  absl::StatusOr<Sharding> ParseSingleSharding();
+  absl::StatusOr<TileAssignment> ParseTileAssignment();
+  // The iota form after the dims of a tile assignment or replica groups:
+  // `<=[reshape]` with an optional `T(perm)`, checked against `dims`.
+  absl::Status ParseIotaForm(const std::vector<int64_t>& dims, std::vector<int64_t>* reshape,
+                             std::vector<int64_t>* perm);
+
+  // ---- attributes (parse_attributes.cc)
+  absl::StatusOr<AttrValue> ParseAttrValue(const AttrSpec& spec, const Token& name);
+  absl::StatusOr<IntListList> ParseSliceValue();
+  absl::StatusOr<IntListList> ParsePaddingValue();
+  absl::StatusOr<IntListList> ParseWindowValue();
+  absl::StatusOr<IntListList> ParseReplicaGroupsValue();
+  absl::StatusOr<IntListList> ParseIntListListValue(std::string_view what);
+  absl::StatusOr<Computation*> ParseComputationRef();
+  absl::Status ParseMetadata(OpMetadata* metadata);
+  // Parses `name=value` for a name outside the op's schema. Sets *handled to
+  // false if the name is not a generic attribute either.
+  absl::Status ParseGenericAttribute(const Token& name, Instruction* inst, bool* handled);
+  absl::Status ParseInstructionAttributes(const Token& opcode_token, Instruction* inst);
+
+  // ---- structure (parser.cc)
+  absl::Status ParseHeader(Module* module);
+  absl::Status ParseHeaderAttribute(Module* module, const Token& name);
+  absl::Status ParseComputation(Module* module, bool* is_entry, Computation** parsed);
+  absl::Status ParseInstruction(Scope& scope);
+  absl::StatusOr<std::vector<Instruction*>> ParseOperands(Scope& scope);
+  SourceLocation LocationOf(const Token& token) const;
+
+  const ParseOptions& options_;
+  Lexer lexer_;
+  absl::flat_hash_map<std::string, Computation*> computations_;
+};
+
+}  // namespace sharc::hlo::text_internal
