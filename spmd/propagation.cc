@@ -240,6 +240,14 @@ class Driver {
     return changed;
   }
 
+  // The graph does not change while propagating, so each computation's
+  // post order is computed once.
+  const std::vector<Instruction*>& CachedPostOrder(const Computation& comp) {
+    auto it = post_orders_.find(&comp);
+    if (it == post_orders_.end()) it = post_orders_.emplace(&comp, PostOrder(comp)).first;
+    return it->second;
+  }
+
   void RunToFixPoint(int aggressiveness) {
     state_.aggressiveness = aggressiveness;
     from_group_.clear();
@@ -250,7 +258,7 @@ class Driver {
     while (changed_last && guard++ < 1000) {
       changed_last = false;
       for (Computation* comp : state_.module->computations()) {
-        std::vector<Instruction*> order = PostOrder(*comp);
+        const std::vector<Instruction*>& order = CachedPostOrder(*comp);
         for (Instruction* inst : order) {
           if (!state_.group_of.contains(inst) || from_group_.contains(inst)) continue;
           if (state_.provided.contains(inst)) continue;
@@ -284,6 +292,7 @@ class Driver {
  private:
   State& state_;
   Cache from_group_, from_operands_, from_users_;
+  absl::flat_hash_map<const Computation*, std::vector<Instruction*>> post_orders_;
 };
 
 // Every member of a shard_as group ends with one sharding: the merge of all

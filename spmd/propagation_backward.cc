@@ -28,12 +28,12 @@ bool IsTarget(const Instruction& inst, const char* target) {
 }
 
 std::optional<Sharding> FromDotUser(const Instruction& inst, const Instruction& user,
-                                    int64_t index, bool may_combine) {
-  std::optional<Sharding> from_output = ProjectThrough(user, *user.sharding(), -1, index);
+                                    int64_t index, bool may_combine, State& state) {
+  std::optional<Sharding> from_output = ProjectThrough(user, *user.sharding(), -1, index, state);
   if (!from_output) return std::nullopt;
   const Instruction* other = user.operand(1 - index);
   if (!other->has_sharding() || !IsSpatiallyPartitioned(*other->sharding())) return from_output;
-  std::optional<Sharding> from_other = ProjectThrough(user, *other->sharding(), 1 - index, index);
+  std::optional<Sharding> from_other = ProjectThrough(user, *other->sharding(), 1 - index, index, state);
   if (!from_other) return from_output;
   // Whichever is more specific wins; compatible partial shardings merge.
   if (from_output->ReplicateOnLastTileDim() && from_other->ReplicateOnLastTileDim() &&
@@ -45,7 +45,7 @@ std::optional<Sharding> FromDotUser(const Instruction& inst, const Instruction& 
 }
 
 std::optional<Sharding> FromReduceUser(const Instruction& inst, const Instruction& user,
-                                       int64_t index) {
+                                       int64_t index, State& state) {
   if (inst.shape().rank() == 0) return std::nullopt;
   const int64_t n = user.operand_count() / 2;
   if (index >= n) return std::nullopt;
@@ -53,7 +53,7 @@ std::optional<Sharding> FromReduceUser(const Instruction& inst, const Instructio
   Sharding candidate = s;
   if (!s.IsTileMaximal()) {
     std::optional<Sharding> p = ProjectThrough(user, s, -1 - (user.shape().is_tuple() ? index : 0),
-                                               index);
+                                               index, state);
     if (!p) return std::nullopt;
     candidate = *p;
   }
@@ -99,7 +99,7 @@ std::optional<Sharding> ShardingFromUser(const Instruction& inst, const Instruct
   switch (user.opcode()) {
     case Opcode::kBroadcast:
       if (us.IsReplicated() || us.IsManual()) return us;
-      return ProjectThrough(user, us, -1, 0);
+      return ProjectThrough(user, us, -1, 0, state);
     case Opcode::kConcatenate:
       if (a == 0) return std::nullopt;
       return us;
@@ -109,7 +109,7 @@ std::optional<Sharding> ShardingFromUser(const Instruction& inst, const Instruct
       if (us.IsReplicated()) return us;
       if (user.opcode() == Opcode::kDynamicUpdateSlice && index == 0) return us;
       if (index > 1 || (user.opcode() == Opcode::kDynamicSlice && index > 0)) return std::nullopt;
-      return ProjectThrough(user, us, -1, index);
+      return ProjectThrough(user, us, -1, index, state);
     }
     case Opcode::kReduceWindow: {
       const int64_t n = user.operand_count() / 2;
@@ -124,7 +124,7 @@ std::optional<Sharding> ShardingFromUser(const Instruction& inst, const Instruct
     case Opcode::kSlice:
       return us;
     case Opcode::kTranspose:
-      return ProjectThrough(user, us, -1, 0);
+      return ProjectThrough(user, us, -1, 0, state);
     case Opcode::kReverse:
       return ReverseSharding(us, user.attr_ints("dimensions"));
     case Opcode::kTuple: {
@@ -139,20 +139,20 @@ std::optional<Sharding> ShardingFromUser(const Instruction& inst, const Instruct
     case Opcode::kGetTupleElement:
       return FromGetTupleElementUser(inst, user);
     case Opcode::kDot:
-      return FromDotUser(inst, user, index, may_combine);
+      return FromDotUser(inst, user, index, may_combine, state);
     case Opcode::kReduce:
-      return FromReduceUser(inst, user, index);
+      return FromReduceUser(inst, user, index, state);
     case Opcode::kGather:
-      return ProjectThrough(user, us, -1, index);
+      return ProjectThrough(user, us, -1, index, state);
     case Opcode::kScatter: {
       if (index == 0) return us;
       if (user.operand_count() != 3) return std::nullopt;
       if (index == 1) {
         const Instruction* update = user.operand(2);
         if (!update->has_sharding()) return std::nullopt;
-        return ProjectThrough(user, *update->sharding(), 2, 1);
+        return ProjectThrough(user, *update->sharding(), 2, 1, state);
       }
-      return ProjectThrough(user, us, -1, 2);
+      return ProjectThrough(user, us, -1, 2, state);
     }
     case Opcode::kCustomCall:
       if (IsTarget(user, "SPMDFullToShardShape") || IsTarget(user, "SPMDShardToFullShape"))

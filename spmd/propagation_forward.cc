@@ -91,7 +91,7 @@ bool InferDot(Instruction& inst, State& state) {
     const Instruction* op = inst.operand(i);
     if (!Spatial(op)) continue;
     std::optional<Sharding> projected =
-        op->sharding()->IsTileMaximal() ? op->sharding() : ProjectThrough(inst, *op->sharding(), i, -1);
+        op->sharding()->IsTileMaximal() ? op->sharding() : ProjectThrough(inst, *op->sharding(), i, -1, state);
     if (!projected) continue;
     from[i] = Improve(*projected, inst, may_combine, false);
   }
@@ -130,7 +130,7 @@ bool InferReduce(Instruction& inst, State& state) {
     if (!Spatial(op)) continue;
     Sharding candidate = Sharding::Replicated();
     if (!op->sharding()->IsReplicated()) {
-      std::optional<Sharding> projected = ProjectThrough(inst, *op->sharding(), i, -1);
+      std::optional<Sharding> projected = ProjectThrough(inst, *op->sharding(), i, -1, state);
       if (!projected) continue;
       candidate = *projected;
     }
@@ -212,7 +212,7 @@ bool InferFromOperands(Instruction& inst, State& state) {
       return InferCalledParameter(inst, state);
     case Opcode::kBroadcast: {
       if (a < 3 || !Spatial(op0) || op0->sharding()->IsReplicated()) return false;
-      std::optional<Sharding> s = ProjectThrough(inst, *op0->sharding(), 0, -1);
+      std::optional<Sharding> s = ProjectThrough(inst, *op0->sharding(), 0, -1, state);
       return s && MaybeImprove(*s, inst, may_combine, true, state, op0, How(inst));
     }
     case Opcode::kReshape: {
@@ -223,7 +223,7 @@ bool InferFromOperands(Instruction& inst, State& state) {
     case Opcode::kTranspose:
     case Opcode::kDynamicSlice: {
       if (!op0->has_sharding()) return false;
-      std::optional<Sharding> s = ProjectThrough(inst, *op0->sharding(), 0, -1);
+      std::optional<Sharding> s = ProjectThrough(inst, *op0->sharding(), 0, -1, state);
       return s && MaybeImprove(*s, inst, may_combine, true, state, op0, How(inst));
     }
     case Opcode::kReduce:
@@ -260,7 +260,7 @@ bool InferFromOperands(Instruction& inst, State& state) {
       bool changed = false;
       const Instruction* update = inst.operand(1);
       if (update->has_sharding()) {
-        if (std::optional<Sharding> s = ProjectThrough(inst, *update->sharding(), 1, -1)) {
+        if (std::optional<Sharding> s = ProjectThrough(inst, *update->sharding(), 1, -1, state)) {
           changed |= MaybeImprove(*s, inst, may_combine, true, state, update, How(inst));
         }
       }
@@ -313,7 +313,7 @@ bool InferFromOperands(Instruction& inst, State& state) {
       for (int64_t i : {1, 0}) {
         const Instruction* op = inst.operand(i);
         if (!Spatial(op)) continue;
-        if (std::optional<Sharding> s = ProjectThrough(inst, *op->sharding(), i, -1)) {
+        if (std::optional<Sharding> s = ProjectThrough(inst, *op->sharding(), i, -1, state)) {
           changed |= MaybeImprove(*s, inst, may_combine, false, state, op, How(inst));
         }
       }
@@ -328,7 +328,7 @@ bool InferFromOperands(Instruction& inst, State& state) {
       if (inst.operand_count() == 3 && (Spatial(inst.operand(1)) || Spatial(inst.operand(2)))) {
         const Instruction* update = inst.operand(2);
         if (Spatial(update)) {
-          if (std::optional<Sharding> s = ProjectThrough(inst, *update->sharding(), 2, -1)) {
+          if (std::optional<Sharding> s = ProjectThrough(inst, *update->sharding(), 2, -1, state)) {
             changed |= MaybeImprove(*s, inst, may_combine, false, state, update, How(inst));
           }
         }

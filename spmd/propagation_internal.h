@@ -4,6 +4,7 @@
 // (from users), propagation.cc (the driver).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "hlo/ir/module.h"
 #include "spmd/propagation.h"
+#include "spmd/sharding_rule.h"
 
 namespace sharc::spmd::internal {
 
@@ -29,6 +31,10 @@ struct State {
   absl::flat_hash_map<const hlo::Instruction*, std::pair<bool, int64_t>> group_of;
   PropagationResult* result = nullptr;
   int aggressiveness = 0;
+  // Factor rules by instruction, built on first use (rules only depend on
+  // shapes and attributes, which propagation never changes).
+  absl::flat_hash_map<const hlo::Instruction*, std::unique_ptr<ShardingRule>> rules;
+  const ShardingRule* RuleOf(const hlo::Instruction& inst);
 
   bool AllowToOutput() const {
     for (bool b : allow_to_output)
@@ -69,7 +75,7 @@ hlo::Sharding ReverseSharding(const hlo::Sharding& sharding, const std::vector<i
 // Indices: -1 = result (leaf `result_index`), >= 0 = that operand.
 std::optional<hlo::Sharding> ProjectThrough(const hlo::Instruction& inst,
                                             const hlo::Sharding& sharding, int64_t from_index,
-                                            int64_t to_index);
+                                            int64_t to_index, State& state);
 
 // --- directions ---
 bool InferFromOperands(hlo::Instruction& inst, State& state);

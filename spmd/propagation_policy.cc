@@ -139,7 +139,7 @@ bool MergeInto(const Sharding& current, Sharding& candidate, bool may_combine) {
     return any;
   }
   if (may_combine && candidate.ReplicateOnLastTileDim() && current.ReplicateOnLastTileDim() &&
-      candidate.Devices().size() == current.Devices().size()) {
+      candidate.tile_assignment().num_devices() == current.tile_assignment().num_devices()) {
     if (std::optional<Sharding> merged = MergeCompatible(current, candidate)) {
       candidate = *merged;
       return true;
@@ -206,10 +206,19 @@ Sharding ReverseSharding(const Sharding& sharding, const std::vector<int64_t>& d
                          sharding.subgroup_types());
 }
 
-std::optional<Sharding> ProjectThrough(const Instruction& inst, const Sharding& sharding,
-                                       int64_t from_index, int64_t to_index) {
+const ShardingRule* State::RuleOf(const Instruction& inst) {
+  auto it = rules.find(&inst);
+  if (it != rules.end()) return it->second.get();
   absl::StatusOr<ShardingRule> rule = GetShardingRule(inst);
-  if (!rule.ok() || rule->kind != ShardingRule::Kind::kFactors) return std::nullopt;
+  std::unique_ptr<ShardingRule>& slot = rules[&inst];
+  if (rule.ok()) slot = std::make_unique<ShardingRule>(*std::move(rule));
+  return slot.get();
+}
+
+std::optional<Sharding> ProjectThrough(const Instruction& inst, const Sharding& sharding,
+                                       int64_t from_index, int64_t to_index, State& state) {
+  const ShardingRule* rule = state.RuleOf(inst);
+  if (rule == nullptr || rule->kind != ShardingRule::Kind::kFactors) return std::nullopt;
   auto dims_of = [&](int64_t index) -> const DimFactors* {
     if (index < 0) {
       size_t leaf = static_cast<size_t>(-index - 1);

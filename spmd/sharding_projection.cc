@@ -61,6 +61,19 @@ std::optional<Sharding> ProjectSharding(const Sharding& from_sharding, const Dim
   if (!from_sharding.IsTiled()) return std::nullopt;
   const int64_t from_rank = from_sharding.TiledDataRank();
   if (from_rank != static_cast<int64_t>(from.size())) return std::nullopt;
+  // Same factors in the same dims (pointwise ops, pass-through dims of
+  // slices and pads): the sharding carries over unchanged, unless a
+  // need-replication factor is split.
+  if (from == to) {
+    bool identity = true;
+    for (int64_t d = 0; d < from_rank && identity; ++d) {
+      const std::vector<int64_t>& f = from[static_cast<size_t>(d)];
+      if (from_sharding.TileCount(d) == 1) continue;
+      identity = f.size() == 1 &&
+                 rule.factors[static_cast<size_t>(f[0])].kind != FactorKind::kNeedReplication;
+    }
+    if (identity) return from_sharding;
+  }
 
   // 1. The from array as axes.
   std::vector<Axis> axes;
@@ -131,8 +144,10 @@ std::optional<Sharding> ProjectSharding(const Sharding& from_sharding, const Dim
     out_dims.push_back(replicated);
     subgroups.push_back(SubgroupType::kReplicated);
   }
-  TileAssignment split = tiles.Reshaped(axis_dims);
-  TileAssignment moved = split.Transposed(perm).Reshaped(out_dims);
+  bool identity_perm = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity_perm &= perm[i] == static_cast<int64_t>(i);
+  TileAssignment moved = identity_perm ? tiles.Reshaped(out_dims)
+                                       : tiles.Reshaped(axis_dims).Transposed(perm).Reshaped(out_dims);
   return Sharding::Tiled(std::move(moved), std::move(subgroups));
 }
 

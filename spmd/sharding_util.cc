@@ -101,7 +101,7 @@ std::optional<Sharding> MergeCompatible(const Sharding& a, const Sharding& b) {
   if (!a.ReplicateOnLastTileDim() || !b.ReplicateOnLastTileDim()) return std::nullopt;
   if (a.HasManualSubgroup() || b.HasManualSubgroup()) return std::nullopt;
   if (a.TiledDataRank() != b.TiledDataRank()) return std::nullopt;
-  if (a.Devices() != b.Devices()) return std::nullopt;
+  if (a.tile_assignment().num_devices() != b.tile_assignment().num_devices()) return std::nullopt;
   const int64_t rank = a.TiledDataRank();
   std::vector<int64_t> dims(static_cast<size_t>(rank));
   for (int64_t d = 0; d < rank; ++d) {
@@ -111,7 +111,7 @@ std::optional<Sharding> MergeCompatible(const Sharding& a, const Sharding& b) {
   }
   int64_t merged_tiles = 1;
   for (int64_t t : dims) merged_tiles *= t;
-  const int64_t num_devices = static_cast<int64_t>(a.Devices().size());
+  const int64_t num_devices = a.tile_assignment().num_devices();
   if (merged_tiles <= a.NumTiles() && merged_tiles <= b.NumTiles()) return std::nullopt;
   if (num_devices % merged_tiles != 0) return std::nullopt;
   const int64_t group = num_devices / merged_tiles;
