@@ -28,6 +28,13 @@ std::vector<Computation*> Module::computations() const {
   return out;
 }
 
+void Module::ReorderComputations(const std::vector<int64_t>& order) {
+  std::vector<std::unique_ptr<Computation>> reordered;
+  reordered.reserve(order.size());
+  for (int64_t i : order) reordered.push_back(std::move(computations_[static_cast<size_t>(i)]));
+  computations_ = std::move(reordered);
+}
+
 Computation* Module::FindComputation(std::string_view name) const {
   for (const auto& p : computations_) {
     if (p->name() == name) return p.get();

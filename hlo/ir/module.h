@@ -40,6 +40,8 @@ class Module {
   // Removes a computation that nothing calls.
   void RemoveComputation(Computation* computation);
   std::vector<Computation*> computations() const;
+  // Reorders computations: new position i holds old computation order[i].
+  void ReorderComputations(const std::vector<int64_t>& order);
   Computation* FindComputation(std::string_view name) const;
   Computation* entry() const { return entry_; }
   void set_entry(Computation* entry) { entry_ = entry; }

@@ -1,0 +1,246 @@
+#include "spmd/partition/reshard.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "hlo/base/status_macros.h"
+#include "spmd/sharding_util.h"
+
+namespace sharc::spmd {
+
+using hlo::Instruction;
+using hlo::Shape;
+using hlo::Sharding;
+
+namespace {
+
+// Maximal and unknown shardings hold whole values like replicated ones: in a
+// partitioned program every device computes them.
+Sharding AsDataLayout(const Sharding& s) {
+  if (s.IsMaximal() || s.IsUnknown()) return Sharding::Replicated();
+  return s;
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Replicated -> tiled: pad to whole tiles, then take this device's tile.
+Instruction* SliceToTiled(LocalBuilder& b, Instruction* full, const Shape& global,
+                          const Sharding& to) {
+  Shape shard = to.ShardShape(global);
+  std::vector<int64_t> high(static_cast<size_t>(global.rank()), 0);
+  for (int64_t d = 0; d < global.rank(); ++d) {
+    high[d] = shard.dim(d) * to.TileCount(d) - global.dim(d);
+  }
+  Instruction* padded = b.PadHigh(full, high);
+  std::vector<Instruction*> starts;
+  for (int64_t d = 0; d < global.rank(); ++d) {
+    starts.push_back(to.TileCount(d) == 1
+                         ? b.ConstantS32(0)
+                         : b.PerDeviceValue(TileOffsets(to, global, d, b.num_devices()), "offset"));
+  }
+  return b.DynamicSlice(padded, starts, shard.dims());
+}
+
+// Gathers the tiles of `dims` inside their device groups; afterwards those
+// dims are whole (padding sliced off).
+Instruction* GatherDims(LocalBuilder& b, Instruction* local, const Shape& global,
+                        const Sharding& from, std::vector<int64_t> dims) {
+  Sharding current = from;
+  // Minor dims first, as XLA does.
+  std::sort(dims.rbegin(), dims.rend());
+  for (int64_t d : dims) {
+    if (current.TileCount(d) == 1) continue;
+    Instruction* gathered = b.AllGather(local, d, GroupsAlongDims(current, {d}));
+    std::vector<int64_t> limits = gathered->shape().dims();
+    limits[d] = global.dim(d);
+    local = b.Slice(gathered, limits);
+    current = ReplicateDims(current, {d});
+  }
+  return local;
+}
+
+std::optional<Instruction*> TryCollectivePermute(LocalBuilder& b, Instruction* local,
+                                                 const Sharding& from, const Sharding& to) {
+  if (from.tile_assignment().dims() != to.tile_assignment().dims() ||
+      from.subgroup_types() != to.subgroup_types()) {
+    return std::nullopt;
+  }
+  const auto& src = from.tile_assignment().devices();
+  const auto& dst = to.tile_assignment().devices();
+  if (src == dst) return local;
+  std::vector<std::vector<int64_t>> pairs;
+  for (size_t i = 0; i < src.size(); ++i) pairs.push_back({src[i], dst[i]});
+  std::sort(pairs.begin(), pairs.end());
+  return b.CollectivePermute(local, pairs);
+}
+
+// Each device's tile under `to` lies inside its tile under `from`: slice it
+// out locally.
+Instruction* LocalSlice(LocalBuilder& b, Instruction* local, const Shape& global,
+                        const Sharding& from, const Sharding& to) {
+  Shape to_shard = to.ShardShape(global);
+  std::vector<int64_t> high(static_cast<size_t>(global.rank()), 0);
+  std::vector<Instruction*> starts;
+  for (int64_t d = 0; d < global.rank(); ++d) {
+    std::vector<int64_t> table(static_cast<size_t>(b.num_devices()), 0);
+    for (int64_t p = 0; p < b.num_devices(); ++p) {
+      table[p] = to.TileOffset(global, p)[d] - from.TileOffset(global, p)[d];
+    }
+    // Padding positions may lie past the old tile: pad so the slice never
+    // runs off the buffer (dynamic-slice would clamp and shift the data).
+    high[d] = to_shard.dim(d);
+    starts.push_back(b.PerDeviceValue(table, "offset"));
+  }
+  Instruction* padded = b.PadHigh(local, high);
+  return b.DynamicSlice(padded, starts, to_shard.dims());
+}
+
+// A split of n tiles moving from dim `a` to dim `c` with the same devices in
+// the same order: one all-to-all.
+std::optional<Instruction*> TryAllToAll(LocalBuilder& b, Instruction* local, const Shape& global,
+                                        const Sharding& from, const Sharding& to) {
+  if (!from.IsTiled() || !to.IsTiled() || from.subgroup_types() != to.subgroup_types()) {
+    return std::nullopt;
+  }
+  if (from.tile_assignment().devices() != to.tile_assignment().devices()) return std::nullopt;
+  const int64_t rank = global.rank();
+  int64_t a = -1, c = -1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (from.TileCount(d) == to.TileCount(d)) continue;
+    if (from.TileCount(d) > 1 && to.TileCount(d) == 1 && a < 0) {
+      a = d;
+    } else if (from.TileCount(d) == 1 && to.TileCount(d) > 1 && c < 0) {
+      c = d;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (a < 0 || c < 0 || from.TileCount(a) != to.TileCount(c)) return std::nullopt;
+  const int64_t n = from.TileCount(a);
+  if (global.dim(a) % n != 0 || global.dim(c) % n != 0) return std::nullopt;
+  // Devices must be laid out identically: no tiled dim between a and c.
+  for (int64_t d = std::min(a, c) + 1; d < std::max(a, c); ++d) {
+    if (from.TileCount(d) != 1) return std::nullopt;
+  }
+  std::vector<std::vector<int64_t>> groups = GroupsAlongDims(from, {a});
+  // local: [.., A/n (a), .., C (c), ..] -> split c into (n, C/n), bring n to
+  // front, exchange, and merge n into a.
+  std::vector<int64_t> dims = local->shape().dims();
+  std::vector<int64_t> split;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == c) {
+      split.push_back(n);
+      split.push_back(dims[d] / n);
+    } else {
+      split.push_back(dims[d]);
+    }
+  }
+  Instruction* x = b.Reshape(local, split);
+  // In `split`, axis c is the n-way chunk index and a's axis is a (a < c)
+  // or a + 1 (a > c). Bring the chunk axis to the front and exchange.
+  std::vector<int64_t> to_front{c};
+  for (int64_t i = 0; i <= rank; ++i)
+    if (i != c) to_front.push_back(i);
+  x = b.Transpose(x, to_front);
+  x = b.AllToAll(x, 0, groups);
+  // Axis 0 now indexes the source device, i.e. the tile along a: put it just
+  // in front of a's axis and merge the two (chunk index major).
+  const int64_t a_split = a < c ? a : a + 1;
+  int64_t a_pos = 0;  // position of a's axis after the transpose above
+  for (size_t i = 0; i < to_front.size(); ++i)
+    if (to_front[i] == a_split) a_pos = static_cast<int64_t>(i);
+  std::vector<int64_t> back;
+  for (int64_t i = 1; i <= rank; ++i) {
+    if (i == a_pos) back.push_back(0);
+    back.push_back(i);
+  }
+  x = b.Transpose(x, back);
+  return b.Reshape(x, to.ShardShape(global).dims());
+}
+
+}  // namespace
+
+std::vector<std::vector<int64_t>> GroupsAlongDims(const Sharding& sharding,
+                                                  const std::vector<int64_t>& dims) {
+  const hlo::TileAssignment& t = sharding.tile_assignment();
+  std::map<std::vector<int64_t>, std::vector<int64_t>> groups;
+  std::vector<int64_t> index(static_cast<size_t>(t.num_dims()), 0);
+  for (size_t k = 0; k < t.devices().size(); ++k) {
+    std::vector<int64_t> key = index;
+    for (int64_t d : dims) key[d] = 0;
+    groups[key].push_back(t.devices()[k]);
+    hlo::NextIndex(t.dims(), index);
+  }
+  std::vector<std::vector<int64_t>> out;
+  for (auto& [key, members] : groups) out.push_back(std::move(members));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<int64_t> TileOffsets(const Sharding& sharding, const Shape& shape, int64_t dim,
+                                 int64_t num_devices) {
+  std::vector<int64_t> table(static_cast<size_t>(num_devices), 0);
+  for (int64_t p = 0; p < num_devices; ++p) table[p] = sharding.TileOffset(shape, p)[dim];
+  return table;
+}
+
+absl::StatusOr<Instruction*> Reshard(LocalBuilder& b, Instruction* local, const Shape& global,
+                                     const Sharding& from_in, const Sharding& to_in) {
+  if (global.is_tuple()) {
+    std::vector<Instruction*> elements;
+    for (int64_t i = 0; i < global.tuple_size(); ++i) {
+      const Shape& elem_global = global.tuple_shape(i);
+      auto gte = Instruction::Create(hlo::Opcode::kGetTupleElement, b.FreshName("get-tuple-element"),
+                                     local->shape().tuple_shape(i), {local});
+      gte->set_attr("index", i);
+      Instruction* elem = b.Add(std::move(gte));
+      ASSIGN_OR_RETURN(Instruction* r, Reshard(b, elem, elem_global, from_in.ElementSharding(global, i),
+                                               to_in.ElementSharding(global, i)));
+      elements.push_back(r);
+    }
+    std::vector<Shape> shapes;
+    for (Instruction* e : elements) shapes.push_back(e->shape());
+    return b.Add(Instruction::Create(hlo::Opcode::kTuple, b.FreshName("tuple"),
+                                     Shape::Tuple(shapes), elements));
+  }
+  Sharding from = AsDataLayout(from_in), to = AsDataLayout(to_in);
+  if (from == to) return local;
+  if (from.IsManual() || to.IsManual()) {
+    if (from.IsManual() && to.IsManual()) return local;
+    return absl::UnimplementedError(absl::StrCat("cannot reshard between ", from.ToString(),
+                                                 " and ", to.ToString(),
+                                                 " outside a manual region boundary"));
+  }
+  if (to.IsReplicated()) {
+    std::vector<int64_t> all;
+    for (int64_t d = 0; d < global.rank(); ++d) all.push_back(d);
+    return GatherDims(b, local, global, from, all);
+  }
+  if (from.IsReplicated()) return SliceToTiled(b, local, global, to);
+  if (std::optional<Instruction*> p = TryCollectivePermute(b, local, from, to)) return *p;
+  if (IsSubTilingOrEqual(global, to, from)) return LocalSlice(b, local, global, from, to);
+  if (std::optional<Instruction*> a = TryAllToAll(b, local, global, from, to)) return *a;
+  // Gather the dims whose tiling `to` does not refine, then slice locally
+  // (or permute) to reach `to`.
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < global.rank(); ++d) {
+    if (to.TileCount(d) % from.TileCount(d) != 0) dims.push_back(d);
+  }
+  if (!dims.empty()) {
+    Instruction* gathered = GatherDims(b, local, global, from, dims);
+    Sharding partial = ReplicateDims(from, dims);
+    if (partial == to) return gathered;
+    if (std::optional<Instruction*> p = TryCollectivePermute(b, gathered, partial, to)) return *p;
+    if (IsSubTilingOrEqual(global, to, partial)) return LocalSlice(b, gathered, global, partial, to);
+    local = gathered;
+    from = partial;
+  }
+  // Whatever is left: through the whole value.
+  std::vector<int64_t> all;
+  for (int64_t d = 0; d < global.rank(); ++d) all.push_back(d);
+  Instruction* full = GatherDims(b, local, global, from, all);
+  return SliceToTiled(b, full, global, to);
+}
+
+}  // namespace sharc::spmd
