@@ -188,7 +188,10 @@ class Driver {
       Instruction* caller = caller_it->second;
       const bool is_root = inst.parent()->root() == &inst;
       const bool is_param = inst.opcode() == Opcode::kParameter;
-      if (is_root || is_param) {
+      // A while's condition root (its pred) is not tied to the loop value.
+      const bool condition_root = is_root && caller->opcode() == Opcode::kWhile &&
+                                  caller->attr_computation("condition") == inst.parent();
+      if ((is_root || is_param) && !condition_root) {
         if (caller->opcode() == Opcode::kWhile) {
           targets.push_back(caller);
           for (Instruction* r : RelatedTo(*caller)) targets.push_back(r);

@@ -62,7 +62,8 @@ std::optional<Sharding> FromReduceUser(const Instruction& inst, const Instructio
     if (i == index || !other->has_sharding()) continue;
     if (candidate.IsReplicated() && other->sharding()->IsTiled()) {
       candidate = *other->sharding();
-    } else if (std::optional<Sharding> merged = MergeCompatible(candidate, *other->sharding())) {
+    } else if (std::optional<Sharding> merged =
+                   MergeCompatible(candidate, *other->sharding(), /*b_may_be_tiled=*/true)) {
       candidate = *merged;
     }
   }

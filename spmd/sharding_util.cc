@@ -96,9 +96,10 @@ std::vector<int64_t> GroupAt(const Sharding& s, const std::vector<int64_t>& inde
 
 }  // namespace
 
-std::optional<Sharding> MergeCompatible(const Sharding& a, const Sharding& b) {
+std::optional<Sharding> MergeCompatible(const Sharding& a, const Sharding& b, bool b_may_be_tiled) {
   if (!a.IsTiled() || !b.IsTiled()) return std::nullopt;
-  if (!a.ReplicateOnLastTileDim() || !b.ReplicateOnLastTileDim()) return std::nullopt;
+  if (!a.ReplicateOnLastTileDim()) return std::nullopt;
+  if (!b.ReplicateOnLastTileDim() && !b_may_be_tiled) return std::nullopt;
   if (a.HasManualSubgroup() || b.HasManualSubgroup()) return std::nullopt;
   if (a.TiledDataRank() != b.TiledDataRank()) return std::nullopt;
   if (a.tile_assignment().num_devices() != b.tile_assignment().num_devices()) return std::nullopt;

@@ -25,7 +25,10 @@ bool IsSubTilingOrEqual(const hlo::Shape& shape, const hlo::Sharding& candidate,
 // tiled dims do not conflict: tile counts are the per-dim maxima and each
 // merged tile is held by the devices both shardings put there. Returns
 // nothing if they conflict or the merge would not add tiles.
-std::optional<hlo::Sharding> MergeCompatible(const hlo::Sharding& a, const hlo::Sharding& b);
+// With `b_may_be_tiled`, `b` may also be fully tiled (XLA's
+// MergeShardingIfCompatible, where only the destination `a` must be partial).
+std::optional<hlo::Sharding> MergeCompatible(const hlo::Sharding& a, const hlo::Sharding& b,
+                                             bool b_may_be_tiled = false);
 
 // True if every data dim of `shape` is divisible by its tile count.
 bool EvenlyDivides(const hlo::Shape& shape, const hlo::Sharding& sharding);

@@ -1,0 +1,226 @@
+// Golden tests for sharding propagation through gather and scatter (the
+// basic passthrough cases: operand passthrough dims, index passthrough dims,
+// update window dims). Expected values are what XLA's GSPMD
+// (ShardingPropagation, is_spmd=true) produces; see
+// ../shared/reference/xla_gspmd.md Part B.
+#include <source_location>
+#include <string>
+#include <string_view>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "hlo/text/parser.h"
+#include "spmd/propagation.h"
+#include "tests/testlib/status_matchers.h"
+
+namespace sharc::spmd {
+namespace {
+
+using ::testing::HasSubstr;
+
+const hlo::Instruction* FindInstruction(const hlo::Module& module, std::string_view name) {
+  for (const hlo::Computation* comp : module.computations()) {
+    if (const hlo::Instruction* inst = comp->FindInstruction(name)) return inst;
+  }
+  return nullptr;
+}
+
+// Checks `name`'s sharding against `expected` by meaning (device arrays, not
+// spelling).
+void ExpectSharding(const hlo::Module& module, std::string_view name, std::string_view expected,
+                    std::source_location loc = std::source_location::current()) {
+  ::testing::ScopedTrace trace(loc.file_name(), static_cast<int>(loc.line()), "ExpectSharding");
+  absl::StatusOr<hlo::Sharding> want = hlo::ParseSharding(expected);
+  ASSERT_TRUE(want.ok()) << want.status();
+  const hlo::Instruction* inst = FindInstruction(module, name);
+  ASSERT_NE(inst, nullptr) << "no instruction named " << name;
+  ASSERT_TRUE(inst->has_sharding()) << name << " has no sharding\n" << module.ToString();
+  EXPECT_TRUE(*inst->sharding() == *want)
+      << name << ": got " << inst->sharding()->ToString() << ", expected " << want->ToString()
+      << "\n"
+      << module.ToString();
+}
+
+void ExpectNoSharding(const hlo::Module& module, std::string_view name,
+                      std::source_location loc = std::source_location::current()) {
+  ::testing::ScopedTrace trace(loc.file_name(), static_cast<int>(loc.line()), "ExpectNoSharding");
+  const hlo::Instruction* inst = FindInstruction(module, name);
+  ASSERT_NE(inst, nullptr) << "no instruction named " << name;
+  EXPECT_FALSE(inst->has_sharding())
+      << name << " got " << inst->sharding()->ToString() << "\n"
+      << module.ToString();
+}
+
+class GatherScatterPropagationTest : public ::testing::Test {
+ protected:
+  // Parses, verifies and propagates `text`.
+  ::testing::AssertionResult Run(std::string_view text) {
+    absl::StatusOr<std::unique_ptr<hlo::Module>> parsed = hlo::ParseAndVerifyModule(text);
+    if (!parsed.ok()) return ::testing::AssertionFailure() << parsed.status();
+    module_ = *std::move(parsed);
+    absl::StatusOr<PropagationResult> result = PropagateShardings(*module_);
+    if (!result.ok()) return ::testing::AssertionFailure() << result.status();
+    result_ = *std::move(result);
+    return ::testing::AssertionSuccess();
+  }
+  const hlo::Module& module() const { return *module_; }
+
+  std::unique_ptr<hlo::Module> module_;
+  PropagationResult result_;
+};
+
+// Row gather: operand f32[32,16], indices s32[8,1] -> f32[8,16]. Output dim 0
+// is the index batch dim, output dim 1 the operand's (whole) dim 1.
+
+TEST_F(GatherScatterPropagationTest, GatherForwardOperandPassthroughDim) {
+  ASSERT_TRUE(Run(R"(
+HloModule gather_operand, allow_spmd_sharding_propagation_to_output={true}, num_partitions=4
+
+ENTRY %main {
+  %op = f32[32,16] parameter(0), sharding={devices=[1,4]0,1,2,3}
+  %idx = s32[8,1] parameter(1)
+  %g = f32[8,16] gather(%op, %idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
+  ROOT %out = f32[8,16] copy(%g)
+}
+)"));
+  ExpectSharding(module(), "g", "{devices=[1,4]0,1,2,3}");
+  ExpectSharding(module(), "out", "{devices=[1,4]0,1,2,3}");
+}
+
+TEST_F(GatherScatterPropagationTest, GatherForwardIndexPassthroughDim) {
+  ASSERT_TRUE(Run(R"(
+HloModule gather_index, allow_spmd_sharding_propagation_to_output={true}, num_partitions=4
+
+ENTRY %main {
+  %op = f32[32,16] parameter(0)
+  %idx = s32[8,1] parameter(1), sharding={devices=[4,1]3,2,1,0}
+  %g = f32[8,16] gather(%op, %idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
+  ROOT %out = f32[8,16] copy(%g)
+}
+)"));
+  ExpectSharding(module(), "g", "{devices=[4,1]3,2,1,0}");
+}
+
+// Index passthrough (rows {0,1},{2,3}) and operand passthrough (columns
+// {0,2},{1,3}) partial shardings merge into one full tiling.
+TEST_F(GatherScatterPropagationTest, GatherMergesIndexAndOperandShardings) {
+  ASSERT_TRUE(Run(R"(
+HloModule gather_merge, allow_spmd_sharding_propagation_to_output={true}, num_partitions=4
+
+ENTRY %main {
+  %op = f32[32,16] parameter(0), sharding={devices=[1,2,2]0,2,1,3 last_tile_dim_replicate}
+  %idx = s32[8,1] parameter(1), sharding={devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}
+  %g = f32[8,16] gather(%op, %idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
+  ROOT %out = f32[8,16] copy(%g)
+}
+)"));
+  ExpectSharding(module(), "g", "{devices=[2,2]0,1,2,3}");
+}
+
+TEST_F(GatherScatterPropagationTest, GatherBackwardToIndices) {
+  ASSERT_TRUE(Run(R"(
+HloModule gather_bwd_index, allow_spmd_sharding_propagation_to_output={true}, num_partitions=4
+
+ENTRY %main {
+  %op = f32[32,16] parameter(0)
+  %p1 = s32[8,1] parameter(1)
+  %idx = s32[8,1] copy(%p1)
+  %g = f32[8,16] gather(%op, %idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
+  %hint = f32[8,16] copy(%g), sharding={devices=[4,1]0,1,2,3}
+  ROOT %out = f32[8,16] copy(%hint)
+}
+)"));
+  ExpectSharding(module(), "g", "{devices=[4,1]0,1,2,3}");
+  ExpectSharding(module(), "idx", "{devices=[4,1]0,1,2,3}");
+}
+
+TEST_F(GatherScatterPropagationTest, GatherBackwardToOperandPassthroughDim) {
+  ASSERT_TRUE(Run(R"(
+HloModule gather_bwd_operand, allow_spmd_sharding_propagation_to_output={true}, num_partitions=4
+
+ENTRY %main {
+  %p0 = f32[32,16] parameter(0)
+  %op = f32[32,16] copy(%p0)
+  %idx = s32[8,1] parameter(1)
+  %g = f32[8,16] gather(%op, %idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
+  %hint = f32[8,16] copy(%g), sharding={devices=[1,4]0,1,2,3}
+  ROOT %out = f32[8,16] copy(%hint)
+}
+)"));
+  ExpectSharding(module(), "op", "{devices=[1,4]0,1,2,3}");
+}
+
+// Scatter of rows: operand f32[32,16], indices s32[8,1], updates f32[8,16].
+
+TEST_F(GatherScatterPropagationTest, ScatterForwardFromOperand) {
+  ASSERT_TRUE(Run(R"(
+HloModule scatter_operand, allow_spmd_sharding_propagation_to_output={true}, num_partitions=4
+
+%sum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %add = f32[] add(%x, %y)
+}
+
+ENTRY %main {
+  %op = f32[32,16] parameter(0), sharding={devices=[1,4]0,1,2,3}
+  %idx = s32[8,1] parameter(1)
+  %upd = f32[8,16] parameter(2)
+  %sc = f32[32,16] scatter(%op, %idx, %upd), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%sum
+  ROOT %out = f32[32,16] copy(%sc)
+}
+)"));
+  ExpectSharding(module(), "sc", "{devices=[1,4]0,1,2,3}");
+  ExpectSharding(module(), "out", "{devices=[1,4]0,1,2,3}");
+}
+
+TEST_F(GatherScatterPropagationTest, ScatterForwardFromUpdateWindowDim) {
+  ASSERT_TRUE(Run(R"(
+HloModule scatter_update, allow_spmd_sharding_propagation_to_output={true}, num_partitions=4
+
+%sum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %add = f32[] add(%x, %y)
+}
+
+ENTRY %main {
+  %op = f32[32,16] parameter(0)
+  %idx = s32[8,1] parameter(1)
+  %upd = f32[8,16] parameter(2), sharding={devices=[1,4]2,3,0,1}
+  %sc = f32[32,16] scatter(%op, %idx, %upd), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%sum
+  ROOT %out = f32[32,16] copy(%sc)
+}
+)"));
+  ExpectSharding(module(), "sc", "{devices=[1,4]2,3,0,1}");
+}
+
+TEST_F(GatherScatterPropagationTest, ScatterBackwardToOperandAndUpdates) {
+  ASSERT_TRUE(Run(R"(
+HloModule scatter_bwd, allow_spmd_sharding_propagation_to_output={true}, num_partitions=4
+
+%sum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %add = f32[] add(%x, %y)
+}
+
+ENTRY %main {
+  %p0 = f32[32,16] parameter(0)
+  %p2 = f32[8,16] parameter(2)
+  %op = f32[32,16] copy(%p0)
+  %idx = s32[8,1] parameter(1)
+  %upd = f32[8,16] copy(%p2)
+  %sc = f32[32,16] scatter(%op, %idx, %upd), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%sum
+  %hint = f32[32,16] copy(%sc), sharding={devices=[1,4]0,1,2,3}
+  ROOT %out = f32[32,16] copy(%hint)
+}
+)"));
+  ExpectSharding(module(), "sc", "{devices=[1,4]0,1,2,3}");
+  ExpectSharding(module(), "op", "{devices=[1,4]0,1,2,3}");
+  ExpectSharding(module(), "upd", "{devices=[1,4]0,1,2,3}");
+}
+
+}  // namespace
+}  // namespace sharc::spmd
