@@ -19,6 +19,10 @@ struct PartitionContext {
   int64_t next_channel_id = 1;
   // Scalar reducer computations created on demand, by "opcode.type".
   absl::flat_hash_map<std::string, hlo::Computation*> reducers;
+  // Control-flow callees partitioned so far, by "name|param sharding|root
+  // sharding", and how many copies of each callee exist.
+  absl::flat_hash_map<std::string, hlo::Computation*> partitioned_callees;
+  absl::flat_hash_map<std::string, int64_t> callee_copies;
   int64_t next_name = 0;
 };
 

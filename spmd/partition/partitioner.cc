@@ -120,14 +120,19 @@ class ComputationPartitioner {
   }
 
   // Clones `inst` onto per-device operands with the given local shape.
+  // (Control-flow callees are set by the caller afterwards.)
   Instruction* EmitLocal(LocalBuilder& b, const Instruction& inst,
                          const std::vector<Instruction*>& operands, const Shape& local_shape) {
     auto c = Instruction::Create(inst.opcode(), inst.name(), local_shape, operands);
+    auto map = [&](Computation* comp) {
+      auto it = mapped_.find(comp);
+      return it != mapped_.end() ? it->second : comp;
+    };
     for (const hlo::Attribute& a : inst.attributes()) {
       hlo::AttrValue v = a.value;
-      if (auto* cp = std::get_if<Computation*>(&v)) *cp = mapped_.at(*cp);
+      if (auto* cp = std::get_if<Computation*>(&v)) *cp = map(*cp);
       if (auto* l = std::get_if<std::vector<Computation*>>(&v))
-        for (Computation*& x : *l) x = mapped_.at(x);
+        for (Computation*& x : *l) x = map(x);
       c->set_attr(a.name, std::move(v));
     }
     c->set_literal(inst.literal());
@@ -138,6 +143,16 @@ class ComputationPartitioner {
     // Attributes that spell out sizes follow the local shape.
     if (inst.opcode() == Opcode::kDynamicSlice) {
       c->set_attr("dynamic_slice_sizes", hlo::IntList(local_shape.dims()));
+    }
+    if (inst.opcode() == Opcode::kSlice) {
+      // Only whole dims ([0:size:1]) can be split; they slice the whole
+      // local dim.
+      hlo::IntListList spec = inst.attr_int_lists("slice");
+      for (size_t d = 0; d < spec.size(); ++d) {
+        int64_t local = operands[0]->shape().dim(static_cast<int64_t>(d));
+        if (local != inst.operand(0)->shape().dim(static_cast<int64_t>(d))) spec[d] = {0, local, 1};
+      }
+      c->set_attr("slice", std::move(spec));
     }
     if (inst.opcode() == Opcode::kGather) {
       hlo::IntList sizes = inst.attr_ints("slice_sizes");
@@ -273,9 +288,13 @@ class ComputationPartitioner {
       }
       case Opcode::kWhile: {
         ASSIGN_OR_RETURN(Instruction* init, Operand(b, inst, 0, locals, own));
-        RETURN_IF_ERROR(PartitionCallee(*inst.attr_computation("condition"), own, Sharding::Replicated()));
-        RETURN_IF_ERROR(PartitionCallee(*inst.attr_computation("body"), own, own));
-        return Local{EmitLocal(b, inst, {init}, init->shape()), own};
+        ASSIGN_OR_RETURN(Computation * cond, PartitionCallee(*inst.attr_computation("condition"),
+                                                             own, Sharding::Replicated()));
+        ASSIGN_OR_RETURN(Computation * body, PartitionCallee(*inst.attr_computation("body"), own, own));
+        Instruction* local = EmitLocal(b, inst, {init}, init->shape());
+        SetCallees(local, "condition", {cond});
+        SetCallees(local, "body", {body});
+        return Local{local, own};
       }
       case Opcode::kCall: {
         const Computation* callee = inst.attr_computation("to_apply");
@@ -285,13 +304,16 @@ class ComputationPartitioner {
                            Operand(b, inst, i, locals, ShardingOf(*callee->parameter(i))));
           ops.push_back(op);
         }
-        RETURN_IF_ERROR(PartitionCallee(*callee, std::nullopt, own));
-        return Local{EmitLocal(b, inst, ops, own.ShardShape(inst.shape())), own};
+        ASSIGN_OR_RETURN(Computation * partitioned, PartitionCallee(*callee, std::nullopt, own));
+        Instruction* local = EmitLocal(b, inst, ops, own.ShardShape(inst.shape()));
+        SetCallees(local, "to_apply", {partitioned});
+        return Local{local, own};
       }
       case Opcode::kConditional: {
         ASSIGN_OR_RETURN(Instruction* pred, Operand(b, inst, 0, locals, Sharding::Replicated()));
         std::vector<Instruction*> ops{pred};
         std::vector<Computation*> branches = inst.called_computations();
+        std::vector<Computation*> partitioned;
         for (size_t k = 0; k < branches.size(); ++k) {
           const Computation* branch = branches[k];
           Sharding param = branch->num_parameters() > 0 ? ShardingOf(*branch->parameter(0))
@@ -299,9 +321,17 @@ class ComputationPartitioner {
           ASSIGN_OR_RETURN(Instruction* op,
                            Operand(b, inst, static_cast<int64_t>(k) + 1, locals, param));
           ops.push_back(op);
-          RETURN_IF_ERROR(PartitionCallee(*branch, std::nullopt, own));
+          ASSIGN_OR_RETURN(Computation * p, PartitionCallee(*branch, param, own));
+          partitioned.push_back(p);
         }
-        return Local{EmitLocal(b, inst, ops, own.ShardShape(inst.shape())), own};
+        Instruction* local = EmitLocal(b, inst, ops, own.ShardShape(inst.shape()));
+        if (inst.has_attr("branch_computations")) {
+          SetCallees(local, "branch_computations", partitioned);
+        } else {
+          SetCallees(local, "true_computation", {partitioned[0]});
+          SetCallees(local, "false_computation", {partitioned[1]});
+        }
+        return Local{local, own};
       }
       case Opcode::kCustomCall: {
         if (IsTarget(inst, "Sharding")) {
@@ -337,13 +367,31 @@ class ComputationPartitioner {
     return PartitionByRule(b, inst, rule, locals);
   }
 
-  absl::Status PartitionCallee(const Computation& callee, const std::optional<Sharding>& params,
-                               const Sharding& root) {
-    if (mapped_.contains(&callee)) return absl::OkStatus();
+  // Partitions a control-flow callee for one set of shardings. A callee
+  // used at several sites with different shardings gets one copy per set.
+  absl::StatusOr<Computation*> PartitionCallee(const Computation& callee,
+                                               const std::optional<Sharding>& params,
+                                               const Sharding& root) {
+    std::string key = absl::StrCat(callee.name(), "|", params ? params->ToString() : "own", "|",
+                                   root.ToString());
+    auto it = context_.partitioned_callees.find(key);
+    if (it != context_.partitioned_callees.end()) return it->second;
     ComputationPartitioner inner(context_, mapped_, body_shardings_);
     ASSIGN_OR_RETURN(Computation * out, inner.Run(callee, params, root));
-    mapped_[&callee] = out;
-    return absl::OkStatus();
+    int64_t copies = context_.callee_copies[callee.name()]++;
+    if (copies > 0) out->set_name(absl::StrCat(callee.name(), ".", copies));
+    context_.partitioned_callees[key] = out;
+    return out;
+  }
+
+  // Points a local control-flow instruction at the partitioned callees.
+  static void SetCallees(Instruction* local, const std::string& attr,
+                         std::vector<Computation*> callees) {
+    if (attr == "branch_computations") {
+      local->set_attr(attr, std::move(callees));
+    } else {
+      local->set_attr(attr, callees[0]);
+    }
   }
 
   PartitionContext& context_;

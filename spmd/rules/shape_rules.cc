@@ -29,8 +29,19 @@ ShardingRule SameRankRule(const Instruction& inst) {
   ShardingRule rule;
   const hlo::Shape& in = inst.operand(0)->shape();
   DimFactors dims;
+  const hlo::IntListList& padding = inst.attr_int_lists("padding");
+  const hlo::IntListList& slice = inst.attr_int_lists("slice");
   for (int64_t d = 0; d < inst.shape().rank(); ++d) {
+    // Data moves along a dim if its size changes, or a pad or slice shifts
+    // it (pad 1_-1 keeps the size), or it is reversed.
     bool moves = in.dim(d) != inst.shape().dim(d) || inst.opcode() == Opcode::kReverse;
+    if (inst.opcode() == Opcode::kPad && static_cast<size_t>(d) < padding.size()) {
+      for (int64_t v : padding[static_cast<size_t>(d)]) moves |= v != 0;
+    }
+    if (inst.opcode() == Opcode::kSlice && static_cast<size_t>(d) < slice.size()) {
+      const auto& sl = slice[static_cast<size_t>(d)];
+      moves |= sl.size() >= 3 && (sl[0] != 0 || sl[2] != 1);
+    }
     dims.push_back({rule.AddFactor(inst.shape().dim(d),
                                    moves ? FactorKind::kPermutation : FactorKind::kPassThrough)});
   }
@@ -101,15 +112,20 @@ absl::StatusOr<ShardingRule> DynamicSliceRule(const Instruction& inst) {
 }
 
 // The base and the result share every dim; the update shares the dims it
-// covers whole and has a need-replication factor of its own elsewhere.
+// covers whole and has a need-replication factor of its own elsewhere, and
+// the base's partly covered dims need replication too.
 absl::StatusOr<ShardingRule> DynamicUpdateSliceRule(const Instruction& inst) {
   ShardingRule rule;
   const hlo::Shape& update = inst.operand(1)->shape();
   DimFactors base, upd;
   for (int64_t d = 0; d < inst.shape().rank(); ++d) {
-    int64_t f = rule.AddFactor(inst.shape().dim(d), FactorKind::kPassThrough);
+    // A dim the update covers only in part cannot be split: each device
+    // would write the update at the global start into its own tile.
+    const bool covered = update.dim(d) == inst.shape().dim(d);
+    int64_t f = rule.AddFactor(inst.shape().dim(d),
+                               covered ? FactorKind::kPassThrough : FactorKind::kNeedReplication);
     base.push_back({f});
-    if (update.dim(d) == inst.shape().dim(d)) {
+    if (covered) {
       upd.push_back({f});
     } else {
       upd.push_back({rule.AddFactor(update.dim(d), FactorKind::kNeedReplication)});

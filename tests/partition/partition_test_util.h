@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/eval/interpreter.h"
 #include "hlo/ir/module.h"
@@ -72,7 +73,9 @@ inline absl::Status CompareLiterals(const hlo::Literal& want, const hlo::Literal
 // `num_partitions` simulated devices with the inputs sharded by the entry
 // parameters' shardings; the assembled results must agree.
 inline absl::Status ExpectPartitionedMatchesGlobal(const hlo::Module& global,
-                                                   const hlo::Module& local, uint32_t seed) {
+                                                   const hlo::Module& local, uint32_t seed,
+                                                   absl::Duration collective_timeout =
+                                                       absl::Seconds(60)) {
   std::mt19937 rng(seed);
   const hlo::Computation* entry = global.entry();
   std::vector<hlo::Literal> args;
@@ -92,6 +95,7 @@ inline absl::Status ExpectPartitionedMatchesGlobal(const hlo::Module& global,
   }
   hlo::SpmdOptions options;
   options.num_devices = n;
+  options.collective_timeout = collective_timeout;
   absl::StatusOr<std::vector<hlo::Literal>> parts = hlo::EvaluateSpmd(local, device_args, options);
   if (!parts.ok()) return parts.status();
   const hlo::Instruction* root = entry->root();
