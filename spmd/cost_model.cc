@@ -1,0 +1,108 @@
+#include "spmd/cost_model.h"
+
+#include <functional>
+#include <vector>
+
+namespace sharc::spmd {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+namespace {
+
+using CostFn = std::function<OpCost(const Instruction&)>;
+
+double Elements(const hlo::Shape& s) {
+  if (s.is_tuple()) {
+    double n = 0;
+    for (const hlo::Shape& e : s.tuple_shapes()) n += Elements(e);
+    return n;
+  }
+  return static_cast<double>(s.num_elements());
+}
+
+double IoBytes(const Instruction& inst) {
+  double b = static_cast<double>(inst.shape().byte_size());
+  for (const Instruction* op : inst.operands()) b += static_cast<double>(op->shape().byte_size());
+  return b;
+}
+
+OpCost Free(const Instruction&) { return {}; }
+OpCost MovesData(const Instruction& inst) { return {0, 0, IoBytes(inst)}; }
+OpCost PerElement(const Instruction& inst) { return {Elements(inst.shape()), 0, IoBytes(inst)}; }
+OpCost Transcendental(const Instruction& inst) {
+  return {Elements(inst.shape()), Elements(inst.shape()), IoBytes(inst)};
+}
+
+// 2 * (product of all dims of the result) * (product of contracting dims).
+OpCost DotCost(const Instruction& inst) {
+  double k = 1;
+  for (int64_t d : inst.attr_ints("lhs_contracting_dims")) k *= inst.operand(0)->shape().dim(d);
+  return {2.0 * Elements(inst.shape()) * k, 0, IoBytes(inst)};
+}
+
+// One combine per input element (per input of a variadic reduce).
+OpCost ReduceCost(const Instruction& inst) {
+  double in = 0;
+  for (int64_t i = 0; i < inst.operand_count() / 2; ++i) in += Elements(inst.operand(i)->shape());
+  return {in, 0, IoBytes(inst)};
+}
+
+OpCost ReduceWindowCost(const Instruction& inst) {
+  double window = 1;
+  for (const auto& w : inst.attr_int_lists("window"))
+    if (!w.empty()) window *= static_cast<double>(w[0]);
+  return {Elements(inst.shape()) * window, 0, IoBytes(inst)};
+}
+
+std::vector<CostFn> BuildTable() {
+  std::vector<CostFn> t(static_cast<size_t>(hlo::kNumOpcodes));
+  auto set = [&](Opcode op, CostFn fn) { t[static_cast<size_t>(op)] = std::move(fn); };
+  for (Opcode op : {Opcode::kConstant, Opcode::kParameter, Opcode::kPartitionId,
+                    Opcode::kReplicaId, Opcode::kTuple, Opcode::kGetTupleElement, Opcode::kCall,
+                    Opcode::kWhile, Opcode::kConditional}) {
+    set(op, Free);
+  }
+  for (Opcode op : {Opcode::kIota, Opcode::kConvert, Opcode::kCopy, Opcode::kBroadcast,
+                    Opcode::kConcatenate, Opcode::kDynamicSlice, Opcode::kDynamicUpdateSlice,
+                    Opcode::kGather, Opcode::kPad, Opcode::kReshape, Opcode::kReverse,
+                    Opcode::kSlice, Opcode::kTranspose, Opcode::kCustomCall, Opcode::kAllGather,
+                    Opcode::kAllToAll, Opcode::kCollectivePermute}) {
+    set(op, MovesData);
+  }
+  for (Opcode op : {Opcode::kAbs, Opcode::kCeil, Opcode::kFloor, Opcode::kIsFinite,
+                    Opcode::kNegate, Opcode::kNot, Opcode::kRoundNearestAfz,
+                    Opcode::kRoundNearestEven, Opcode::kSign, Opcode::kAdd, Opcode::kAnd,
+                    Opcode::kClamp, Opcode::kCompare, Opcode::kDivide, Opcode::kMaximum,
+                    Opcode::kMinimum, Opcode::kMultiply, Opcode::kOr, Opcode::kRemainder,
+                    Opcode::kSelect, Opcode::kShiftLeft, Opcode::kShiftRightArithmetic,
+                    Opcode::kShiftRightLogical, Opcode::kSubtract, Opcode::kXor,
+                    Opcode::kScatter, Opcode::kAllReduce, Opcode::kReduceScatter}) {
+    set(op, PerElement);
+  }
+  for (Opcode op : {Opcode::kCbrt, Opcode::kCos, Opcode::kExp, Opcode::kExpm1, Opcode::kLog,
+                    Opcode::kLog1p, Opcode::kLogistic, Opcode::kRsqrt, Opcode::kSin,
+                    Opcode::kSqrt, Opcode::kTan, Opcode::kTanh, Opcode::kAtan2, Opcode::kPower}) {
+    set(op, Transcendental);
+  }
+  set(Opcode::kDot, DotCost);
+  set(Opcode::kReduce, ReduceCost);
+  set(Opcode::kReduceWindow, ReduceWindowCost);
+  return t;
+}
+
+const std::vector<CostFn>& Table() {
+  static const auto* table = new std::vector<CostFn>(BuildTable());
+  return *table;
+}
+
+}  // namespace
+
+bool HasCostFunction(Opcode opcode) { return static_cast<bool>(Table()[static_cast<size_t>(opcode)]); }
+
+OpCost CostOf(const Instruction& inst) {
+  const CostFn& fn = Table()[static_cast<size_t>(inst.opcode())];
+  return fn ? fn(inst) : OpCost{};
+}
+
+}  // namespace sharc::spmd
