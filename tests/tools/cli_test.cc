@@ -313,13 +313,33 @@ TEST_F(CliTest, RunRandomInputsAreDeterministic) {
   EXPECT_THAT(a.err, HasSubstr("random inputs (seed 0)"));
 }
 
-TEST_F(CliTest, RunWithDevicesNotesTheGlobalInterpretation) {
+TEST_F(CliTest, RunOnDevicesMatchesTheGlobalRun) {
+  const std::string example = std::string(SHARC_SOURCE_DIR) + "/examples/sharded_matmul.hlo";
+  CommandResult global = Sharc("run " + example + " --random-inputs=3 --output-dir " +
+                               Path("global"));
+  CommandResult sharded = Sharc("run " + example + " --devices 2 --random-inputs=3 --output-dir " +
+                                Path("sharded"));
+  ASSERT_EQ(global.exit_code, 0) << global.err;
+  ASSERT_EQ(sharded.exit_code, 0) << sharded.err;
+  EXPECT_THAT(sharded.err, HasSubstr("partitioning for 2 devices"));
+  EXPECT_THAT(sharded.out, HasSubstr("out0 = f32[8,4]"));
+  EXPECT_THAT(sharded.out, HasSubstr("out1 = f32[8]"));
+  for (const char* name : {"out0.npy", "out1.npy"}) {
+    ASSERT_OK_AND_ASSIGN(hlo::Literal want, runtime::ReadNpyFile(Path("global/") + name));
+    ASSERT_OK_AND_ASSIGN(hlo::Literal got, runtime::ReadNpyFile(Path("sharded/") + name));
+    ASSERT_EQ(want.shape(), got.shape());
+    for (int64_t i = 0; i < want.num_elements(); ++i) {
+      EXPECT_NEAR(want.GetAsDouble(i), got.GetAsDouble(i), 1e-5) << name << " element " << i;
+    }
+  }
+}
+
+TEST_F(CliTest, RunOnDevicesReportsPartitioningErrors) {
   CommandResult r = Sharc(std::string("run ") + SHARC_SOURCE_DIR +
-                          "/examples/sharded_matmul.hlo --devices 2 --random-inputs");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("global program is interpreted"));
-  EXPECT_THAT(r.out, HasSubstr("out0 = f32[8,4]"));
-  EXPECT_THAT(r.out, HasSubstr("out1 = f32[8]"));
+                          "/examples/sharded_matmul.hlo --devices 3 --random-inputs");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("partitioning failed"));
+  EXPECT_THAT(r.err, HasSubstr("sharded_matmul.hlo:"));
 }
 
 TEST_F(CliTest, RunRefusesBf16OutputsForNpyBeforeRunning) {

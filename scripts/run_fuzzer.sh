@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds the HLO parser fuzzer with clang-14 (libFuzzer + ASan + UBSan) in
+# build-fuzz and runs it for N seconds (default 60), seeded with the
+# conformance corpus. Exits non-zero if the fuzzer finds a crash.
+#   scripts/run_fuzzer.sh [SECONDS] [extra libFuzzer flags...]
+set -euo pipefail
+
+SECONDS_TO_RUN="${1:-60}"
+shift || true
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="$ROOT/build-fuzz"
+SHARED="$(cd "$ROOT/../shared" && pwd)"
+
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+  -DSHARC_FUZZ=ON -DSHARC_BUILD_BENCHMARKS=OFF >/dev/null
+cmake --build "$BUILD" --target hlo_parser_fuzzer -j"$(nproc)"
+
+# The fuzzer writes new inputs into the first corpus directory; keep the
+# shared seeds read-only by copying them into a working corpus.
+CORPUS="$BUILD/fuzz-corpus"
+ARTIFACTS="$BUILD/fuzz-artifacts"
+mkdir -p "$CORPUS" "$ARTIFACTS"
+cp "$SHARED"/conformance/propagation/*.hlo "$SHARED"/conformance/partition/*.hlo "$CORPUS"/
+
+echo "Fuzzing the HLO parser for ${SECONDS_TO_RUN}s (corpus: $CORPUS)"
+status=0
+"$BUILD/tests/hlo_parser_fuzzer" "$CORPUS" \
+  -max_total_time="$SECONDS_TO_RUN" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
+  -artifact_prefix="$ARTIFACTS/" -print_final_stats=1 "$@" || status=$?
+if [[ $status -ne 0 ]]; then
+  echo "fuzzer found a problem (exit $status); reproducer(s) in $ARTIFACTS" >&2
+  exit "$status"
+fi
+echo "no crash in ${SECONDS_TO_RUN}s"

@@ -1,0 +1,34 @@
+#include <iostream>
+
+#include "tools/command.h"
+#include "tools/exit_codes.h"
+
+namespace sharc::tools {
+
+// Defined in command_<name>.cc. A new subcommand adds a line here.
+extern const Command kVerifyCommand;
+extern const Command kFmtCommand;
+extern const Command kRunCommand;
+
+const std::vector<const Command*>& AllCommands() {
+  static const std::vector<const Command*> commands = {
+      &kVerifyCommand,
+      &kFmtCommand,
+      &kRunCommand,
+  };
+  return commands;
+}
+
+const Command* FindCommand(absl::string_view name) {
+  for (const Command* command : AllCommands()) {
+    if (command->name == name) return command;
+  }
+  return nullptr;
+}
+
+int UsageError(const Command& command, absl::string_view message, std::ostream& err) {
+  err << "sharc " << command.name << ": error: " << message << "\n\n" << command.usage;
+  return kExitUsage;
+}
+
+}  // namespace sharc::tools

@@ -1,0 +1,288 @@
+// `sharc run FILE`: run a module on inputs from .npy files (or synthetic
+// ones) and summarise / save its results. With --devices 1 the global
+// program is interpreted; with N > 1 it is propagated, partitioned and run
+// on N simulated devices (tools/spmd_runner.h). Inputs and outputs are the
+// global arrays either way, so the two runs can be compared.
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <system_error>
+
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "hlo/eval/interpreter.h"
+#include "runtime/npy.h"
+#include "tools/command.h"
+#include "tools/exit_codes.h"
+#include "tools/flags.h"
+#include "tools/literal_summary.h"
+#include "tools/module_loader.h"
+#include "tools/random_inputs.h"
+#include "tools/spmd_runner.h"
+
+namespace sharc::tools {
+namespace {
+
+constexpr absl::string_view kUsage =
+    R"(usage: sharc run FILE [--input X.npy]... [--random-inputs[=SEED]]
+                 [--devices N] [--backend interpreter] [--output-dir DIR]
+
+Runs the entry computation of an HLO module and prints a summary of each
+result: its shape and its values (all of them up to 64 elements, otherwise
+the first 8 and min/max/mean). A tuple result gives one output per leaf
+(nested tuples are flattened), numbered out0, out1, ...
+
+Inputs are the global (unpartitioned) arrays, one .npy file per entry
+parameter in parameter order; dtype and shape must match the parameter.
+
+flags:
+  --input X.npy            an entry argument (repeat once per parameter)
+  --random-inputs[=SEED]   fill every parameter with small deterministic
+                           values instead (SEED defaults to 0)
+  --devices N              number of devices (default 1: interpret the
+                           global program). With N > 1: propagate
+                           shardings, partition for N devices and run the
+                           per-device program on N simulated devices
+  --backend NAME           execution backend; only `interpreter` (the
+                           reference interpreter) exists
+  --output-dir DIR         also write DIR/out0.npy, DIR/out1.npy, ...
+  -h, --help               show this text
+
+exit codes: 0 ok, 1 invalid module or inputs or partitioning failed,
+            2 usage, 3 evaluation failed
+)";
+
+int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace
+
+extern const Command kRunCommand = {
+    "run", "run a module on .npy (or random) inputs and print or save the results", kUsage,
+    RunRun};
+
+namespace {
+
+constexpr FlagSpec kFlags[] = {
+    {"input", FlagKind::kValue, /*repeated=*/true},
+    {"random-inputs", FlagKind::kOptionalValue},
+    {"devices", FlagKind::kValue},
+    {"backend", FlagKind::kValue},
+    {"output-dir", FlagKind::kValue},
+};
+
+int Fail(std::ostream& err, absl::string_view message, int code) {
+  err << "sharc run: error: " << message << "\n";
+  return code;
+}
+
+std::string DescribeParameters(const hlo::Computation& entry) {
+  std::vector<std::string> parts;
+  for (const hlo::Instruction* p : entry.parameters()) {
+    parts.push_back(absl::StrCat("%", p->name(), " ", p->shape().ToString()));
+  }
+  return parts.empty() ? "none" : absl::StrJoin(parts, ", ");
+}
+
+// Reads the --input files against the entry parameters' shapes.
+absl::StatusOr<std::vector<hlo::Literal>> ReadInputs(const hlo::Computation& entry,
+                                                     const std::vector<std::string>& paths) {
+  if (static_cast<int64_t>(paths.size()) != entry.num_parameters()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the entry computation '", entry.name(), "' takes ", entry.num_parameters(),
+        " parameter(s) (", DescribeParameters(entry), ") but ", paths.size(),
+        " --input file(s) were given"));
+  }
+  std::vector<hlo::Literal> args;
+  for (int64_t i = 0; i < entry.num_parameters(); ++i) {
+    const hlo::Instruction* param = entry.parameter(i);
+    const hlo::Shape& shape = param->shape();
+    if (!shape.is_array()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "parameter ", i, " (%", param->name(), ") has tuple shape ", shape.ToString(),
+          "; a .npy file holds one array, so use --random-inputs for this module"));
+    }
+    if (shape.type() == hlo::PrimitiveType::kBF16) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "parameter ", i, " (%", param->name(), ") is ", shape.ToString(),
+          "; bf16 has no NumPy dtype, so it cannot be read from .npy (use --random-inputs)"));
+    }
+    absl::StatusOr<hlo::Literal> arg = runtime::ReadNpyFile(paths[static_cast<size_t>(i)], shape);
+    if (!arg.ok()) {
+      return absl::Status(arg.status().code(),
+                          absl::StrCat("input for parameter ", i, " (%", param->name(), "): ",
+                                       arg.status().message()));
+    }
+    args.push_back(*std::move(arg));
+  }
+  return args;
+}
+
+// Checks before running that every result leaf can be written as .npy, so a
+// long run does not end in an unwritable result.
+absl::Status CheckWritable(const hlo::Shape& shape, int64_t& index) {
+  if (shape.is_tuple()) {
+    for (const hlo::Shape& s : shape.tuple_shapes()) {
+      if (absl::Status st = CheckWritable(s, index); !st.ok()) return st;
+    }
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::string> descr = runtime::NpyDescrFor(shape.type());
+  if (!descr.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--output-dir: output out", index, " (", shape.ToString(),
+                     ") cannot be saved as .npy: ", descr.status().message()));
+  }
+  ++index;
+  return absl::OkStatus();
+}
+
+// The interpreter materialises every value, so a module whose single value
+// exceeds the machine's memory is refused up front instead of dying in the
+// allocator (or, with overcommit, in the OOM killer) halfway through.
+absl::Status CheckFitsInMemory(const hlo::Module& module) {
+  long pages = ::sysconf(_SC_PHYS_PAGES);
+  long page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return absl::OkStatus();
+  const int64_t memory = static_cast<int64_t>(pages) * page_size;
+  for (const hlo::Computation* computation : module.computations()) {
+    for (const hlo::Instruction* instruction : computation->instructions()) {
+      int64_t bytes = instruction->shape().byte_size();
+      if (bytes > memory) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "%", instruction->name(), " (", instruction->shape().ToString(), ") needs ", bytes,
+            " bytes but this machine has ", memory, " bytes of memory"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, kFlags);
+  if (!parsed.ok()) return UsageError(kRunCommand, parsed.status().message(), err);
+  if (parsed->help) {
+    out << kUsage;
+    return kExitOk;
+  }
+  if (parsed->positionals.size() != 1) {
+    return UsageError(kRunCommand, "expected exactly one FILE", err);
+  }
+  const std::string& path = parsed->positionals[0];
+
+  int64_t devices = 1;
+  if (auto value = parsed->Get("devices")) {
+    absl::StatusOr<int64_t> n = ParseIntFlag("devices", *value, 1, 1 << 20);
+    if (!n.ok()) return UsageError(kRunCommand, n.status().message(), err);
+    devices = *n;
+  }
+  std::string backend = parsed->Get("backend").value_or("interpreter");
+  if (backend != "interpreter") {
+    return UsageError(kRunCommand,
+                      absl::StrCat("unknown backend '", backend, "' (available: interpreter)"),
+                      err);
+  }
+  const std::vector<std::string> input_paths = parsed->GetAll("input");
+  const bool random = parsed->Has("random-inputs");
+  if (random && !input_paths.empty()) {
+    return UsageError(kRunCommand, "--input and --random-inputs cannot be combined", err);
+  }
+  uint64_t seed = 0;
+  if (random) {
+    std::string value = parsed->Get("random-inputs").value_or("");
+    if (!value.empty()) {
+      absl::StatusOr<int64_t> s =
+          ParseIntFlag("random-inputs", value, 0, std::numeric_limits<int64_t>::max());
+      if (!s.ok()) return UsageError(kRunCommand, s.status().message(), err);
+      seed = static_cast<uint64_t>(*s);
+    }
+  }
+
+  absl::StatusOr<std::unique_ptr<hlo::Module>> module = LoadModule(path);
+  if (!module.ok()) {
+    err << module.status().message() << "\n";
+    return kExitInputError;
+  }
+  const hlo::Computation& entry = *(*module)->entry();
+  if (absl::Status fits = CheckFitsInMemory(**module); !fits.ok()) {
+    return Fail(err, fits.message(), kExitInputError);
+  }
+
+  std::optional<std::string> output_dir = parsed->Get("output-dir");
+  if (output_dir) {
+    int64_t index = 0;
+    if (absl::Status st = CheckWritable(entry.root()->shape(), index); !st.ok()) {
+      return Fail(err, st.message(), kExitInputError);
+    }
+  }
+
+  std::vector<hlo::Literal> arguments;
+  if (random) {
+    for (int64_t i = 0; i < entry.num_parameters(); ++i) {
+      arguments.push_back(
+          MakeRandomLiteral(entry.parameter(i)->shape(), seed, static_cast<uint64_t>(i)));
+    }
+    if (entry.num_parameters() > 0) {
+      err << "note: " << entry.num_parameters() << " parameter(s) filled with random inputs (seed "
+          << seed << ")\n";
+    }
+  } else if (!input_paths.empty() || entry.num_parameters() == 0) {
+    absl::StatusOr<std::vector<hlo::Literal>> read = ReadInputs(entry, input_paths);
+    if (!read.ok()) return Fail(err, read.status().message(), kExitInputError);
+    arguments = *std::move(read);
+  } else {
+    return UsageError(kRunCommand,
+                      absl::StrCat("the entry computation takes ", entry.num_parameters(),
+                                   " parameter(s) (", DescribeParameters(entry),
+                                   "): pass one --input X.npy per parameter, or --random-inputs"),
+                      err);
+  }
+
+  absl::StatusOr<hlo::Literal> result;
+  if (devices > 1) {
+    err << "note: partitioning for " << devices << " devices and running them on the reference"
+        << " interpreter\n";
+    result = RunPartitioned(**module, arguments, devices);
+    if (!result.ok()) {
+      int code = absl::IsAborted(result.status()) ? kExitRuntimeFailure
+                 : absl::IsInternal(result.status()) ? kExitInternal
+                                                     : kExitInputError;
+      return Fail(err, result.status().message(), code);
+    }
+  } else {
+    result = hlo::Evaluate(**module, arguments);
+    if (!result.ok()) {
+      return Fail(err, absl::StrCat("evaluation failed: ", result.status().message()),
+                  kExitRuntimeFailure);
+    }
+  }
+
+  std::vector<const hlo::Literal*> leaves = FlattenLeaves(*result);
+  if (leaves.empty()) out << "(no outputs: the result is an empty tuple)\n";
+  if (output_dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(*output_dir, ec);
+    if (ec) {
+      return Fail(err, absl::StrCat("--output-dir: cannot create '", *output_dir,
+                                    "': ", ec.message()),
+                  kExitInputError);
+    }
+  }
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    out << "out" << i << " = " << SummarizeArray(*leaves[i]) << "\n";
+    if (output_dir) {
+      std::string file = (std::filesystem::path(*output_dir) / absl::StrCat("out", i, ".npy"));
+      if (absl::Status st = runtime::WriteNpyFile(file, *leaves[i]); !st.ok()) {
+        return Fail(err, st.message(), kExitInputError);
+      }
+    }
+  }
+  if (output_dir && !leaves.empty()) {
+    out << "wrote " << leaves.size() << " output(s) to " << *output_dir << "/out*.npy\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace sharc::tools

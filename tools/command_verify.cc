@@ -1,0 +1,54 @@
+// `sharc verify FILE`: parse and verify; silent on success (like a compiler),
+// one diagnostic on stderr and exit 1 otherwise.
+#include "tools/command.h"
+#include "tools/exit_codes.h"
+#include "tools/flags.h"
+#include "tools/module_loader.h"
+
+namespace sharc::tools {
+namespace {
+
+constexpr absl::string_view kUsage = R"(usage: sharc verify [FILE]
+
+Parses an HLO text module and runs the verifier. Prints nothing and exits 0
+when the module is valid; otherwise prints one error and exits 1:
+  FILE:LINE:COL: error: ...      for text (syntax, names, attributes)
+  FILE: error: ...               for verifier errors, naming the instruction,
+                                 its text and its FILE:LINE:COL
+FILE defaults to standard input ("-").
+
+flags:
+  -h, --help    show this text
+)";
+
+int RunVerify(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace
+
+extern const Command kVerifyCommand = {
+    "verify", "parse and verify an HLO module (exit 0 if valid, 1 with a diagnostic if not)",
+    kUsage, RunVerify};
+
+namespace {
+
+int RunVerify(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, {});
+  if (!parsed.ok()) return UsageError(kVerifyCommand, parsed.status().message(), err);
+  if (parsed->help) {
+    out << kUsage;
+    return kExitOk;
+  }
+  if (parsed->positionals.size() > 1) {
+    return UsageError(kVerifyCommand, "expected at most one FILE", err);
+  }
+  std::string path = parsed->positionals.empty() ? "-" : parsed->positionals[0];
+  auto module = LoadModule(path);
+  if (!module.ok()) {
+    err << module.status().message() << "\n";
+    return kExitInputError;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace sharc::tools

@@ -1,0 +1,76 @@
+#include "tools/module_loader.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "hlo/text/parser.h"
+#include "hlo/verifier/verifier.h"
+
+namespace sharc::tools {
+
+std::string DisplayName(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
+absl::StatusOr<std::string> ReadTextInput(const std::string& path) {
+  const std::string name = DisplayName(path);
+  std::string text;
+  if (path == "-") {
+    // Read in chunks so a runaway pipe is cut off at the limit.
+    char buffer[1 << 16];
+    while (std::cin.read(buffer, sizeof(buffer)) || std::cin.gcount() > 0) {
+      text.append(buffer, static_cast<size_t>(std::cin.gcount()));
+      if (static_cast<int64_t>(text.size()) > kMaxModuleFileBytes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": error: input is larger than ", kMaxModuleFileBytes, " bytes"));
+      }
+    }
+    return text;
+  }
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0) {
+    return absl::NotFoundError(absl::StrCat(name, ": error: no such file"));
+  }
+  if (S_ISDIR(info.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": error: is a directory, not a file"));
+  }
+  if (S_ISREG(info.st_mode) && info.st_size > kMaxModuleFileBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": error: file is larger than ",
+                                                   kMaxModuleFileBytes, " bytes"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::PermissionDeniedError(absl::StrCat(name, ": error: cannot open file"));
+  text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (in.bad()) return absl::DataLossError(absl::StrCat(name, ": error: read failed"));
+  return text;
+}
+
+absl::StatusOr<std::unique_ptr<hlo::Module>> LoadModule(const std::string& path,
+                                                        const LoadOptions& options) {
+  const std::string name = DisplayName(path);
+  absl::StatusOr<std::string> text = ReadTextInput(path);
+  if (!text.ok()) return text.status();
+
+  hlo::ParseOptions parse_options;
+  parse_options.filename = name;
+  parse_options.max_input_bytes = kMaxModuleFileBytes;
+  absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::ParseModule(*text, parse_options);
+  if (!module.ok()) {
+    // The parser's messages already start with "FILE:LINE:COL: error: ".
+    absl::string_view message = module.status().message();
+    if (absl::StartsWith(message, name + ":")) return module.status();
+    return absl::Status(module.status().code(), absl::StrCat(name, ": error: ", message));
+  }
+  if (options.verify) {
+    absl::Status verified = hlo::VerifyModule(**module);
+    if (!verified.ok()) {
+      return absl::Status(verified.code(), absl::StrCat(name, ": error: ", verified.message()));
+    }
+  }
+  return module;
+}
+
+}  // namespace sharc::tools

@@ -1,0 +1,34 @@
+// Loading a module for a subcommand: read a file (or stdin for "-"), parse
+// it, verify it, and turn every failure into one diagnostic the user can act
+// on (`FILE:LINE:COL: error: ...` for text errors, `FILE: error: ...` with the
+// instruction's text and location for verifier errors).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "hlo/ir/module.h"
+
+namespace sharc::tools {
+
+// Reading more than this is refused (matches the parser's own bound).
+inline constexpr int64_t kMaxModuleFileBytes = int64_t{1} << 30;
+
+struct LoadOptions {
+  // Run the verifier after parsing.
+  bool verify = true;
+};
+
+// The name used for `path` in messages: "<stdin>" for "-".
+std::string DisplayName(const std::string& path);
+
+// Reads the whole file (or stdin for "-"). Errors name the path.
+absl::StatusOr<std::string> ReadTextInput(const std::string& path);
+
+// Reads, parses and (by default) verifies. The error status's message is a
+// complete diagnostic, ready to print as is.
+absl::StatusOr<std::unique_ptr<hlo::Module>> LoadModule(const std::string& path,
+                                                        const LoadOptions& options = {});
+
+}  // namespace sharc::tools
