@@ -45,7 +45,9 @@ absl::Status ValidateAnnotations(const Module& module) {
       if (!st.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "annotation on '", inst->name(), "' does not fit: ", st.message(), ", in ",
-            inst->Describe()));
+            inst->Describe(), " (the module is compiled for ", module.config().num_partitions,
+            " devices; pass --devices with the count its annotations use, or fix the "
+            "annotation)"));
       }
     }
   }

@@ -176,7 +176,9 @@ bool MaybeImprove(const Sharding& candidate, Instruction& inst, bool may_combine
                   const std::string& how) {
   std::optional<Sharding> improved = Improve(candidate, inst, may_combine, allow_aggressive);
   if (!improved) return false;
-  state.Set(inst, *std::move(improved), from, how);
+  const bool merged = inst.has_sharding() && *improved != candidate;
+  state.Set(inst, *std::move(improved), from,
+            merged ? absl::StrCat(how, ", merged with the partial sharding it had") : how);
   return true;
 }
 

@@ -9,12 +9,20 @@ namespace sharc::tools {
 extern const Command kVerifyCommand;
 extern const Command kFmtCommand;
 extern const Command kRunCommand;
+extern const Command kPropagateCommand;
+extern const Command kPartitionCommand;
+extern const Command kReportCommand;
+extern const Command kCompareCommand;
 
 const std::vector<const Command*>& AllCommands() {
   static const std::vector<const Command*> commands = {
       &kVerifyCommand,
       &kFmtCommand,
       &kRunCommand,
+      &kPropagateCommand,
+      &kPartitionCommand,
+      &kReportCommand,
+      &kCompareCommand,
   };
   return commands;
 }

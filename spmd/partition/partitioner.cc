@@ -198,7 +198,11 @@ class ComputationPartitioner {
       Computation* reducer = inst.opcode() == Opcode::kReduce
                                  ? mapped_.at(inst.attr_computation("to_apply"))
                                  : b.Reducer(Opcode::kAdd, inst.shape().type());
+      Instruction* partial = result;
       result = b.AllReduce(result, reducer, groups);
+      // The completed value carries the instruction's name.
+      partial->set_name(b.FreshName(inst.name() + ".partial"));
+      if (b.computation().FindInstruction(inst.name()) == nullptr) result->set_name(inst.name());
     }
     return Local{result, strategy.local_result};
   }

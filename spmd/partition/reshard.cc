@@ -89,7 +89,9 @@ Instruction* LocalSlice(LocalBuilder& b, Instruction* local, const Shape& global
     }
     // Padding positions may lie past the old tile: pad so the slice never
     // runs off the buffer (dynamic-slice would clamp and shift the data).
-    high[d] = to_shard.dim(d);
+    int64_t furthest = 0;
+    for (int64_t v : table) furthest = std::max(furthest, v + to_shard.dim(d));
+    high[d] = std::max<int64_t>(0, furthest - local->shape().dim(d));
     starts.push_back(b.PerDeviceValue(table, "offset"));
   }
   Instruction* padded = b.PadHigh(local, high);

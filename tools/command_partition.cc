@@ -1,0 +1,67 @@
+// `sharc partition FILE`: the per-device program (after propagation).
+#include "hlo/text/printer.h"
+#include "tools/command.h"
+#include "tools/compile_pipeline.h"
+#include "tools/exit_codes.h"
+#include "tools/flags.h"
+#include "tools/module_loader.h"
+
+namespace sharc::tools {
+namespace {
+
+constexpr absl::string_view kUsage = R"(usage: sharc partition [FILE] [--devices N] [--no-propagate]
+
+Propagates shardings and prints the per-device program every device runs:
+per-device shapes, with the collectives (replica groups, channel ids) that make
+it compute the global program (docs/partitioning.md). Local values keep their
+global instruction's name.
+
+flags:
+  --devices N       partition count (overrides the header's num_partitions)
+  --no-propagate    partition the shardings as written; unannotated values are
+                    replicated
+  -h, --help        show this text
+)";
+
+int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace
+
+extern const Command kPartitionCommand = {
+    "partition", "print the per-device (SPMD) program with its collectives", kUsage, RunPartition};
+
+namespace {
+
+constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, {"no-propagate", FlagKind::kBool}};
+
+int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, kFlags);
+  if (!parsed.ok()) return UsageError(kPartitionCommand, parsed.status().message(), err);
+  if (parsed->help) {
+    out << kUsage;
+    return kExitOk;
+  }
+  if (parsed->positionals.size() > 1) return UsageError(kPartitionCommand, "expected one FILE", err);
+  std::optional<int64_t> devices;
+  if (auto d = parsed->Get("devices")) {
+    absl::StatusOr<int64_t> n = ParseIntFlag("devices", *d, 1, 1 << 20);
+    if (!n.ok()) return UsageError(kPartitionCommand, n.status().message(), err);
+    devices = *n;
+  }
+  std::string path = parsed->positionals.empty() ? "-" : parsed->positionals[0];
+  auto module = LoadModule(path);
+  if (!module.ok()) {
+    err << module.status().message() << "\n";
+    return kExitInputError;
+  }
+  auto local = PartitionGlobal(**module, devices, !parsed->Has("no-propagate"));
+  if (!local.ok()) {
+    err << DisplayName(path) << ": error: " << local.status().message() << "\n";
+    return kExitInputError;
+  }
+  out << hlo::PrintModule(**local);
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace sharc::tools
