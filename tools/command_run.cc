@@ -4,6 +4,7 @@
 // on N simulated devices (tools/spmd_runner.h). Inputs and outputs are the
 // global arrays either way, so the two runs can be compared.
 #include <cstdint>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <system_error>
@@ -48,6 +49,11 @@ flags:
   --backend NAME           execution backend; only `interpreter` (the
                            reference interpreter) exists
   --output-dir DIR         also write DIR/out0.npy, DIR/out1.npy, ...
+  --check                  with --devices N > 1, also interpret the global
+                           (unpartitioned) program and compare: integers
+                           and pred exactly, floats to 1e-4 relative
+                           (reductions add in another order); a mismatch
+                           exits 3 naming the output and element
   -h, --help               show this text
 
 exit codes: 0 ok, 1 invalid module or inputs or partitioning failed,
@@ -70,7 +76,36 @@ constexpr FlagSpec kFlags[] = {
     {"devices", FlagKind::kValue},
     {"backend", FlagKind::kValue},
     {"output-dir", FlagKind::kValue},
+    {"check", FlagKind::kBool},
 };
+
+// First difference between two results beyond the tolerance, or "".
+std::string FirstMismatch(const hlo::Literal& got, const hlo::Literal& want, const std::string& where,
+                          double& max_diff) {
+  if (got.shape() != want.shape()) {
+    return absl::StrCat(where, ": shape ", got.shape().ToString(), " vs ", want.shape().ToString());
+  }
+  if (got.is_tuple()) {
+    for (size_t i = 0; i < got.elements().size(); ++i) {
+      std::string m = FirstMismatch(got.elements()[i], want.elements()[i],
+                                    absl::StrCat(where, "{", i, "}"), max_diff);
+      if (!m.empty()) return m;
+    }
+    return "";
+  }
+  const bool is_float = hlo::IsFloatingPoint(got.shape().type());
+  for (int64_t i = 0; i < got.num_elements(); ++i) {
+    double a = got.GetAsDouble(i), b = want.GetAsDouble(i);
+    if (std::isnan(a) && std::isnan(b)) continue;
+    double diff = std::fabs(a - b);
+    if (!std::isnan(diff)) max_diff = std::max(max_diff, diff);
+    bool ok = is_float ? (a == b || diff <= 1e-5 + 1e-4 * std::fabs(b)) : a == b;
+    if (!ok) {
+      return absl::StrCat(where, " element ", i, ": partitioned ", a, ", global ", b);
+    }
+  }
+  return "";
+}
 
 int Fail(std::ostream& err, absl::string_view message, int code) {
   err << "sharc run: error: " << message << "\n";
@@ -249,6 +284,21 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
                  : absl::IsInternal(result.status()) ? kExitInternal
                                                      : kExitInputError;
       return Fail(err, result.status().message(), code);
+    }
+    if (parsed->Has("check")) {
+      absl::StatusOr<hlo::Literal> global = hlo::Evaluate(**module, arguments);
+      if (!global.ok()) {
+        return Fail(err, absl::StrCat("--check: the global program failed: ",
+                                      global.status().message()),
+                    kExitRuntimeFailure);
+      }
+      double max_diff = 0;
+      std::string mismatch = FirstMismatch(*result, *global, "result", max_diff);
+      if (!mismatch.empty()) {
+        return Fail(err, absl::StrCat("--check failed: ", mismatch), kExitRuntimeFailure);
+      }
+      err << "check: the partitioned run matches the global program (max abs difference "
+          << max_diff << ")\n";
     }
   } else {
     result = hlo::Evaluate(**module, arguments);
