@@ -14,6 +14,7 @@
 
 #include "hlo/text/parser.h"
 #include "spmd/propagation.h"
+#include "tests/spmd/propagation_test_util.h"
 #include "tests/testlib/status_matchers.h"
 
 namespace sharc::spmd {
@@ -21,56 +22,11 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const hlo::Instruction* FindInstruction(const hlo::Module& module, std::string_view name) {
-  for (const hlo::Computation* comp : module.computations()) {
-    if (const hlo::Instruction* inst = comp->FindInstruction(name)) return inst;
-  }
-  return nullptr;
-}
+using testing_util::ExpectNoSharding;
+using testing_util::ExpectSharding;
+using testing_util::FindInstruction;
 
-// Checks `name`'s sharding against `expected` by meaning (device arrays, not
-// spelling).
-void ExpectSharding(const hlo::Module& module, std::string_view name, std::string_view expected,
-                    std::source_location loc = std::source_location::current()) {
-  ::testing::ScopedTrace trace(loc.file_name(), static_cast<int>(loc.line()), "ExpectSharding");
-  absl::StatusOr<hlo::Sharding> want = hlo::ParseSharding(expected);
-  ASSERT_TRUE(want.ok()) << want.status();
-  const hlo::Instruction* inst = FindInstruction(module, name);
-  ASSERT_NE(inst, nullptr) << "no instruction named " << name;
-  ASSERT_TRUE(inst->has_sharding()) << name << " has no sharding\n" << module.ToString();
-  EXPECT_TRUE(*inst->sharding() == *want)
-      << name << ": got " << inst->sharding()->ToString() << ", expected " << want->ToString()
-      << "\n"
-      << module.ToString();
-}
-
-void ExpectNoSharding(const hlo::Module& module, std::string_view name,
-                      std::source_location loc = std::source_location::current()) {
-  ::testing::ScopedTrace trace(loc.file_name(), static_cast<int>(loc.line()), "ExpectNoSharding");
-  const hlo::Instruction* inst = FindInstruction(module, name);
-  ASSERT_NE(inst, nullptr) << "no instruction named " << name;
-  EXPECT_FALSE(inst->has_sharding())
-      << name << " got " << inst->sharding()->ToString() << "\n"
-      << module.ToString();
-}
-
-class ShapeOpsPropagationTest : public ::testing::Test {
- protected:
-  // Parses, verifies and propagates `text`.
-  ::testing::AssertionResult Run(std::string_view text) {
-    absl::StatusOr<std::unique_ptr<hlo::Module>> parsed = hlo::ParseAndVerifyModule(text);
-    if (!parsed.ok()) return ::testing::AssertionFailure() << parsed.status();
-    module_ = *std::move(parsed);
-    absl::StatusOr<PropagationResult> result = PropagateShardings(*module_);
-    if (!result.ok()) return ::testing::AssertionFailure() << result.status();
-    result_ = *std::move(result);
-    return ::testing::AssertionSuccess();
-  }
-  const hlo::Module& module() const { return *module_; }
-
-  std::unique_ptr<hlo::Module> module_;
-  PropagationResult result_;
-};
+class ShapeOpsPropagationTest : public testing_util::PropagationTest {};
 
 // --- Broadcast: forward only at level 3, backward from level 2. ---
 
