@@ -1,0 +1,136 @@
+#include "runtime/buffer.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "absl/strings/str_cat.h"
+
+namespace sharc::runtime {
+namespace {
+
+struct FreeDeleter {
+  void operator()(uint8_t* p) const { std::free(p); }
+};
+
+absl::StatusOr<std::shared_ptr<uint8_t>> AllocateAligned(int64_t bytes, const hlo::Shape& shape) {
+  // aligned_alloc wants a multiple of the alignment; never ask for 0 bytes so
+  // that every array (even an empty one) has a distinct, valid address.
+  int64_t rounded = ((bytes + kBufferAlignment - 1) / kBufferAlignment) * kBufferAlignment;
+  if (rounded == 0) rounded = kBufferAlignment;
+  void* p = std::aligned_alloc(static_cast<size_t>(kBufferAlignment), static_cast<size_t>(rounded));
+  if (p == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot allocate ", bytes, " bytes for a buffer of ", shape.ToString()));
+  }
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), FreeDeleter());
+}
+
+}  // namespace
+
+absl::StatusOr<Buffer> Buffer::Allocate(const hlo::Shape& shape, bool zero) {
+  if (absl::Status st = hlo::ValidateShape(shape); !st.ok()) return st;
+  Buffer b;
+  b.shape_ = shape;
+  if (shape.is_tuple()) {
+    b.elements_.reserve(static_cast<size_t>(shape.tuple_size()));
+    for (const hlo::Shape& s : shape.tuple_shapes()) {
+      absl::StatusOr<Buffer> e = Allocate(s, zero);
+      if (!e.ok()) return e.status();
+      b.elements_.push_back(*std::move(e));
+    }
+    return b;
+  }
+  if (!shape.is_array()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot allocate a buffer of invalid shape ", shape.ToString()));
+  }
+  b.size_bytes_ = shape.byte_size();
+  absl::StatusOr<std::shared_ptr<uint8_t>> storage = AllocateAligned(b.size_bytes_, shape);
+  if (!storage.ok()) return storage.status();
+  b.storage_ = *std::move(storage);
+  if (zero) std::memset(b.storage_.get(), 0, static_cast<size_t>(b.size_bytes_));
+  return b;
+}
+
+Buffer Buffer::Tuple(std::vector<Buffer> elements) {
+  std::vector<hlo::Shape> shapes;
+  shapes.reserve(elements.size());
+  for (const Buffer& e : elements) shapes.push_back(e.shape());
+  Buffer b;
+  b.shape_ = hlo::Shape::Tuple(std::move(shapes));
+  b.elements_ = std::move(elements);
+  return b;
+}
+
+absl::StatusOr<Buffer> Buffer::FromLiteral(const hlo::Literal& literal) {
+  absl::StatusOr<Buffer> b = Allocate(literal.shape());
+  if (!b.ok()) return b.status();
+  if (absl::Status st = b->CopyFrom(literal); !st.ok()) return st;
+  return b;
+}
+
+absl::Status Buffer::CopyFrom(const hlo::Literal& literal) {
+  if (literal.shape() != shape_) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot copy a value of ",
+                                                   literal.shape().ToString(),
+                                                   " into a buffer of ", shape_.ToString()));
+  }
+  if (is_tuple()) {
+    for (size_t i = 0; i < elements_.size(); ++i) {
+      if (absl::Status st = elements_[i].CopyFrom(literal.elements()[i]); !st.ok()) return st;
+    }
+    return absl::OkStatus();
+  }
+  if (literal.size_bytes() != size_bytes_) {
+    return absl::InternalError(absl::StrCat("literal of ", shape_.ToString(), " holds ",
+                                            literal.size_bytes(), " bytes, expected ",
+                                            size_bytes_));
+  }
+  if (size_bytes_ > 0) {
+    std::memcpy(data(), literal.untyped_data(), static_cast<size_t>(size_bytes_));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<hlo::Literal> Buffer::ToLiteral() const {
+  if (!valid()) return absl::FailedPreconditionError("cannot read an empty buffer handle");
+  if (is_tuple()) {
+    std::vector<hlo::Literal> elements;
+    elements.reserve(elements_.size());
+    for (const Buffer& e : elements_) {
+      absl::StatusOr<hlo::Literal> l = e.ToLiteral();
+      if (!l.ok()) return l.status();
+      elements.push_back(*std::move(l));
+    }
+    return hlo::Literal::Tuple(std::move(elements));
+  }
+  hlo::Literal literal(shape_);
+  if (literal.size_bytes() != size_bytes_) {
+    return absl::InternalError(absl::StrCat("buffer of ", shape_.ToString(), " holds ",
+                                            size_bytes_, " bytes, a literal ",
+                                            literal.size_bytes()));
+  }
+  if (size_bytes_ > 0) {
+    std::memcpy(literal.untyped_data(), data(), static_cast<size_t>(size_bytes_));
+  }
+  return literal;
+}
+
+absl::StatusOr<Buffer> Buffer::Clone() const {
+  if (!valid()) return Buffer();
+  absl::StatusOr<Buffer> b = Allocate(shape_);
+  if (!b.ok()) return b.status();
+  if (is_tuple()) {
+    for (size_t i = 0; i < elements_.size(); ++i) {
+      absl::StatusOr<Buffer> e = elements_[i].Clone();
+      if (!e.ok()) return e.status();
+      b->elements_[i] = *std::move(e);
+    }
+  } else if (size_bytes_ > 0) {
+    std::memcpy(b->data(), data(), static_cast<size_t>(size_bytes_));
+  }
+  return b;
+}
+
+}  // namespace sharc::runtime

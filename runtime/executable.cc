@@ -1,0 +1,665 @@
+#include "runtime/executable.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "hlo/ir/computation.h"
+#include "hlo/ops/op_def.h"
+
+namespace sharc::runtime {
+
+enum class ScheduleStepKind {
+  kParameter,
+  kConstant,
+  kKernel,
+  kCollective,
+  kPartitionId,
+  kReplicaId,
+  kTuple,
+  kGetTupleElement,
+  kWhile,
+  kConditional,
+  kCall,
+};
+
+namespace {
+
+const char* ScheduleStepKindName(ScheduleStepKind kind) {
+  switch (kind) {
+    case ScheduleStepKind::kParameter: return "parameter";
+    case ScheduleStepKind::kConstant: return "constant";
+    case ScheduleStepKind::kKernel: return "kernel";
+    case ScheduleStepKind::kCollective: return "collective";
+    case ScheduleStepKind::kPartitionId: return "partition-id";
+    case ScheduleStepKind::kReplicaId: return "replica-id";
+    case ScheduleStepKind::kTuple: return "tuple";
+    case ScheduleStepKind::kGetTupleElement: return "get-tuple-element";
+    case ScheduleStepKind::kWhile: return "while";
+    case ScheduleStepKind::kConditional: return "conditional";
+    case ScheduleStepKind::kCall: return "call";
+  }
+  return "?";
+}
+
+absl::Status AtInstruction(const absl::Status& status, const hlo::Instruction& inst) {
+  if (absl::StrContains(status.message(), " in `")) return status;
+  return absl::Status(status.code(), absl::StrCat(status.message(), ", in ", inst.Describe()));
+}
+
+int64_t LeafBytes(const Buffer& b) {
+  if (!b.is_tuple()) return b.size_bytes();
+  int64_t n = 0;
+  for (const Buffer& e : b.elements()) n += LeafBytes(e);
+  return n;
+}
+
+// Bytes that go away when this handle is dropped (memory nobody else holds).
+int64_t ExclusiveBytes(const Buffer& b) {
+  if (!b.is_tuple()) return b.valid() && b.unique() ? b.size_bytes() : 0;
+  int64_t n = 0;
+  for (const Buffer& e : b.elements()) n += ExclusiveBytes(e);
+  return n;
+}
+
+}  // namespace
+
+struct ExecutableStep {
+  ScheduleStepKind kind = ScheduleStepKind::kKernel;
+  const hlo::Instruction* inst = nullptr;
+  std::vector<int> operands;  // slots
+  int output = -1;            // slot
+  std::vector<int> release;   // slots whose last use is this step
+  int64_t index = 0;          // parameter number / tuple index
+  std::unique_ptr<Kernel> kernel;
+  Buffer constant;
+  std::vector<const Executable::Program*> callees;
+  // Collectives.
+  ReductionKind reduction = ReductionKind::kSum;
+  int64_t dim = -1;
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+};
+
+struct Executable::Program {
+  const hlo::Computation* computation = nullptr;
+  std::vector<ExecutableStep> steps;
+  int num_slots = 0;
+  int root = -1;
+  int num_parameters = 0;
+};
+
+struct Executable::RunState {
+  const DeviceContext* device = nullptr;
+  int64_t next_sequence = 0;
+  int64_t live_bytes = 0;
+  ExecutionStats stats;
+};
+
+namespace {
+
+// Builds the Program of one computation and (recursively) of the
+// computations its control flow calls.
+class ProgramBuilder {
+ public:
+  ProgramBuilder(KernelFactory& factory,
+                 std::vector<std::unique_ptr<Executable::Program>>& programs)
+      : factory_(factory), programs_(programs) {}
+
+  absl::StatusOr<const Executable::Program*> Build(const hlo::Computation& computation) {
+    auto it = built_.find(&computation);
+    if (it != built_.end()) {
+      if (it->second == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("computation '", computation.name(), "' calls itself"));
+      }
+      return it->second;
+    }
+    built_[&computation] = nullptr;
+    auto program = std::make_unique<Executable::Program>();
+    program->computation = &computation;
+    program->num_parameters = static_cast<int>(computation.num_parameters());
+    std::vector<hlo::Instruction*> order = computation.instructions();
+    absl::flat_hash_map<const hlo::Instruction*, int> slot;
+    for (size_t i = 0; i < order.size(); ++i) slot[order[i]] = static_cast<int>(i);
+    program->num_slots = static_cast<int>(order.size());
+    if (computation.root() == nullptr || !slot.contains(computation.root())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("computation '", computation.name(), "' has no root"));
+    }
+    program->root = slot[computation.root()];
+
+    // Last use of every value, for releasing it.
+    std::vector<int> last_use(order.size(), -1);
+    for (size_t i = 0; i < order.size(); ++i) {
+      for (const hlo::Instruction* op : order[i]->operands()) {
+        auto s = slot.find(op);
+        if (s == slot.end()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "operand ", op->name(), " is not in computation '", computation.name(), "', in ",
+              order[i]->Describe()));
+        }
+        last_use[static_cast<size_t>(s->second)] = static_cast<int>(i);
+      }
+    }
+
+    for (size_t i = 0; i < order.size(); ++i) {
+      const hlo::Instruction& inst = *order[i];
+      ExecutableStep step;
+      step.inst = &inst;
+      step.output = static_cast<int>(i);
+      for (const hlo::Instruction* op : inst.operands()) step.operands.push_back(slot[op]);
+      absl::Status st = Fill(inst, step);
+      if (!st.ok()) return AtInstruction(st, inst);
+      program->steps.push_back(std::move(step));
+    }
+    // Release each value after its last use; values nobody uses (other than
+    // the root) right after they are made.
+    for (size_t v = 0; v < order.size(); ++v) {
+      if (static_cast<int>(v) == program->root) continue;
+      int at = last_use[v] >= 0 ? last_use[v] : static_cast<int>(v);
+      ExecutableStep& s = program->steps[static_cast<size_t>(at)];
+      if (std::find(s.release.begin(), s.release.end(), static_cast<int>(v)) == s.release.end()) {
+        s.release.push_back(static_cast<int>(v));
+      }
+    }
+    const Executable::Program* result = program.get();
+    programs_.push_back(std::move(program));
+    built_[&computation] = result;
+    return result;
+  }
+
+ private:
+  absl::Status Fill(const hlo::Instruction& inst, ExecutableStep& step) {
+    using hlo::Opcode;
+    switch (inst.opcode()) {
+      case Opcode::kParameter:
+        step.kind = ScheduleStepKind::kParameter;
+        step.index = inst.parameter_number();
+        return absl::OkStatus();
+      case Opcode::kConstant: {
+        step.kind = ScheduleStepKind::kConstant;
+        absl::StatusOr<Buffer> b = Buffer::FromLiteral(inst.literal());
+        if (!b.ok()) return b.status();
+        step.constant = *std::move(b);
+        return absl::OkStatus();
+      }
+      case Opcode::kPartitionId:
+        step.kind = ScheduleStepKind::kPartitionId;
+        return absl::OkStatus();
+      case Opcode::kReplicaId:
+        step.kind = ScheduleStepKind::kReplicaId;
+        return absl::OkStatus();
+      case Opcode::kTuple:
+        step.kind = ScheduleStepKind::kTuple;
+        return absl::OkStatus();
+      case Opcode::kGetTupleElement:
+        step.kind = ScheduleStepKind::kGetTupleElement;
+        step.index = inst.attr_int("index", -1);
+        if (inst.operand_count() != 1 || !inst.operand(0)->shape().is_tuple() || step.index < 0 ||
+            step.index >= inst.operand(0)->shape().tuple_size()) {
+          return absl::InvalidArgumentError("get-tuple-element index out of range");
+        }
+        return absl::OkStatus();
+      case Opcode::kWhile: {
+        step.kind = ScheduleStepKind::kWhile;
+        const hlo::Computation* cond = inst.attr_computation("condition");
+        const hlo::Computation* body = inst.attr_computation("body");
+        if (cond == nullptr || body == nullptr || inst.operand_count() != 1) {
+          return absl::InvalidArgumentError("while needs one operand, a condition and a body");
+        }
+        return AddCallees(step, {cond, body});
+      }
+      case Opcode::kConditional: {
+        step.kind = ScheduleStepKind::kConditional;
+        std::vector<const hlo::Computation*> branches;
+        if (inst.has_attr("branch_computations")) {
+          for (const hlo::Computation* c : inst.attr_computations("branch_computations")) {
+            branches.push_back(c);
+          }
+        } else {
+          branches = {inst.attr_computation("true_computation"),
+                      inst.attr_computation("false_computation")};
+        }
+        if (branches.empty() ||
+            static_cast<int64_t>(branches.size()) + 1 != inst.operand_count()) {
+          return absl::InvalidArgumentError(
+              "conditional needs one operand per branch after the selector");
+        }
+        return AddCallees(step, branches);
+      }
+      case Opcode::kCall: {
+        step.kind = ScheduleStepKind::kCall;
+        return AddCallees(step, {inst.attr_computation("to_apply")});
+      }
+      default:
+        break;
+    }
+    if (!hlo::HasOpDef(inst.opcode())) {
+      return absl::UnimplementedError("op has no definition");
+    }
+    if (hlo::GetOpDef(inst.opcode()).traits.collective) return FillCollective(inst, step);
+    step.kind = ScheduleStepKind::kKernel;
+    absl::StatusOr<std::unique_ptr<Kernel>> kernel = factory_.MakeKernel(inst);
+    if (!kernel.ok()) return kernel.status();
+    step.kernel = *std::move(kernel);
+    return absl::OkStatus();
+  }
+
+  absl::Status AddCallees(ExecutableStep& step, std::vector<const hlo::Computation*> callees) {
+    for (const hlo::Computation* c : callees) {
+      if (c == nullptr) return absl::InvalidArgumentError("missing called computation");
+      absl::StatusOr<const Executable::Program*> p = Build(*c);
+      if (!p.ok()) return p.status();
+      step.callees.push_back(*p);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status FillCollective(const hlo::Instruction& inst, ExecutableStep& step) {
+    using hlo::Opcode;
+    step.kind = ScheduleStepKind::kCollective;
+    for (const hlo::Instruction* op : inst.operands()) {
+      if (!op->shape().is_array()) {
+        return absl::InvalidArgumentError("collective operands must be arrays");
+      }
+    }
+    if (inst.opcode() == Opcode::kAllReduce || inst.opcode() == Opcode::kReduceScatter) {
+      const hlo::Computation* reducer = inst.attr_computation("to_apply");
+      if (reducer == nullptr) return absl::InvalidArgumentError("missing to_apply");
+      absl::StatusOr<ReductionKind> kind = ReductionKindFromReducer(*reducer);
+      if (!kind.ok()) return kind.status();
+      step.reduction = *kind;
+    }
+    if (inst.opcode() == Opcode::kAllGather || inst.opcode() == Opcode::kReduceScatter ||
+        (inst.opcode() == Opcode::kAllToAll && inst.has_attr("dimensions"))) {
+      const hlo::IntList& dims = inst.attr_ints("dimensions");
+      if (dims.size() != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("expects exactly one dimension, got {", absl::StrJoin(dims, ","), "}"));
+      }
+      step.dim = dims[0];
+      if (inst.opcode() == Opcode::kAllToAll && inst.operand_count() != 1) {
+        return absl::InvalidArgumentError("array all-to-all takes one operand");
+      }
+    }
+    if (inst.opcode() == Opcode::kCollectivePermute) {
+      for (const std::vector<int64_t>& p : inst.attr_int_lists("source_target_pairs")) {
+        if (p.size() != 2) return absl::InvalidArgumentError("source_target_pairs needs pairs");
+        step.pairs.emplace_back(p[0], p[1]);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  KernelFactory& factory_;
+  std::vector<std::unique_ptr<Executable::Program>>& programs_;
+  absl::flat_hash_map<const hlo::Computation*, const Executable::Program*> built_;
+};
+
+// This device's replica group: the group listing it, or all devices.
+absl::StatusOr<std::vector<int64_t>> GroupOf(const hlo::Instruction& inst, int64_t device,
+                                             int64_t num_devices) {
+  const hlo::IntListList& groups = inst.attr_int_lists("replica_groups");
+  if (groups.empty()) {
+    std::vector<int64_t> all(static_cast<size_t>(num_devices));
+    for (int64_t i = 0; i < num_devices; ++i) all[static_cast<size_t>(i)] = i;
+    return all;
+  }
+  for (const std::vector<int64_t>& g : groups) {
+    if (std::find(g.begin(), g.end(), device) != g.end()) return g;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("device ", device, " is in no replica group"));
+}
+
+bool ReadPred(const Buffer& b) {
+  return b.size_bytes() > 0 && *static_cast<const uint8_t*>(b.data()) != 0;
+}
+
+int64_t ReadIndex(const Buffer& b) {
+  int64_t v = 0;
+  hlo::DispatchPrimitiveType(b.type(), [&](auto t) {
+    using T = decltype(t);
+    if constexpr (std::is_integral_v<T>) v = static_cast<int64_t>(b.typed<T>()[0]);
+  });
+  return v;
+}
+
+}  // namespace
+
+Executable::~Executable() = default;
+
+absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(const hlo::Module& module,
+                                                               KernelFactory& factory) {
+  if (module.entry() == nullptr) return absl::InvalidArgumentError("module has no entry");
+  std::unique_ptr<Executable> exe(new Executable());
+  exe->module_ = module.Clone();
+  ProgramBuilder builder(factory, exe->programs_);
+  absl::StatusOr<const Program*> entry = builder.Build(*exe->module_->entry());
+  if (!entry.ok()) return entry.status();
+  exe->entry_ = *entry;
+  return exe;
+}
+
+int64_t Executable::num_parameters() const { return entry_->num_parameters; }
+
+const hlo::Shape& Executable::parameter_shape(int64_t i) const {
+  return module_->entry()->parameter(i)->shape();
+}
+
+const hlo::Shape& Executable::result_shape() const { return module_->entry()->root()->shape(); }
+
+std::string Executable::ScheduleToString() const {
+  std::string out;
+  for (const auto& p : programs_) {
+    absl::StrAppend(&out, p->computation->name(), p.get() == entry_ ? " (entry)" : "", ":\n");
+    for (const ExecutableStep& s : p->steps) {
+      absl::StrAppend(&out, "  ", ScheduleStepKindName(s.kind), " %", s.inst->name());
+      if (!s.release.empty()) {
+        std::vector<std::string> names;
+        for (int r : s.release) names.push_back(p->steps[static_cast<size_t>(r)].inst->name());
+        absl::StrAppend(&out, "  free(", absl::StrJoin(names, ","), ")");
+      }
+      absl::StrAppend(&out, "\n");
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<Buffer> Executable::Run(const DeviceContext& device,
+                                       absl::Span<const Buffer> arguments,
+                                       ExecutionStats* stats) const {
+  if (static_cast<int64_t>(arguments.size()) != num_parameters()) {
+    return absl::InvalidArgumentError(absl::StrCat("the entry computation takes ",
+                                                   num_parameters(), " arguments, got ",
+                                                   arguments.size()));
+  }
+  for (int64_t i = 0; i < num_parameters(); ++i) {
+    if (arguments[static_cast<size_t>(i)].shape() != parameter_shape(i)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", i, " of device ", device.device_id, " has shape ",
+          arguments[static_cast<size_t>(i)].shape().ToString(), ", expected ",
+          parameter_shape(i).ToString()));
+    }
+  }
+  if (device.num_devices > 1 && device.communicator == nullptr) {
+    return absl::InvalidArgumentError("a device of a multi-device mesh needs a communicator");
+  }
+  RunState state;
+  state.device = &device;
+  absl::StatusOr<Buffer> result = Execute(*entry_, arguments, state);
+  if (stats != nullptr) *stats = state.stats;
+  return result;
+}
+
+absl::StatusOr<Buffer> Executable::Execute(const Program& program,
+                                           absl::Span<const Buffer> arguments,
+                                           RunState& state) const {
+  std::vector<Buffer> slots(static_cast<size_t>(program.num_slots));
+  std::vector<const Buffer*> inputs;
+  const DeviceContext& device = *state.device;
+  auto allocate = [&](const hlo::Shape& shape, bool zero = false) -> absl::StatusOr<Buffer> {
+    absl::StatusOr<Buffer> b = Buffer::Allocate(shape, zero);
+    if (b.ok()) {
+      state.live_bytes += LeafBytes(*b);
+      state.stats.peak_live_bytes = std::max(state.stats.peak_live_bytes, state.live_bytes);
+    }
+    return b;
+  };
+
+  for (const ExecutableStep& step : program.steps) {
+    const hlo::Instruction& inst = *step.inst;
+    Buffer& out = slots[static_cast<size_t>(step.output)];
+    auto operand = [&](size_t i) -> const Buffer& {
+      return slots[static_cast<size_t>(step.operands[i])];
+    };
+    switch (step.kind) {
+      case ScheduleStepKind::kParameter:
+        if (step.index < 0 || step.index >= static_cast<int64_t>(arguments.size())) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("parameter ", step.index, " out of range, in ", inst.Describe()));
+        }
+        out = arguments[static_cast<size_t>(step.index)];
+        break;
+      case ScheduleStepKind::kConstant:
+        out = step.constant;
+        break;
+      case ScheduleStepKind::kPartitionId:
+      case ScheduleStepKind::kReplicaId: {
+        absl::StatusOr<Buffer> b = allocate(inst.shape());
+        if (!b.ok()) return b.status();
+        uint32_t id = static_cast<uint32_t>(step.kind == ScheduleStepKind::kPartitionId ? device.device_id
+                                                                                : device.replica_id);
+        if (b->size_bytes() != 4) {
+          return absl::InvalidArgumentError(absl::StrCat("expects a u32[] result, in ", inst.Describe()));
+        }
+        std::memcpy(b->data(), &id, 4);
+        out = *std::move(b);
+        break;
+      }
+      case ScheduleStepKind::kTuple: {
+        std::vector<Buffer> elements;
+        elements.reserve(step.operands.size());
+        for (size_t i = 0; i < step.operands.size(); ++i) elements.push_back(operand(i));
+        out = Buffer::Tuple(std::move(elements));
+        break;
+      }
+      case ScheduleStepKind::kGetTupleElement: {
+        const Buffer& t = operand(0);
+        if (!t.is_tuple() || step.index >= t.tuple_size()) {
+          return absl::InternalError(absl::StrCat("not a tuple, in ", inst.Describe()));
+        }
+        out = t.element(step.index);
+        break;
+      }
+      case ScheduleStepKind::kKernel: {
+        inputs.clear();
+        for (size_t i = 0; i < step.operands.size(); ++i) inputs.push_back(&operand(i));
+        absl::StatusOr<Buffer> b = allocate(inst.shape());
+        if (!b.ok()) return AtInstruction(b.status(), inst);
+        if (absl::Status st = step.kernel->Run(inputs, &*b); !st.ok()) {
+          return AtInstruction(st, inst);
+        }
+        ++state.stats.kernel_launches;
+        out = *std::move(b);
+        break;
+      }
+      case ScheduleStepKind::kWhile: {
+        Buffer loop_state = operand(0);
+        const Program& cond = *step.callees[0];
+        const Program& body = *step.callees[1];
+        for (;;) {
+          absl::StatusOr<Buffer> keep_going = Execute(cond, absl::MakeConstSpan(&loop_state, 1), state);
+          if (!keep_going.ok()) return keep_going.status();
+          if (keep_going->is_tuple() || keep_going->type() != hlo::PrimitiveType::kPred) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("condition returned ", keep_going->shape().ToString(),
+                             " instead of pred[], in ", inst.Describe()));
+          }
+          if (!ReadPred(*keep_going)) break;
+          absl::StatusOr<Buffer> next = Execute(body, absl::MakeConstSpan(&loop_state, 1), state);
+          if (!next.ok()) return next.status();
+          state.live_bytes -= ExclusiveBytes(loop_state);
+          loop_state = *std::move(next);
+        }
+        out = std::move(loop_state);
+        break;
+      }
+      case ScheduleStepKind::kConditional: {
+        const Buffer& selector = operand(0);
+        int64_t n = static_cast<int64_t>(step.callees.size());
+        int64_t chosen;
+        if (selector.type() == hlo::PrimitiveType::kPred) {
+          chosen = ReadPred(selector) ? 0 : 1;
+        } else {
+          chosen = ReadIndex(selector);
+          if (chosen < 0 || chosen >= n) chosen = n - 1;  // XLA: out of range runs the last
+        }
+        absl::StatusOr<Buffer> r = Execute(*step.callees[static_cast<size_t>(chosen)],
+                                           absl::MakeConstSpan(&operand(static_cast<size_t>(chosen) + 1), 1),
+                                           state);
+        if (!r.ok()) return r.status();
+        out = *std::move(r);
+        break;
+      }
+      case ScheduleStepKind::kCall: {
+        std::vector<Buffer> args;
+        for (size_t i = 0; i < step.operands.size(); ++i) args.push_back(operand(i));
+        absl::StatusOr<Buffer> r = Execute(*step.callees[0], args, state);
+        if (!r.ok()) return r.status();
+        out = *std::move(r);
+        break;
+      }
+      case ScheduleStepKind::kCollective: {
+        Communicator* comm = device.communicator;
+        absl::StatusOr<std::vector<int64_t>> group =
+            GroupOf(inst, device.device_id, std::max<int64_t>(device.num_devices, 1));
+        if (!group.ok()) return AtInstruction(group.status(), inst);
+        CollectiveFingerprint fp;
+        fp.opcode = inst.opcode();
+        fp.name = inst.name();
+        fp.channel_id = inst.attr_int("channel_id", 0);
+        std::vector<Buffer> results;
+        const int64_t g = static_cast<int64_t>(group->size());
+        auto next_fp = [&]() {
+          fp.sequence = state.next_sequence++;
+          return fp;
+        };
+        // A lone device (no communicator) still runs group-of-one collectives.
+        if (comm == nullptr && !(g == 1 || inst.opcode() == hlo::Opcode::kCollectivePermute)) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("no communicator for a group of ", g, ", in ", inst.Describe()));
+        }
+        absl::Status st;
+        switch (inst.opcode()) {
+          case hlo::Opcode::kAllReduce:
+          case hlo::Opcode::kAllGather:
+          case hlo::Opcode::kReduceScatter: {
+            for (size_t k = 0; k < step.operands.size() && st.ok(); ++k) {
+              const Buffer& in = operand(k);
+              const hlo::Shape& result_shape =
+                  inst.shape().is_tuple() ? inst.shape().tuple_shape(static_cast<int64_t>(k))
+                                          : inst.shape();
+              absl::StatusOr<Buffer> o = allocate(result_shape);
+              if (!o.ok()) return AtInstruction(o.status(), inst);
+              CollectiveFingerprint f = next_fp();
+              if (comm == nullptr) {
+                // g == 1: the result is the operand itself.
+                if (o->shape() != in.shape()) {
+                  st = absl::InvalidArgumentError("result shape differs from operand on one device");
+                } else if (in.size_bytes() > 0) {
+                  std::memcpy(o->data(), in.data(), static_cast<size_t>(in.size_bytes()));
+                }
+              } else if (inst.opcode() == hlo::Opcode::kAllReduce) {
+                st = comm->AllReduce(device.device_id, f, *group, step.reduction, in, *o);
+              } else if (inst.opcode() == hlo::Opcode::kAllGather) {
+                st = comm->AllGather(device.device_id, f, *group, step.dim, in, *o);
+              } else {
+                st = comm->ReduceScatter(device.device_id, f, *group, step.reduction, step.dim, in,
+                                         *o);
+              }
+              results.push_back(*std::move(o));
+            }
+            break;
+          }
+          case hlo::Opcode::kAllToAll: {
+            if (step.dim >= 0) {
+              absl::StatusOr<Buffer> o = allocate(inst.shape());
+              if (!o.ok()) return AtInstruction(o.status(), inst);
+              if (comm == nullptr) {
+                if (operand(0).size_bytes() > 0) {
+                  std::memcpy(o->data(), operand(0).data(), static_cast<size_t>(operand(0).size_bytes()));
+                }
+                ++state.next_sequence;
+              } else {
+                st = comm->AllToAll(device.device_id, next_fp(), *group, step.dim, operand(0), *o);
+              }
+              results.push_back(*std::move(o));
+              break;
+            }
+            // Tuple form: operand j goes to member j. Stack the operands as
+            // rows of one array, exchange rows, and split the result.
+            const hlo::Shape& each = inst.operand(0)->shape();
+            if (static_cast<int64_t>(step.operands.size()) != g) {
+              return absl::InvalidArgumentError(absl::StrCat(
+                  "has ", step.operands.size(), " operands for a group of ", g, ", in ",
+                  inst.Describe()));
+            }
+            hlo::Shape stacked(each.type(), {g, each.num_elements()});
+            absl::StatusOr<Buffer> packed = Buffer::Allocate(stacked);
+            absl::StatusOr<Buffer> exchanged = Buffer::Allocate(stacked);
+            if (!packed.ok()) return packed.status();
+            if (!exchanged.ok()) return exchanged.status();
+            const int64_t row = hlo::ByteWidth(each.type()) * each.num_elements();
+            for (int64_t j = 0; j < g; ++j) {
+              if (row > 0) {
+                std::memcpy(static_cast<uint8_t*>(packed->data()) + j * row,
+                            operand(static_cast<size_t>(j)).data(), static_cast<size_t>(row));
+              }
+            }
+            if (comm == nullptr) {
+              exchanged = packed;
+              ++state.next_sequence;
+            } else {
+              st = comm->AllToAll(device.device_id, next_fp(), *group, 0, *packed, *exchanged);
+            }
+            for (int64_t j = 0; j < g && st.ok(); ++j) {
+              absl::StatusOr<Buffer> o = allocate(each);
+              if (!o.ok()) return o.status();
+              if (row > 0) {
+                std::memcpy(o->data(), static_cast<const uint8_t*>(exchanged->data()) + j * row,
+                            static_cast<size_t>(row));
+              }
+              results.push_back(*std::move(o));
+            }
+            break;
+          }
+          case hlo::Opcode::kCollectivePermute: {
+            absl::StatusOr<Buffer> o = allocate(inst.shape());
+            if (!o.ok()) return AtInstruction(o.status(), inst);
+            if (comm == nullptr) {
+              ++state.next_sequence;
+              std::memset(o->data(), 0, static_cast<size_t>(o->size_bytes()));
+              for (const auto& [s, t] : step.pairs) {
+                if (s == device.device_id && t == device.device_id && o->size_bytes() > 0) {
+                  std::memcpy(o->data(), operand(0).data(), static_cast<size_t>(o->size_bytes()));
+                }
+              }
+            } else {
+              st = comm->CollectivePermute(device.device_id, next_fp(), step.pairs, operand(0), *o);
+            }
+            results.push_back(*std::move(o));
+            break;
+          }
+          default:
+            return absl::UnimplementedError(
+                absl::StrCat("collective not supported by the runtime, in ", inst.Describe()));
+        }
+        if (!st.ok()) return st;
+        ++state.stats.collectives;
+        if (inst.shape().is_tuple()) {
+          out = Buffer::Tuple(std::move(results));
+        } else {
+          out = std::move(results[0]);
+        }
+        break;
+      }
+    }
+    for (int r : step.release) {
+      Buffer& b = slots[static_cast<size_t>(r)];
+      state.live_bytes -= ExclusiveBytes(b);
+      b = Buffer();
+    }
+  }
+  Buffer result = std::move(slots[static_cast<size_t>(program.root)]);
+  if (!result.valid()) {
+    return absl::InternalError(
+        absl::StrCat("root of '", program.computation->name(), "' not computed"));
+  }
+  return result;
+}
+
+}  // namespace sharc::runtime

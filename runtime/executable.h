@@ -1,0 +1,78 @@
+// An Executable is a per-device hlo::Module turned into schedules of steps,
+// one per computation the entry reaches through control flow: kernel
+// launches, collectives (run through a Communicator), partition-id and
+// replica-id (answered by the device), tuple plumbing (zero-copy) and
+// control flow (while, conditional, call). Each value lives in a slot that
+// is released right after its last use, so a device holds only live values.
+//
+// One Executable is shared by all devices of a mesh: Run is const and keeps
+// per-run state on the caller's stack.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "hlo/ir/module.h"
+#include "runtime/buffer.h"
+#include "runtime/communicator.h"
+#include "runtime/kernel.h"
+
+namespace sharc::runtime {
+
+// Who is running: the device's ids and its link to the others.
+struct DeviceContext {
+  int64_t device_id = 0;   // the partition id
+  int64_t replica_id = 0;  // sharc runs one replica
+  int64_t num_devices = 1;
+  Communicator* communicator = nullptr;  // may be null on a single device
+};
+
+struct ExecutionStats {
+  int64_t kernel_launches = 0;
+  int64_t collectives = 0;
+  // Bytes of buffers the run allocated that were alive at once (arguments
+  // and constants not counted).
+  int64_t peak_live_bytes = 0;
+};
+
+class Executable {
+ public:
+  // Builds the schedules of `module`'s entry (the module is cloned; the
+  // executable owns its copy) with kernels from `factory`. Fails, naming the
+  // instruction, on ops the runtime cannot run (a collective whose reducer is
+  // not a plain binary op, a kernel the factory refuses).
+  static absl::StatusOr<std::unique_ptr<Executable>> Create(const hlo::Module& module,
+                                                            KernelFactory& factory);
+  ~Executable();
+
+  const hlo::Module& module() const { return *module_; }
+  int64_t num_parameters() const;
+  const hlo::Shape& parameter_shape(int64_t i) const;
+  const hlo::Shape& result_shape() const;
+
+  // Runs the entry computation as device `device`. `arguments` must match
+  // the entry parameters' shapes.
+  absl::StatusOr<Buffer> Run(const DeviceContext& device, absl::Span<const Buffer> arguments,
+                             ExecutionStats* stats = nullptr) const;
+
+  // The schedules as text, one step per line (for tests and debugging).
+  std::string ScheduleToString() const;
+
+  struct Program;  // one computation's schedule
+
+ private:
+  Executable() = default;
+  struct RunState;
+  absl::StatusOr<Buffer> Execute(const Program& program, absl::Span<const Buffer> arguments,
+                                 RunState& state) const;
+
+  std::unique_ptr<hlo::Module> module_;
+  std::vector<std::unique_ptr<Program>> programs_;
+  const Program* entry_ = nullptr;
+};
+
+}  // namespace sharc::runtime

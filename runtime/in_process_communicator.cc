@@ -1,0 +1,898 @@
+#include "runtime/in_process_communicator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "runtime/reduction.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace sharc::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Round counters pack (sequence + 1) above a 16-bit arrival count.
+constexpr int kCountBits = 16;
+constexpr uint64_t kCountMask = (uint64_t{1} << kCountBits) - 1;
+constexpr int64_t kMaxGroupSize = static_cast<int64_t>(kCountMask);
+inline uint64_t Pack(int64_t sequence, uint64_t count) {
+  return (static_cast<uint64_t>(sequence + 1) << kCountBits) | count;
+}
+inline uint64_t TagOf(uint64_t v) { return v >> kCountBits; }
+
+inline uint64_t Mix(uint64_t h, uint64_t v) {
+  v *= 0x9e3779b97f4a7c15ull;
+  v ^= v >> 29;
+  return (h ^ v) * 0xbf58476d1ce4e5b9ull + 0x94d049bb133111ebull;
+}
+
+constexpr int kNameWords = 8;  // the first 64 characters of a name, for messages
+
+// Element loops larger than this may use the device's OpenMP threads.
+constexpr int64_t kParallelBytes = int64_t{1} << 20;
+// Work unit of the all-reduce: reduce a block into our output, then copy it
+// to the other members while it is still in cache.
+constexpr int64_t kAllReduceBlockBytes = 16384;
+// Long rows are split into pieces of this size when copies run in parallel.
+constexpr int64_t kCopyPieceBytes = 256 * 1024;
+
+std::string GroupString(absl::Span<const int64_t> group) {
+  return absl::StrCat("{", absl::StrJoin(group, ","), "}");
+}
+
+int64_t Product(absl::Span<const int64_t> dims, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= dims[i];
+  return p;
+}
+
+// Copies `rows` rows of `row_bytes` from src (stride src_stride) to dst
+// (stride dst_stride), using up to `threads` OpenMP threads when large.
+void StridedCopy(uint8_t* dst, int64_t dst_stride, const uint8_t* src, int64_t src_stride,
+                 int64_t rows, int64_t row_bytes, int threads) {
+  if (rows <= 0 || row_bytes <= 0) return;
+  const int64_t total = rows * row_bytes;
+  if (threads > 1 && total >= kParallelBytes) {
+    const int64_t pieces = std::max<int64_t>(1, (row_bytes + kCopyPieceBytes - 1) / kCopyPieceBytes);
+    const int64_t piece = (row_bytes + pieces - 1) / pieces;
+    const int64_t tasks = rows * pieces;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t t = 0; t < tasks; ++t) {
+      const int64_t r = t / pieces, k = t % pieces;
+      const int64_t begin = k * piece, end = std::min(row_bytes, begin + piece);
+      if (begin < end) {
+        std::memcpy(dst + r * dst_stride + begin, src + r * src_stride + begin,
+                    static_cast<size_t>(end - begin));
+      }
+    }
+    return;
+  }
+  if (dst_stride == row_bytes && src_stride == row_bytes) {
+    std::memcpy(dst, src, static_cast<size_t>(total));
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    std::memcpy(dst + r * dst_stride, src + r * src_stride, static_cast<size_t>(row_bytes));
+  }
+}
+
+absl::Status CheckArrays(const Buffer& input, const Buffer& output) {
+  if (!input.valid() || !output.valid() || input.is_tuple() || output.is_tuple()) {
+    return absl::InvalidArgumentError(absl::StrCat("collectives take array buffers, got ",
+                                                   input.shape().ToString(), " -> ",
+                                                   output.shape().ToString()));
+  }
+  if (input.type() != output.type()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input is ", input.shape().ToString(), " but output is ",
+                     output.shape().ToString(), "; element types must agree"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckDim(int64_t dim, const hlo::Shape& shape) {
+  if (dim < 0 || dim >= shape.rank()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dimension ", dim, " is out of range for ", shape.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+uint64_t HashShape(uint64_t h, const hlo::Shape& shape) {
+  h = Mix(h, static_cast<uint64_t>(shape.type()));
+  h = Mix(h, static_cast<uint64_t>(shape.rank()));
+  for (int64_t d : shape.dims()) h = Mix(h, static_cast<uint64_t>(d));
+  return h;
+}
+
+uint64_t HashCall(const CollectiveFingerprint& fp, absl::Span<const int64_t> group,
+                  const Buffer& input, const Buffer& output, uint64_t extra) {
+  uint64_t h = Mix(0x5348415243ull, static_cast<uint64_t>(fp.opcode));
+  h = Mix(h, std::hash<std::string_view>()(fp.name));
+  h = Mix(h, static_cast<uint64_t>(fp.channel_id));
+  h = Mix(h, static_cast<uint64_t>(fp.sequence));
+  h = Mix(h, group.size());
+  for (int64_t m : group) h = Mix(h, static_cast<uint64_t>(m));
+  h = HashShape(h, input.shape());
+  h = HashShape(h, output.shape());
+  return Mix(h, extra);
+}
+
+}  // namespace
+
+// Per device, on its own cache lines. `input`/`output` are written by the
+// owner before it arrives and read by the members of the same round after
+// they see the round complete (the arrival counter orders them). The atomics
+// below them describe the device's latest call for diagnosis and may be read
+// by anyone at any time.
+struct alignas(128) InProcessCommunicator::Slot {
+  // What the device published for its rounds, by sequence parity. Members
+  // read round[seq & 1] after the round is complete; the owner rewrites it
+  // two rounds later, once every eager reader has acknowledged it in
+  // `consumed` (non-eager readers are done when the round's departures are).
+  struct Published {
+    const void* input = nullptr;
+    void* output = nullptr;
+    uint64_t hash = 0;
+  };
+  Published round[2];
+  alignas(64) std::atomic<int64_t> consumed[2] = {};
+  // Owner-only: acknowledgements owed for each parity, and the eager staging
+  // buffers (allocated on first use).
+  int64_t owed[2] = {0, 0};
+  std::unique_ptr<uint8_t, void (*)(void*)> staging[2] = {{nullptr, std::free},
+                                                          {nullptr, std::free}};
+  // Diagnosis: the device's latest call.
+  alignas(64) std::atomic<int64_t> sequence{-1};
+  std::atomic<uint64_t> hash{0};
+  std::atomic<int32_t> opcode{0};
+  std::atomic<int64_t> channel_id{0};
+  std::atomic<int64_t> bytes{0};
+  std::atomic<uint64_t> name[kNameWords] = {};
+  std::atomic<bool> finished{false};
+  // Owner-only: the adaptive spin budget (see InProcessOptions::spin).
+  int64_t spin_ns = -1;
+  // Owner-only: the last group used, so repeated collectives skip the map.
+  std::vector<int64_t> cached_members;
+  GroupState* cached_group = nullptr;
+};
+
+struct InProcessCommunicator::GroupState {
+  std::vector<int64_t> members;
+  alignas(64) std::atomic<uint64_t> arrivals{0};
+  alignas(64) std::atomic<uint64_t> departures{0};
+};
+
+struct InProcessCommunicator::Call {
+  int64_t device = 0;
+  const CollectiveFingerprint* fingerprint = nullptr;
+  absl::Span<const int64_t> group;
+  int64_t position = 0;
+  uint64_t hash = 0;
+  int64_t bytes = 0;
+  const void* input = nullptr;
+  void* output = nullptr;
+  // Inputs up to this many bytes take the eager path.
+  int64_t eager_limit = InProcessCommunicator::kEagerBytes;
+};
+
+InProcessCommunicator::InProcessCommunicator(int64_t num_devices, InProcessOptions options)
+    : num_devices_(std::max<int64_t>(num_devices, 1)),
+      options_(options),
+      slots_(new Slot[static_cast<size_t>(std::max<int64_t>(num_devices, 1))]) {
+  spin_ = options_.spin;
+  if (spin_ < absl::ZeroDuration()) {
+    const int64_t cores = std::max<unsigned>(1, std::thread::hardware_concurrency());
+    spin_ = num_devices_ <= cores ? absl::Microseconds(50) : absl::Microseconds(2);
+  }
+  if (num_devices < 1) {
+    failure_ = absl::InvalidArgumentError(
+        absl::StrCat("a communicator needs at least one device, got ", num_devices));
+    poisoned_.store(true);
+  }
+}
+
+InProcessCommunicator::~InProcessCommunicator() = default;
+
+// Every state change a waiter waits for is a seq_cst read-modify-write (or
+// store) made just before Notify; with the waiter's seq_cst increment of
+// sleepers_ and fence before it re-checks, either the waiter sees the change
+// or Notify sees the sleeper (no lost wake-up, no fence needed here).
+void InProcessCommunicator::Notify() {
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    { std::lock_guard<std::mutex> lock(mu_); }
+    cv_.notify_all();
+  }
+}
+
+void InProcessCommunicator::Poison(const absl::Status& status) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (failure_.ok()) failure_ = status;
+    poisoned_.store(true, std::memory_order_seq_cst);
+  }
+  cv_.notify_all();
+}
+
+absl::Status InProcessCommunicator::failure() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return failure_;
+}
+
+void InProcessCommunicator::Abort(int64_t device, const absl::Status& reason) {
+  absl::Status status = reason.ok() ? absl::AbortedError("aborted") : reason;
+  Poison(absl::Status(status.code(),
+                      absl::StrCat("device ", device, " failed: ", status.message())));
+}
+
+void InProcessCommunicator::MarkFinished(int64_t device) {
+  if (device < 0 || device >= num_devices_) return;
+  slots_[static_cast<size_t>(device)].finished.store(true, std::memory_order_seq_cst);
+  Notify();
+}
+
+absl::Status InProcessCommunicator::LocalError(int64_t device, absl::Status status) {
+  Poison(absl::Status(status.code(),
+                      absl::StrCat("device ", device, " failed: ", status.message())));
+  return status;
+}
+
+std::string InProcessCommunicator::DescribePublished(int64_t device) const {
+  const Slot& s = slots_[static_cast<size_t>(device)];
+  char name[kNameWords * 8 + 1] = {};
+  for (int i = 0; i < kNameWords; ++i) {
+    uint64_t w = s.name[i].load(std::memory_order_relaxed);
+    std::memcpy(name + 8 * i, &w, 8);
+  }
+  int32_t op = s.opcode.load(std::memory_order_relaxed);
+  std::string text = absl::StrCat(
+      op >= 0 && op < hlo::kNumOpcodes ? hlo::OpcodeName(static_cast<hlo::Opcode>(op)) : "?",
+      " %", name, " (");
+  if (int64_t ch = s.channel_id.load(std::memory_order_relaxed); ch != 0) {
+    absl::StrAppend(&text, "channel_id=", ch, ", ");
+  }
+  absl::StrAppend(&text, "sequence ", s.sequence.load(std::memory_order_relaxed), ", ",
+                  s.bytes.load(std::memory_order_relaxed), " bytes)");
+  return text;
+}
+
+absl::StatusOr<InProcessCommunicator::GroupState*> InProcessCommunicator::FindGroup(
+    int64_t device, absl::Span<const int64_t> group) {
+  Slot& me = slots_[static_cast<size_t>(device)];
+  if (me.cached_group != nullptr && absl::MakeConstSpan(me.cached_members) == group) {
+    return me.cached_group;
+  }
+  if (static_cast<int64_t>(group.size()) > kMaxGroupSize) {
+    return absl::InvalidArgumentError(absl::StrCat("a group of ", group.size(),
+                                                   " devices is larger than the supported ",
+                                                   kMaxGroupSize));
+  }
+  std::vector<int64_t> key(group.begin(), group.end());
+  std::vector<int64_t> sorted = key;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] < 0 || sorted[i] >= num_devices_) {
+      return absl::InvalidArgumentError(absl::StrCat("group ", GroupString(group), " names device ",
+                                                     sorted[i], ", outside [0, ", num_devices_,
+                                                     ")"));
+    }
+    if (i > 0 && sorted[i] == sorted[i - 1]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("group ", GroupString(group), " names device ", sorted[i], " twice"));
+    }
+  }
+  GroupState* state;
+  {
+    std::lock_guard<std::mutex> lock(groups_mu_);
+    std::unique_ptr<GroupState>& slot = groups_[key];
+    if (slot == nullptr) {
+      slot = std::make_unique<GroupState>();
+      slot->members = key;
+    }
+    state = slot.get();
+  }
+  me.cached_members = std::move(key);
+  me.cached_group = state;
+  return state;
+}
+
+absl::Status InProcessCommunicator::Wait(Slot& me, absl::FunctionRef<bool()> ready,
+                                         bool honor_poison,
+                                         absl::FunctionRef<absl::Status()> diagnose,
+                                         absl::FunctionRef<absl::Status()> on_timeout) {
+  if (ready()) return absl::OkStatus();
+  const Clock::time_point start = Clock::now();
+  // Spin briefly: a peer that is running arrives within microseconds.
+  const int64_t max_spin = absl::ToInt64Nanoseconds(spin_);
+  const int64_t min_spin = std::min<int64_t>(max_spin, 500);
+  if (me.spin_ns < 0) me.spin_ns = max_spin;
+  const Clock::time_point spin_end = start + std::chrono::nanoseconds(me.spin_ns);
+  for (;;) {
+    for (int k = 0; k < 32; ++k) {
+      if (ready()) {
+        me.spin_ns = std::min(max_spin, me.spin_ns * 2 + 100);
+        return absl::OkStatus();
+      }
+      CpuRelax();
+    }
+    if (honor_poison && poisoned_.load(std::memory_order_relaxed)) break;
+    if (Clock::now() >= spin_end) break;
+  }
+  me.spin_ns = std::max(min_spin, me.spin_ns / 2);
+  // Then hand the core to a runnable peer a few times (cheaper than sleeping
+  // when devices outnumber cores).
+  for (int k = 0; k < 4; ++k) {
+    if (ready()) return absl::OkStatus();
+    if (honor_poison && poisoned_.load(std::memory_order_relaxed)) break;
+    std::this_thread::yield();
+  }
+  const bool bounded = honor_poison;
+  const Clock::time_point deadline =
+      bounded ? start + absl::ToChronoNanoseconds(options_.timeout) : Clock::time_point::max();
+  // Then block, waking on every state change (and every 50 ms regardless,
+  // to re-check the deadline and diagnose divergent peers).
+  for (;;) {
+    if (ready()) return absl::OkStatus();
+    if (honor_poison && poisoned_.load(std::memory_order_acquire)) return failure();
+    if (bounded) {
+      if (absl::Status st = diagnose(); !st.ok()) return st;
+      if (Clock::now() >= deadline) return on_timeout();
+    }
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!ready() && !(honor_poison && poisoned_.load(std::memory_order_relaxed))) {
+        Clock::time_point wake = Clock::now() + std::chrono::milliseconds(50);
+        cv_.wait_until(lock, std::min(wake, deadline));
+      }
+    }
+    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+  }
+}
+
+absl::Status InProcessCommunicator::Run(const Call& call,
+                                        absl::FunctionRef<void(const Round&)> compute) {
+  if (poisoned_.load(std::memory_order_acquire)) return failure();
+  const CollectiveFingerprint& fp = *call.fingerprint;
+  const int64_t g = static_cast<int64_t>(call.group.size());
+  if (g == 1) {
+    const void* in = call.input;
+    void* out = call.output;
+    compute(Round{0, 1, &in, &out, false});
+    return absl::OkStatus();
+  }
+  absl::StatusOr<GroupState*> found = FindGroup(call.device, call.group);
+  if (!found.ok()) {
+    return LocalError(call.device, absl::Status(found.status().code(),
+                                                absl::StrCat(fp.ToString(), ": ",
+                                                             found.status().message())));
+  }
+  GroupState& gs = **found;
+  const int64_t seq = fp.sequence;
+  const int parity = static_cast<int>(seq & 1);
+  const bool eager = call.bytes <= call.eager_limit;
+  Slot& me = slots_[static_cast<size_t>(call.device)];
+
+  // The parity's published fields and staging buffer are ours to rewrite
+  // once every eager reader of their last round has acknowledged them.
+  if (me.consumed[parity].load(std::memory_order_acquire) < me.owed[parity]) {
+    auto none = []() { return absl::OkStatus(); };
+    auto late = [&]() {
+      return absl::DeadlineExceededError(absl::StrCat(
+          fp.ToString(), ": device ", call.device, "'s previous contribution was not read by its ",
+          "peers within ", absl::FormatDuration(options_.timeout)));
+    };
+    absl::Status st = Wait(
+        me,
+        [&] { return me.consumed[parity].load(std::memory_order_acquire) >= me.owed[parity]; },
+        /*honor_poison=*/true, none, late);
+    if (!st.ok()) {
+      Poison(st);
+      return failure();
+    }
+  }
+
+  // Publish.
+  const void* published_input = call.input;
+  if (eager && call.bytes > 0) {
+    if (me.staging[parity] == nullptr) {
+      void* p = std::aligned_alloc(64, static_cast<size_t>(kEagerBytes));
+      if (p == nullptr) {
+        return LocalError(call.device, absl::ResourceExhaustedError("cannot allocate staging"));
+      }
+      me.staging[parity].reset(static_cast<uint8_t*>(p));
+    }
+    std::memcpy(me.staging[parity].get(), call.input, static_cast<size_t>(call.bytes));
+    published_input = me.staging[parity].get();
+  }
+  me.round[parity] = Slot::Published{published_input, call.output, call.hash};
+  me.hash.store(call.hash, std::memory_order_relaxed);
+  me.opcode.store(static_cast<int32_t>(fp.opcode), std::memory_order_relaxed);
+  me.channel_id.store(fp.channel_id, std::memory_order_relaxed);
+  me.bytes.store(call.bytes, std::memory_order_relaxed);
+  {
+    char name[kNameWords * 8] = {};
+    std::memcpy(name, fp.name.data(), std::min<size_t>(fp.name.size(), sizeof(name) - 1));
+    for (int i = 0; i < kNameWords; ++i) {
+      uint64_t w;
+      std::memcpy(&w, name + 8 * i, 8);
+      me.name[i].store(w, std::memory_order_relaxed);
+    }
+  }
+  me.sequence.store(seq, std::memory_order_release);
+
+  auto mismatch = [&](int64_t peer) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "collective mismatch at sequence ", seq, ": device ", call.device, " runs ",
+        fp.ToString(), " on group ", GroupString(call.group), " with ", call.bytes,
+        " bytes, but device ", peer, " runs ", DescribePublished(peer)));
+  };
+
+  // Arrive. A counter tagged with a later round means ours is complete:
+  // after an eager round, fast members move on before slow ones look.
+  const uint64_t want = static_cast<uint64_t>(seq + 1);
+  const uint64_t target = Pack(seq, static_cast<uint64_t>(g));
+  auto complete = [&](uint64_t v) { return v == target || TagOf(v) > want; };
+  uint64_t v = gs.arrivals.load(std::memory_order_relaxed);
+  for (;;) {
+    uint64_t next;
+    if (TagOf(v) == want) {
+      next = v + 1;
+    } else if (TagOf(v) < want) {
+      next = Pack(seq, 1);
+    } else {
+      absl::Status st = absl::FailedPreconditionError(absl::StrCat(
+          "collective mismatch: device ", call.device, " reaches ", fp.ToString(), " on group ",
+          GroupString(call.group), " after the group has moved on to sequence ",
+          static_cast<int64_t>(TagOf(v)) - 1));
+      Poison(st);
+      return failure();
+    }
+    if (gs.arrivals.compare_exchange_weak(v, next, std::memory_order_seq_cst,
+                                          std::memory_order_relaxed)) {
+      break;
+    }
+  }
+  Notify();
+
+  auto ready = [&] { return complete(gs.arrivals.load(std::memory_order_acquire)); };
+  auto diagnose = [&]() -> absl::Status {
+    for (int64_t m : call.group) {
+      if (m == call.device) continue;
+      const Slot& s = slots_[static_cast<size_t>(m)];
+      const int64_t ms = s.sequence.load(std::memory_order_acquire);
+      const bool diverged = (ms == seq && s.hash.load(std::memory_order_relaxed) != call.hash) ||
+                            ms > seq;
+      // A peer past our round may just have finished it: the counter says.
+      if (diverged && !ready()) return mismatch(m);
+      if (ms < seq && s.finished.load(std::memory_order_acquire) && !ready()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("device ", m, " finished its program without reaching ", fp.ToString(),
+                         " on group ", GroupString(call.group), " (device ", call.device,
+                         " waited for it)"));
+      }
+    }
+    return absl::OkStatus();
+  };
+  auto on_timeout = [&]() -> absl::Status {
+    std::vector<int64_t> missing;
+    for (int64_t m : call.group) {
+      if (slots_[static_cast<size_t>(m)].sequence.load(std::memory_order_acquire) != seq) {
+        missing.push_back(m);
+      }
+    }
+    return absl::DeadlineExceededError(absl::StrCat(
+        fp.ToString(), " on group ", GroupString(call.group), " timed out after ",
+        absl::FormatDuration(options_.timeout), ": device", missing.size() == 1 ? " " : "s ",
+        absl::StrJoin(missing, ","), " never arrived (device ", call.device, " waited)"));
+  };
+  absl::Status waited = Wait(me, ready, /*honor_poison=*/true, diagnose, on_timeout);
+  if (!waited.ok()) {
+    // Withdraw, unless the round completed meanwhile: then peers may already
+    // be using our buffers and we must finish it with them.
+    bool committed = false;
+    v = gs.arrivals.load(std::memory_order_acquire);
+    for (;;) {
+      if (complete(v)) {
+        committed = true;
+        break;
+      }
+      if (TagOf(v) != want || (v & kCountMask) == 0) break;
+      if (gs.arrivals.compare_exchange_weak(v, v - 1, std::memory_order_acq_rel,
+                                            std::memory_order_acquire)) {
+        break;
+      }
+    }
+    if (!committed) {
+      Poison(waited);
+      return failure();
+    }
+  }
+
+  // Every member is here. Check that all run the same collective; every
+  // member compares the same published values, so either all of them
+  // compute or none does.
+  absl::InlinedVector<const void*, 8> inputs(static_cast<size_t>(g));
+  absl::InlinedVector<void*, 8> outputs(static_cast<size_t>(g));
+  for (int64_t j = 0; j < g; ++j) {
+    const Slot& s = slots_[static_cast<size_t>(call.group[static_cast<size_t>(j)])];
+    const Slot::Published& pub = s.round[parity];
+    if (pub.hash != call.hash) {
+      absl::Status st = mismatch(call.group[static_cast<size_t>(j)]);
+      Poison(st);
+      return failure();
+    }
+    inputs[static_cast<size_t>(j)] = pub.input;
+    outputs[static_cast<size_t>(j)] = pub.output;
+  }
+  if (eager) me.owed[parity] += g - 1;
+  compute(Round{call.position, g, inputs.data(), outputs.data(), eager});
+
+  if (eager) {
+    // We wrote only our own output: tell the others we are done with their
+    // contributions, and go.
+    for (int64_t m : call.group) {
+      if (m == call.device) continue;
+      slots_[static_cast<size_t>(m)].consumed[parity].fetch_add(1, std::memory_order_seq_cst);
+    }
+    Notify();
+    return absl::OkStatus();
+  }
+
+  // Depart, and wait until no member touches our buffers any more. This wait
+  // cannot hang: every member has committed and computing never blocks.
+  v = gs.departures.load(std::memory_order_relaxed);
+  for (;;) {
+    uint64_t next = TagOf(v) == want ? v + 1 : Pack(seq, 1);
+    if (gs.departures.compare_exchange_weak(v, next, std::memory_order_seq_cst,
+                                            std::memory_order_relaxed)) {
+      break;
+    }
+  }
+  Notify();
+  auto ok = []() { return absl::OkStatus(); };
+  return Wait(me, [&] { return gs.departures.load(std::memory_order_acquire) == target; },
+              /*honor_poison=*/false, ok, ok);
+}
+
+// ---------------------------------------------------------------- the ops --
+
+namespace {
+
+// Position of `device` in `group`, or an error naming both.
+absl::StatusOr<int64_t> PositionIn(int64_t device, absl::Span<const int64_t> group) {
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (group[i] == device) return static_cast<int64_t>(i);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("device ", device, " is not in its group ", GroupString(group)));
+}
+
+}  // namespace
+
+#define SHARC_LOCAL_CHECK(expr)                                                       \
+  do {                                                                                \
+    absl::Status sharc_local_status_ = (expr);                                        \
+    if (!sharc_local_status_.ok()) {                                                  \
+      return LocalError(device, absl::Status(sharc_local_status_.code(),              \
+                                             absl::StrCat(fingerprint.ToString(), ": ", \
+                                                          sharc_local_status_.message()))); \
+    }                                                                                 \
+  } while (false)
+
+absl::Status InProcessCommunicator::AllReduce(int64_t device,
+                                              const CollectiveFingerprint& fingerprint,
+                                              absl::Span<const int64_t> group, ReductionKind kind,
+                                              const Buffer& input, Buffer& output) {
+  if (device < 0 || device >= num_devices_) {
+    return absl::InvalidArgumentError(absl::StrCat("device ", device, " is outside [0, ",
+                                                   num_devices_, ")"));
+  }
+  SHARC_LOCAL_CHECK(CheckArrays(input, output));
+  if (input.shape() != output.shape()) {
+    SHARC_LOCAL_CHECK(absl::InvalidArgumentError(absl::StrCat(
+        "output ", output.shape().ToString(), " differs from input ", input.shape().ToString())));
+  }
+  SHARC_LOCAL_CHECK(CheckReduction(input.type(), kind));
+  absl::StatusOr<int64_t> position = PositionIn(device, group);
+  SHARC_LOCAL_CHECK(position.status());
+
+  const hlo::PrimitiveType type = input.type();
+  const int64_t n = input.num_elements();
+  const int64_t w = hlo::ByteWidth(type);
+  const int threads = options_.threads_per_device;
+  Call call;
+  call.device = device;
+  call.fingerprint = &fingerprint;
+  call.group = group;
+  call.position = *position;
+  call.hash = HashCall(fingerprint, group, input, output, 100 + static_cast<uint64_t>(kind));
+  call.bytes = input.size_bytes();
+  call.input = input.data();
+  call.output = output.data();
+  // Eagerly every member reduces all g inputs itself, so stay eager only
+  // while that is cheaper than the second rendezvous of the split path.
+  call.eager_limit = 2 * kEagerBytes / static_cast<int64_t>(group.size());
+  return Run(call, [&](const Round& r) {
+    if (r.eager) {
+      // Small: every member reduces everything into its own output.
+      ReduceElements(type, kind, r.inputs, r.size, 0, n, r.outputs[r.position]);
+      return;
+    }
+    // Member p reduces slice p (whole cache lines) and writes it to everyone.
+    const int64_t unit = std::max<int64_t>(1, 64 / w);
+    const int64_t units = (n + unit - 1) / unit;
+    const int64_t per = ((units + r.size - 1) / r.size) * unit;
+    const int64_t lo = std::min(n, r.position * per);
+    const int64_t hi = std::min(n, lo + per);
+    const int64_t block = std::max<int64_t>(unit, kAllReduceBlockBytes / w);
+    const int64_t blocks = (hi - lo + block - 1) / block;
+    auto do_block = [&](int64_t i) {
+      const int64_t b = lo + i * block;
+      const int64_t e = std::min(hi, b + block);
+      uint8_t* own = static_cast<uint8_t*>(r.outputs[r.position]) + b * w;
+      ReduceElements(type, kind, r.inputs, r.size, b, e - b, own);
+      for (int64_t j = 0; j < r.size; ++j) {
+        if (j == r.position) continue;
+        std::memcpy(static_cast<uint8_t*>(r.outputs[j]) + b * w, own,
+                    static_cast<size_t>((e - b) * w));
+      }
+    };
+    if (threads > 1 && (hi - lo) * w >= kParallelBytes) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+      for (int64_t i = 0; i < blocks; ++i) do_block(i);
+    } else {
+      for (int64_t i = 0; i < blocks; ++i) do_block(i);
+    }
+  });
+}
+
+absl::Status InProcessCommunicator::AllGather(int64_t device,
+                                              const CollectiveFingerprint& fingerprint,
+                                              absl::Span<const int64_t> group, int64_t dim,
+                                              const Buffer& input, Buffer& output) {
+  if (device < 0 || device >= num_devices_) {
+    return absl::InvalidArgumentError(absl::StrCat("device ", device, " is outside [0, ",
+                                                   num_devices_, ")"));
+  }
+  SHARC_LOCAL_CHECK(CheckArrays(input, output));
+  SHARC_LOCAL_CHECK(CheckDim(dim, input.shape()));
+  absl::StatusOr<int64_t> position = PositionIn(device, group);
+  SHARC_LOCAL_CHECK(position.status());
+  const int64_t g = static_cast<int64_t>(group.size());
+  hlo::Shape expected = input.shape();
+  expected.mutable_dims()[static_cast<size_t>(dim)] *= g;
+  if (output.shape() != expected) {
+    SHARC_LOCAL_CHECK(absl::InvalidArgumentError(
+        absl::StrCat("gathering ", input.shape().ToString(), " over ", g, " devices along dim ",
+                     dim, " gives ", expected.ToString(), ", but the output is ",
+                     output.shape().ToString())));
+  }
+  const std::vector<int64_t>& dims = input.shape().dims();
+  const int64_t outer = Product(dims, 0, static_cast<size_t>(dim));
+  const int64_t piece = Product(dims, static_cast<size_t>(dim), dims.size()) *
+                        hlo::ByteWidth(input.type());
+  const int threads = options_.threads_per_device;
+  Call call;
+  call.device = device;
+  call.fingerprint = &fingerprint;
+  call.group = group;
+  call.position = *position;
+  call.hash = HashCall(fingerprint, group, input, output, 200 + static_cast<uint64_t>(dim));
+  call.bytes = input.size_bytes();
+  call.input = input.data();
+  call.output = output.data();
+  return Run(call, [&](const Round& r) {
+    // Pull every member's piece of each row into our own output.
+    uint8_t* out = static_cast<uint8_t*>(r.outputs[r.position]);
+    for (int64_t j = 0; j < r.size; ++j) {
+      StridedCopy(out + j * piece, r.size * piece, static_cast<const uint8_t*>(r.inputs[j]), piece,
+                  outer, piece, threads);
+    }
+  });
+}
+
+absl::Status InProcessCommunicator::ReduceScatter(int64_t device,
+                                                  const CollectiveFingerprint& fingerprint,
+                                                  absl::Span<const int64_t> group,
+                                                  ReductionKind kind, int64_t dim,
+                                                  const Buffer& input, Buffer& output) {
+  if (device < 0 || device >= num_devices_) {
+    return absl::InvalidArgumentError(absl::StrCat("device ", device, " is outside [0, ",
+                                                   num_devices_, ")"));
+  }
+  SHARC_LOCAL_CHECK(CheckArrays(input, output));
+  SHARC_LOCAL_CHECK(CheckDim(dim, input.shape()));
+  SHARC_LOCAL_CHECK(CheckReduction(input.type(), kind));
+  absl::StatusOr<int64_t> position = PositionIn(device, group);
+  SHARC_LOCAL_CHECK(position.status());
+  const int64_t g = static_cast<int64_t>(group.size());
+  if (input.shape().dim(dim) % g != 0) {
+    SHARC_LOCAL_CHECK(absl::InvalidArgumentError(
+        absl::StrCat("dim ", dim, " of ", input.shape().ToString(),
+                     " is not divisible by the group size ", g)));
+  }
+  hlo::Shape expected = input.shape();
+  expected.mutable_dims()[static_cast<size_t>(dim)] /= g;
+  if (output.shape() != expected) {
+    SHARC_LOCAL_CHECK(absl::InvalidArgumentError(
+        absl::StrCat("scattering ", input.shape().ToString(), " over ", g, " devices along dim ",
+                     dim, " gives ", expected.ToString(), ", but the output is ",
+                     output.shape().ToString())));
+  }
+  const hlo::PrimitiveType type = input.type();
+  const int64_t w = hlo::ByteWidth(type);
+  const std::vector<int64_t>& dims = expected.dims();
+  const int64_t outer = Product(dims, 0, static_cast<size_t>(dim));
+  const int64_t chunk = Product(dims, static_cast<size_t>(dim), dims.size());  // elements
+  const int threads = options_.threads_per_device;
+  Call call;
+  call.device = device;
+  call.fingerprint = &fingerprint;
+  call.group = group;
+  call.position = *position;
+  call.hash = HashCall(fingerprint, group, input, output,
+                       300 + static_cast<uint64_t>(dim) * 8 + static_cast<uint64_t>(kind));
+  call.bytes = input.size_bytes();
+  call.input = input.data();
+  call.output = output.data();
+  return Run(call, [&](const Round& r) {
+    // Each member reduces its own chunk of every row, into its own output.
+    uint8_t* out = static_cast<uint8_t*>(r.outputs[r.position]);
+    const int64_t row = r.size * chunk;
+    const int64_t total = outer * chunk;
+    if (threads > 1 && total * w >= kParallelBytes) {
+      // Split rows into pieces so that a single long row also spreads out.
+      const int64_t piece_elems = std::max<int64_t>(1, kCopyPieceBytes / w);
+      const int64_t pieces = (chunk + piece_elems - 1) / piece_elems;
+      const int64_t tasks = outer * pieces;
+#pragma omp parallel for num_threads(threads) schedule(static)
+      for (int64_t t = 0; t < tasks; ++t) {
+        const int64_t o = t / pieces, k = t % pieces;
+        const int64_t b = k * piece_elems, e = std::min(chunk, b + piece_elems);
+        ReduceElements(type, kind, r.inputs, r.size, o * row + r.position * chunk + b, e - b,
+                       out + (o * chunk + b) * w);
+      }
+      return;
+    }
+    for (int64_t o = 0; o < outer; ++o) {
+      ReduceElements(type, kind, r.inputs, r.size, o * row + r.position * chunk, chunk,
+                     out + o * chunk * w);
+    }
+  });
+}
+
+absl::Status InProcessCommunicator::AllToAll(int64_t device,
+                                             const CollectiveFingerprint& fingerprint,
+                                             absl::Span<const int64_t> group, int64_t dim,
+                                             const Buffer& input, Buffer& output) {
+  if (device < 0 || device >= num_devices_) {
+    return absl::InvalidArgumentError(absl::StrCat("device ", device, " is outside [0, ",
+                                                   num_devices_, ")"));
+  }
+  SHARC_LOCAL_CHECK(CheckArrays(input, output));
+  SHARC_LOCAL_CHECK(CheckDim(dim, input.shape()));
+  absl::StatusOr<int64_t> position = PositionIn(device, group);
+  SHARC_LOCAL_CHECK(position.status());
+  const int64_t g = static_cast<int64_t>(group.size());
+  if (input.shape().dim(dim) % g != 0) {
+    SHARC_LOCAL_CHECK(absl::InvalidArgumentError(
+        absl::StrCat("dim ", dim, " of ", input.shape().ToString(),
+                     " is not divisible by the group size ", g)));
+  }
+  if (output.shape() != input.shape()) {
+    SHARC_LOCAL_CHECK(absl::InvalidArgumentError(absl::StrCat(
+        "output ", output.shape().ToString(), " differs from input ", input.shape().ToString())));
+  }
+  const std::vector<int64_t>& dims = input.shape().dims();
+  const int64_t outer = Product(dims, 0, static_cast<size_t>(dim));
+  const int64_t chunk_bytes = (dims[static_cast<size_t>(dim)] / g) *
+                              Product(dims, static_cast<size_t>(dim) + 1, dims.size()) *
+                              hlo::ByteWidth(input.type());
+  const int threads = options_.threads_per_device;
+  Call call;
+  call.device = device;
+  call.fingerprint = &fingerprint;
+  call.group = group;
+  call.position = *position;
+  call.hash = HashCall(fingerprint, group, input, output, 400 + static_cast<uint64_t>(dim));
+  call.bytes = input.size_bytes();
+  call.input = input.data();
+  call.output = output.data();
+  return Run(call, [&](const Round& r) {
+    // Our output chunk j is member j's input chunk p, in every row.
+    uint8_t* out = static_cast<uint8_t*>(r.outputs[r.position]);
+    const int64_t row = r.size * chunk_bytes;
+    for (int64_t j = 0; j < r.size; ++j) {
+      StridedCopy(out + j * chunk_bytes, row,
+                  static_cast<const uint8_t*>(r.inputs[j]) + r.position * chunk_bytes, row, outer,
+                  chunk_bytes, threads);
+    }
+  });
+}
+
+absl::Status InProcessCommunicator::CollectivePermute(
+    int64_t device, const CollectiveFingerprint& fingerprint,
+    absl::Span<const std::pair<int64_t, int64_t>> pairs, const Buffer& input, Buffer& output) {
+  if (device < 0 || device >= num_devices_) {
+    return absl::InvalidArgumentError(absl::StrCat("device ", device, " is outside [0, ",
+                                                   num_devices_, ")"));
+  }
+  SHARC_LOCAL_CHECK(CheckArrays(input, output));
+  if (output.shape() != input.shape()) {
+    SHARC_LOCAL_CHECK(absl::InvalidArgumentError(absl::StrCat(
+        "output ", output.shape().ToString(), " differs from input ", input.shape().ToString())));
+  }
+  if (poisoned_.load(std::memory_order_acquire)) return failure();
+  // Everyone named in a pair takes part, in id order.
+  absl::InlinedVector<int64_t, 8> participants;
+  int64_t source = -1;
+  for (const auto& [s, t] : pairs) {
+    if (s < 0 || s >= num_devices_ || t < 0 || t >= num_devices_) {
+      SHARC_LOCAL_CHECK(absl::InvalidArgumentError(absl::StrCat(
+          "pair {", s, ",", t, "} names a device outside [0, ", num_devices_, ")")));
+    }
+    if (t == device) {
+      if (source >= 0) {
+        SHARC_LOCAL_CHECK(absl::InvalidArgumentError(
+            absl::StrCat("device ", device, " is the target of more than one pair")));
+      }
+      source = s;
+    }
+    participants.push_back(s);
+    participants.push_back(t);
+  }
+  std::sort(participants.begin(), participants.end());
+  participants.erase(std::unique(participants.begin(), participants.end()), participants.end());
+  if (std::find(participants.begin(), participants.end(), device) == participants.end()) {
+    if (output.size_bytes() > 0) std::memset(output.data(), 0, static_cast<size_t>(output.size_bytes()));
+    return absl::OkStatus();
+  }
+  absl::Span<const int64_t> group(participants.data(), participants.size());
+  absl::StatusOr<int64_t> position = PositionIn(device, group);
+  SHARC_LOCAL_CHECK(position.status());
+  int64_t source_position = -1;
+  if (source >= 0) source_position = *PositionIn(source, group);
+  uint64_t pair_hash = 500;
+  for (const auto& [s, t] : pairs) pair_hash = Mix(Mix(pair_hash, static_cast<uint64_t>(s)), static_cast<uint64_t>(t));
+  const int64_t bytes = output.size_bytes();
+  Call call;
+  call.device = device;
+  call.fingerprint = &fingerprint;
+  call.group = group;
+  call.position = *position;
+  call.hash = HashCall(fingerprint, group, input, output, pair_hash);
+  call.bytes = input.size_bytes();
+  call.input = input.data();
+  call.output = output.data();
+  return Run(call, [&](const Round& r) {
+    void* out = r.outputs[r.position];
+    if (bytes == 0) return;
+    if (source_position < 0) {
+      std::memset(out, 0, static_cast<size_t>(bytes));
+    } else {
+      std::memcpy(out, r.inputs[source_position], static_cast<size_t>(bytes));
+    }
+  });
+}
+
+#undef SHARC_LOCAL_CHECK
+
+}  // namespace sharc::runtime

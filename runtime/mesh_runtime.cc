@@ -1,0 +1,119 @@
+#include "runtime/mesh_runtime.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/in_process_communicator.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace sharc::runtime {
+
+int DefaultThreadsPerDevice(int64_t num_devices) {
+  const int64_t cores = std::max<unsigned>(1, std::thread::hardware_concurrency());
+  return static_cast<int>(std::max<int64_t>(1, cores / std::max<int64_t>(1, num_devices)));
+}
+
+DeviceMesh::DeviceMesh(MeshOptions options) : options_(options) {
+  threads_per_device_ = options_.threads_per_device > 0
+                            ? options_.threads_per_device
+                            : DefaultThreadsPerDevice(options_.num_devices);
+}
+
+absl::StatusOr<std::vector<Buffer>> DeviceMesh::RunBuffers(
+    const Executable& executable, const std::vector<std::vector<Buffer>>& arguments,
+    std::vector<ExecutionStats>* stats) const {
+  const int64_t n = options_.num_devices;
+  if (n < 1) return absl::InvalidArgumentError(absl::StrCat("a mesh needs at least one device, got ", n));
+  if (static_cast<int64_t>(arguments.size()) != n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected arguments for ", n, " devices, got ", arguments.size()));
+  }
+  InProcessOptions comm_options;
+  comm_options.timeout = options_.collective_timeout;
+  comm_options.spin = options_.spin;
+  comm_options.threads_per_device = threads_per_device_;
+  InProcessCommunicator communicator(n, comm_options);
+
+  std::vector<absl::StatusOr<Buffer>> results(static_cast<size_t>(n),
+                                              absl::UnknownError("not run"));
+  std::vector<ExecutionStats> device_stats(static_cast<size_t>(n));
+  auto run_device = [&](int64_t d) {
+#ifdef _OPENMP
+    omp_set_dynamic(0);
+    omp_set_num_threads(threads_per_device_);
+#endif
+    DeviceContext context;
+    context.device_id = d;
+    context.num_devices = n;
+    context.communicator = &communicator;
+    absl::StatusOr<Buffer>& result = results[static_cast<size_t>(d)];
+    result = executable.Run(context, arguments[static_cast<size_t>(d)],
+                            &device_stats[static_cast<size_t>(d)]);
+    if (result.ok()) {
+      communicator.MarkFinished(d);
+    } else {
+      communicator.Abort(d, result.status());
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(n));
+  // Every device gets its own thread (also device 0), so the caller's
+  // OpenMP settings stay untouched.
+  for (int64_t d = 0; d < n; ++d) threads.emplace_back(run_device, d);
+  for (std::thread& t : threads) t.join();
+  if (stats != nullptr) *stats = device_stats;
+
+  // The first failure is the cause; later ones are its echoes.
+  if (absl::Status cause = communicator.failure(); !cause.ok()) return cause;
+  std::vector<Buffer> out;
+  out.reserve(static_cast<size_t>(n));
+  for (int64_t d = 0; d < n; ++d) {
+    absl::StatusOr<Buffer>& r = results[static_cast<size_t>(d)];
+    if (!r.ok()) {
+      return absl::Status(r.status().code(),
+                          absl::StrCat("device ", d, " failed: ", r.status().message()));
+    }
+    out.push_back(*std::move(r));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<std::vector<hlo::Literal>>> DeviceMesh::Run(
+    const Executable& executable,
+    const std::vector<std::vector<hlo::Literal>>& arguments) const {
+  std::vector<std::vector<Buffer>> buffers(arguments.size());
+  for (size_t d = 0; d < arguments.size(); ++d) {
+    for (size_t i = 0; i < arguments[d].size(); ++i) {
+      absl::StatusOr<Buffer> b = Buffer::FromLiteral(arguments[d][i]);
+      if (!b.ok()) {
+        return absl::Status(b.status().code(), absl::StrCat("argument ", i, " of device ", d, ": ",
+                                                            b.status().message()));
+      }
+      buffers[d].push_back(*std::move(b));
+    }
+  }
+  absl::StatusOr<std::vector<Buffer>> results = RunBuffers(executable, buffers);
+  if (!results.ok()) return results.status();
+  std::vector<std::vector<hlo::Literal>> out(results->size());
+  for (size_t d = 0; d < results->size(); ++d) {
+    const Buffer& r = (*results)[d];
+    if (r.is_tuple()) {
+      for (const Buffer& e : r.elements()) {
+        absl::StatusOr<hlo::Literal> l = e.ToLiteral();
+        if (!l.ok()) return l.status();
+        out[d].push_back(*std::move(l));
+      }
+    } else {
+      absl::StatusOr<hlo::Literal> l = r.ToLiteral();
+      if (!l.ok()) return l.status();
+      out[d].push_back(*std::move(l));
+    }
+  }
+  return out;
+}
+
+}  // namespace sharc::runtime
