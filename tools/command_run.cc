@@ -276,8 +276,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
 
   absl::StatusOr<hlo::Literal> result;
   if (devices > 1) {
-    err << "note: partitioning for " << devices << " devices and running them on the reference"
-        << " interpreter\n";
+    err << "note: partitioning for " << devices << " devices and running them on an in-process"
+        << " device mesh (reference-interpreter kernels)\n";
     result = RunPartitioned(**module, arguments, devices);
     if (!result.ok()) {
       int code = absl::IsAborted(result.status()) ? kExitRuntimeFailure

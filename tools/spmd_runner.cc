@@ -3,6 +3,9 @@
 #include "absl/strings/str_cat.h"
 #include "hlo/eval/interpreter.h"
 #include "hlo/verifier/verifier.h"
+#include "runtime/executable.h"
+#include "runtime/interpreter_kernels.h"
+#include "runtime/mesh_runtime.h"
 #include "spmd/partition/device_values.h"
 #include "spmd/partition/partitioner.h"
 #include "spmd/propagation.h"
@@ -53,17 +56,45 @@ absl::StatusOr<hlo::Literal> RunPartitioned(const hlo::Module& global,
     }
   }
 
-  hlo::SpmdOptions spmd_options;
-  spmd_options.num_devices = num_devices;
-  absl::StatusOr<std::vector<hlo::Literal>> parts =
-      hlo::EvaluateSpmd(**local, device_args, spmd_options);
-  if (!parts.ok()) {
-    return absl::AbortedError(
-        absl::StrCat("running on ", num_devices, " devices failed: ", parts.status().message()));
+  // The per-device program runs on the runtime's in-process device mesh
+  // (one thread per device, shared-memory collectives) with the reference
+  // interpreter's kernels. Programs the runtime cannot schedule (a
+  // collective with a non-elementary reducer) fall back to the
+  // interpreter's own SPMD mode.
+  std::vector<hlo::Literal> parts;
+  runtime::InterpreterKernelFactory factory;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      runtime::Executable::Create(**local, factory);
+  if (executable.ok()) {
+    runtime::MeshOptions mesh_options;
+    mesh_options.num_devices = num_devices;
+    runtime::DeviceMesh mesh(mesh_options);
+    auto outputs = mesh.Run(**executable, device_args);
+    if (!outputs.ok()) {
+      return absl::AbortedError(absl::StrCat("running on ", num_devices,
+                                             " devices failed: ", outputs.status().message()));
+    }
+    const bool tuple_root = (*local)->entry()->root()->shape().is_tuple();
+    for (std::vector<hlo::Literal>& device_values : *outputs) {
+      parts.push_back(tuple_root ? hlo::Literal::Tuple(std::move(device_values))
+                                 : std::move(device_values[0]));
+    }
+  } else if (absl::IsUnimplemented(executable.status())) {
+    hlo::SpmdOptions spmd_options;
+    spmd_options.num_devices = num_devices;
+    absl::StatusOr<std::vector<hlo::Literal>> evaluated =
+        hlo::EvaluateSpmd(**local, device_args, spmd_options);
+    if (!evaluated.ok()) {
+      return absl::AbortedError(absl::StrCat("running on ", num_devices,
+                                             " devices failed: ", evaluated.status().message()));
+    }
+    parts = *std::move(evaluated);
+  } else {
+    return Prefix(executable.status(), "building the per-device executable");
   }
   const hlo::Instruction& root = *entry.root();
   absl::StatusOr<hlo::Literal> assembled =
-      spmd::AssembleLiteral(*parts, ShardingOrReplicated(root), root.shape());
+      spmd::AssembleLiteral(parts, ShardingOrReplicated(root), root.shape());
   if (!assembled.ok()) return Prefix(assembled.status(), "assembling the result");
   return assembled;
 }
