@@ -166,6 +166,19 @@ Instruction* LocalBuilder::AllReduce(Instruction* value, hlo::Computation* reduc
   return Add(std::move(r));
 }
 
+Instruction* LocalBuilder::ReduceScatter(Instruction* value, hlo::Computation* reducer,
+                                        int64_t dim,
+                                        const std::vector<std::vector<int64_t>>& groups) {
+  std::vector<int64_t> dims = value->shape().dims();
+  dims[dim] /= static_cast<int64_t>(groups[0].size());
+  auto r = Instruction::Create(Opcode::kReduceScatter, FreshName("reduce-scatter"),
+                               Shape(value->shape().type(), dims), {value});
+  SetCollectiveAttrs(*r, context_, groups, true);
+  r->set_attr("dimensions", hlo::IntList{dim});
+  r->set_attr("to_apply", reducer);
+  return Add(std::move(r));
+}
+
 Instruction* LocalBuilder::AllToAll(Instruction* value, int64_t dim,
                                     const std::vector<std::vector<int64_t>>& groups) {
   auto a = Instruction::Create(Opcode::kAllToAll, FreshName("all-to-all"), value->shape(), {value});

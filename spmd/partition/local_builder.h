@@ -66,6 +66,9 @@ class LocalBuilder {
                               const std::vector<std::vector<int64_t>>& groups);
   hlo::Instruction* AllReduce(hlo::Instruction* value, hlo::Computation* reducer,
                               const std::vector<std::vector<int64_t>>& groups);
+  // Reduces over each group and leaves member i with block i of `dim`.
+  hlo::Instruction* ReduceScatter(hlo::Instruction* value, hlo::Computation* reducer, int64_t dim,
+                                  const std::vector<std::vector<int64_t>>& groups);
   hlo::Instruction* AllToAll(hlo::Instruction* value, int64_t dim,
                              const std::vector<std::vector<int64_t>>& groups);
   hlo::Instruction* CollectivePermute(hlo::Instruction* value,

@@ -12,6 +12,7 @@
 #include "spmd/partition/reshard.h"
 #include "spmd/partition/strategy.h"
 #include "spmd/sharding_rule.h"
+#include "spmd/sharding_util.h"
 
 namespace sharc::spmd {
 
@@ -199,12 +200,40 @@ class ComputationPartitioner {
                                  ? mapped_.at(inst.attr_computation("to_apply"))
                                  : b.Reducer(Opcode::kAdd, inst.shape().type());
       Instruction* partial = result;
+      // If the instruction's own sharding splits one dim exactly across the
+      // reduction groups (member i keeping block i), one reduce-scatter
+      // replaces the all-reduce and the slice after it.
+      if (std::optional<int64_t> dim = ScatterDim(inst, strategy, groups)) {
+        result = b.ReduceScatter(result, reducer, *dim, groups);
+        partial->set_name(b.FreshName(inst.name() + ".partial"));
+        if (b.computation().FindInstruction(inst.name()) == nullptr) result->set_name(inst.name());
+        return Local{result, *inst.sharding()};
+      }
       result = b.AllReduce(result, reducer, groups);
       // The completed value carries the instruction's name.
       partial->set_name(b.FreshName(inst.name() + ".partial"));
       if (b.computation().FindInstruction(inst.name()) == nullptr) result->set_name(inst.name());
     }
     return Local{result, strategy.local_result};
+  }
+
+  // The result dim a reduce-scatter can produce directly, if any: the
+  // instruction's sharding must equal the reduced layout with exactly one
+  // more split dim, divisible, whose device groups are the reduction groups.
+  std::optional<int64_t> ScatterDim(const Instruction& inst, const OpStrategy& strategy,
+                                    const std::vector<std::vector<int64_t>>& groups) {
+    if (!inst.has_sharding() || !inst.shape().is_array()) return std::nullopt;
+    const Sharding& own = *inst.sharding();
+    if (!own.IsTiled() || own.HasManualSubgroup()) return std::nullopt;
+    for (int64_t d = 0; d < inst.shape().rank(); ++d) {
+      const int64_t n = static_cast<int64_t>(groups[0].size());
+      if (own.TileCount(d) != n * strategy.local_result.TileCount(d)) continue;
+      if (strategy.local_result.TileCount(d) != 1 || inst.shape().dim(d) % n != 0) continue;
+      if (!(ReplicateDims(own, {d}) == strategy.local_result)) continue;
+      if (GroupsAlongDims(own, {d}) != groups) continue;
+      return d;
+    }
+    return std::nullopt;
   }
 
   // Padding of unevenly split dims must not reach a reduction: reduced dims
