@@ -865,16 +865,30 @@ CaseOutcome RunCase(int index, const std::string& file_text = "") {
   return out;
 }
 
-// SHARC_RANDOM_PARTITION_FILE=path runs one hand-written (or minimised)
-// module through the same pipeline.
-TEST(PartitionRandomTest, ModuleFromFile) {
-  const char* path = std::getenv("SHARC_RANDOM_PARTITION_FILE");
-  if (path == nullptr || *path == '\0') GTEST_SKIP() << "SHARC_RANDOM_PARTITION_FILE not set";
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  CaseOutcome o = RunCase(EnvInt("SHARC_RANDOM_PARTITION_SEED", 0), ss.str());
-  EXPECT_TRUE(o.stage.empty()) << o.report;
+// Minimised modules of bugs this test found (tests/partition/regressions/:
+// whole-dim slices on split dims, partly covered dynamic-update-slice dims,
+// pads that shift data, callees shared by differently sharded sites) run
+// through the same pipeline. SHARC_RANDOM_PARTITION_FILE=path runs one other
+// hand-written module instead.
+TEST(PartitionRandomTest, RegressionModules) {
+  std::vector<std::string> paths;
+  if (const char* path = std::getenv("SHARC_RANDOM_PARTITION_FILE"); path && *path) {
+    paths.push_back(path);
+  } else {
+    for (const auto& entry :
+         fs::directory_iterator(fs::path(SHARC_SOURCE_DIR) / "tests/partition/regressions")) {
+      if (entry.path().extension() == ".hlo") paths.push_back(entry.path().string());
+    }
+    std::sort(paths.begin(), paths.end());
+  }
+  ASSERT_FALSE(paths.empty());
+  for (const std::string& path : paths) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    CaseOutcome o = RunCase(EnvInt("SHARC_RANDOM_PARTITION_SEED", 0), ss.str());
+    EXPECT_TRUE(o.stage.empty()) << path << "\n" << o.report;
+  }
 }
 
 TEST(PartitionRandomTest, PartitionedMatchesGlobal) {
