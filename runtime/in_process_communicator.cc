@@ -190,6 +190,23 @@ struct InProcessCommunicator::Call {
   void* output = nullptr;
   // Inputs up to this many bytes take the eager path.
   int64_t eager_limit = InProcessCommunicator::kEagerBytes;
+
+  // What every collective fills in the same way; `tag` separates kinds
+  // (and their parameters) in the mismatch hash.
+  static Call For(int64_t device, const CollectiveFingerprint& fingerprint,
+                  absl::Span<const int64_t> group, int64_t position, const Buffer& input,
+                  Buffer& output, uint64_t tag) {
+    Call call;
+    call.device = device;
+    call.fingerprint = &fingerprint;
+    call.group = group;
+    call.position = position;
+    call.hash = HashCall(fingerprint, group, input, output, tag);
+    call.bytes = input.size_bytes();
+    call.input = input.data();
+    call.output = output.data();
+    return call;
+  }
 };
 
 InProcessCommunicator::InProcessCommunicator(int64_t num_devices, InProcessOptions options)
@@ -618,15 +635,8 @@ absl::Status InProcessCommunicator::AllReduce(int64_t device,
   const int64_t n = input.num_elements();
   const int64_t w = hlo::ByteWidth(type);
   const int threads = options_.threads_per_device;
-  Call call;
-  call.device = device;
-  call.fingerprint = &fingerprint;
-  call.group = group;
-  call.position = *position;
-  call.hash = HashCall(fingerprint, group, input, output, 100 + static_cast<uint64_t>(kind));
-  call.bytes = input.size_bytes();
-  call.input = input.data();
-  call.output = output.data();
+  Call call = Call::For(device, fingerprint, group, *position, input, output,
+                        100 + static_cast<uint64_t>(kind));
   // Eagerly every member reduces all g inputs itself, so stay eager only
   // while that is cheaper than the second rendezvous of the split path.
   call.eager_limit = 2 * kEagerBytes / static_cast<int64_t>(group.size());
@@ -690,15 +700,8 @@ absl::Status InProcessCommunicator::AllGather(int64_t device,
   const int64_t piece = Product(dims, static_cast<size_t>(dim), dims.size()) *
                         hlo::ByteWidth(input.type());
   const int threads = options_.threads_per_device;
-  Call call;
-  call.device = device;
-  call.fingerprint = &fingerprint;
-  call.group = group;
-  call.position = *position;
-  call.hash = HashCall(fingerprint, group, input, output, 200 + static_cast<uint64_t>(dim));
-  call.bytes = input.size_bytes();
-  call.input = input.data();
-  call.output = output.data();
+  Call call = Call::For(device, fingerprint, group, *position, input, output,
+                        200 + static_cast<uint64_t>(dim));
   return Run(call, [&](const Round& r) {
     // Pull every member's piece of each row into our own output.
     uint8_t* out = static_cast<uint8_t*>(r.outputs[r.position]);
@@ -743,16 +746,8 @@ absl::Status InProcessCommunicator::ReduceScatter(int64_t device,
   const int64_t outer = Product(dims, 0, static_cast<size_t>(dim));
   const int64_t chunk = Product(dims, static_cast<size_t>(dim), dims.size());  // elements
   const int threads = options_.threads_per_device;
-  Call call;
-  call.device = device;
-  call.fingerprint = &fingerprint;
-  call.group = group;
-  call.position = *position;
-  call.hash = HashCall(fingerprint, group, input, output,
-                       300 + static_cast<uint64_t>(dim) * 8 + static_cast<uint64_t>(kind));
-  call.bytes = input.size_bytes();
-  call.input = input.data();
-  call.output = output.data();
+  Call call = Call::For(device, fingerprint, group, *position, input, output,
+                        300 + static_cast<uint64_t>(dim) * 8 + static_cast<uint64_t>(kind));
   return Run(call, [&](const Round& r) {
     // Each member reduces its own chunk of every row, into its own output.
     uint8_t* out = static_cast<uint8_t*>(r.outputs[r.position]);
@@ -807,15 +802,8 @@ absl::Status InProcessCommunicator::AllToAll(int64_t device,
                               Product(dims, static_cast<size_t>(dim) + 1, dims.size()) *
                               hlo::ByteWidth(input.type());
   const int threads = options_.threads_per_device;
-  Call call;
-  call.device = device;
-  call.fingerprint = &fingerprint;
-  call.group = group;
-  call.position = *position;
-  call.hash = HashCall(fingerprint, group, input, output, 400 + static_cast<uint64_t>(dim));
-  call.bytes = input.size_bytes();
-  call.input = input.data();
-  call.output = output.data();
+  Call call = Call::For(device, fingerprint, group, *position, input, output,
+                        400 + static_cast<uint64_t>(dim));
   return Run(call, [&](const Round& r) {
     // Our output chunk j is member j's input chunk p, in every row.
     uint8_t* out = static_cast<uint8_t*>(r.outputs[r.position]);
@@ -873,15 +861,8 @@ absl::Status InProcessCommunicator::CollectivePermute(
   uint64_t pair_hash = 500;
   for (const auto& [s, t] : pairs) pair_hash = Mix(Mix(pair_hash, static_cast<uint64_t>(s)), static_cast<uint64_t>(t));
   const int64_t bytes = output.size_bytes();
-  Call call;
-  call.device = device;
-  call.fingerprint = &fingerprint;
-  call.group = group;
-  call.position = *position;
-  call.hash = HashCall(fingerprint, group, input, output, pair_hash);
-  call.bytes = input.size_bytes();
-  call.input = input.data();
-  call.output = output.data();
+  Call call = Call::For(device, fingerprint, group, *position, input, output,
+                        pair_hash);
   return Run(call, [&](const Round& r) {
     void* out = r.outputs[r.position];
     if (bytes == 0) return;
