@@ -48,6 +48,11 @@ OpCost ReduceCost(const Instruction& inst) {
   return {in, 0, IoBytes(inst)};
 }
 
+// mapreduce.sum/mean: one add per element of the placed operand.
+OpCost GroupReductionCost(const Instruction& inst) {
+  return {Elements(inst.operand(0)->shape()), 0, IoBytes(inst)};
+}
+
 OpCost ReduceWindowCost(const Instruction& inst) {
   double window = 1;
   for (const auto& w : inst.attr_int_lists("window"))
@@ -60,14 +65,14 @@ std::vector<CostFn> BuildTable() {
   auto set = [&](Opcode op, CostFn fn) { t[static_cast<size_t>(op)] = std::move(fn); };
   for (Opcode op : {Opcode::kConstant, Opcode::kParameter, Opcode::kPartitionId,
                     Opcode::kReplicaId, Opcode::kTuple, Opcode::kGetTupleElement, Opcode::kCall,
-                    Opcode::kWhile, Opcode::kConditional}) {
+                    Opcode::kWhile, Opcode::kConditional, Opcode::kMapReduceMap}) {
     set(op, Free);
   }
   for (Opcode op : {Opcode::kIota, Opcode::kConvert, Opcode::kCopy, Opcode::kBroadcast,
                     Opcode::kConcatenate, Opcode::kDynamicSlice, Opcode::kDynamicUpdateSlice,
                     Opcode::kGather, Opcode::kPad, Opcode::kReshape, Opcode::kReverse,
                     Opcode::kSlice, Opcode::kTranspose, Opcode::kCustomCall, Opcode::kAllGather,
-                    Opcode::kAllToAll, Opcode::kCollectivePermute}) {
+                    Opcode::kAllToAll, Opcode::kCollectivePermute, Opcode::kMapReduceBroadcast}) {
     set(op, MovesData);
   }
   for (Opcode op : {Opcode::kAbs, Opcode::kCeil, Opcode::kFloor, Opcode::kIsFinite,
@@ -88,6 +93,8 @@ std::vector<CostFn> BuildTable() {
   set(Opcode::kDot, DotCost);
   set(Opcode::kReduce, ReduceCost);
   set(Opcode::kReduceWindow, ReduceWindowCost);
+  set(Opcode::kMapReduceSum, GroupReductionCost);
+  set(Opcode::kMapReduceMean, GroupReductionCost);
   return t;
 }
 

@@ -196,7 +196,10 @@ absl::StatusOr<Sharding> ToSharding(const Mesh& mesh, const PartitionSpec& spec,
       tiles[static_cast<size_t>(d)] *= mesh.AxisSize(*axis);
     }
   }
-  if (used_order.empty()) return Sharding::Replicated();
+  // Axes of size 1 split nothing: a spec over them alone is replication.
+  bool splits = false;
+  for (int64_t t : tiles) splits |= t > 1;
+  if (used_order.empty() || !splits) return Sharding::Replicated();
   int64_t replication = 1;
   std::vector<int64_t> perm = used_order;
   for (int64_t a = 0; a < mesh.num_axes(); ++a) {

@@ -80,13 +80,15 @@ absl::Status ProcessShardingInstructions(State& state) {
           copy->set_location(inst->location());
           copy->mutable_metadata() = inst->metadata();
           Instruction* raw = comp->AddInstructionBefore(std::move(copy), inst);
+          std::optional<std::vector<int64_t>> open =
+              internal::ParseUnspecifiedDims(inst->attr_string("backend_config"));
+          if (open) state.open_dims[raw] = *open;
           inst->ReplaceAllUsesWith(raw);
           std::string name = inst->name();
           RETURN_IF_ERROR(comp->RemoveInstruction(inst));
           raw->set_name(name);
           member = raw;
-          bool has_unspecified = absl::StrContains(raw->backend_config(), "unspecified_dims");
-          if (!operand->has_sharding() && !has_unspecified && !raw->sharding()->IsUnknown()) {
+          if (!operand->has_sharding() && !open && !raw->sharding()->IsUnknown()) {
             operand->set_sharding(*raw->sharding());
           }
         } else {
@@ -274,6 +276,10 @@ class Driver {
           }
         }
         for (Instruction* inst : order) {
+          if (state_.open_dims.contains(inst) && internal::RefineOpenDims(*inst, state_)) {
+            changed_last = true;
+            OnChange(*inst);
+          }
           if (from_operands_.contains(inst) || state_.provided.contains(inst)) continue;
           from_operands_.insert(inst);
           if (internal::InferFromOperands(*inst, state_)) {

@@ -23,6 +23,10 @@ struct State {
   std::vector<bool> allow_to_parameters;  // empty = false
   // Instructions whose sharding the user fixed.
   absl::flat_hash_set<const hlo::Instruction*> provided;
+  // Fixed "Sharding" constraints that leave some dims open
+  // (backend_config="unspecified_dims=[...]"): propagation may add tiling
+  // on those dims only (XLA's B.8 rule).
+  absl::flat_hash_map<const hlo::Instruction*, std::vector<int64_t>> open_dims;
   // Called computation -> the instruction that calls it.
   absl::flat_hash_map<const hlo::Computation*, hlo::Instruction*> callers;
   // shard_as / shard_like groups, by id, in the order members were found.
@@ -80,6 +84,11 @@ std::optional<hlo::Sharding> ProjectThrough(const hlo::Instruction& inst,
 // --- directions ---
 bool InferFromOperands(hlo::Instruction& inst, State& state);
 bool InferFromUsers(hlo::Instruction& inst, State& state);
+// Refines the open dims of a constraint listed in state.open_dims from its
+// operand and users; true if its sharding changed.
+bool RefineOpenDims(hlo::Instruction& inst, State& state);
+// The dims listed by `unspecified_dims=[...]` in a backend_config, if any.
+std::optional<std::vector<int64_t>> ParseUnspecifiedDims(const std::string& backend_config);
 std::optional<hlo::Sharding> ShardingFromUser(const hlo::Instruction& inst,
                                               const hlo::Instruction& user, State& state);
 

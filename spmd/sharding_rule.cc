@@ -28,6 +28,7 @@ const ShardingRuleRegistry& Registry() {
     RegisterReductionRules(*r);
     RegisterGatherScatterRules(*r);
     RegisterStructuralRules(*r);
+    RegisterMapReduceRules(*r);
     return r;
   }();
   return *registry;

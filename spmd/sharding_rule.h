@@ -75,6 +75,7 @@ void RegisterShapeRules(ShardingRuleRegistry& registry);
 void RegisterReductionRules(ShardingRuleRegistry& registry);
 void RegisterGatherScatterRules(ShardingRuleRegistry& registry);
 void RegisterStructuralRules(ShardingRuleRegistry& registry);
+void RegisterMapReduceRules(ShardingRuleRegistry& registry);
 
 // Builders shared by the rule files.
 // A rule where every operand and the result have the result's dims, one

@@ -11,16 +11,21 @@
 namespace sharc::tools {
 namespace {
 
-constexpr absl::string_view kUsage = R"(usage: sharc compare [FILE] [--devices N] [--json]
+constexpr absl::string_view kUsage = R"(usage: sharc compare [FILE] [--devices N] [--mesh AXES] [--json]
 
 Compiles the module twice, as annotated and with every annotation removed
 except those on the entry parameters and the root, and prints their per-device
 reports side by side with the ratio of each figure (unannotated / annotated).
 This is the comparison users want when they ask what their annotations buy.
 
+A module with MapReduce blocks is compiled three times instead, once per
+lowering: annotated (DrJAX's internal constraints), ns (none) and loop (map
+unrolled over the groups), with ratios against annotated.
+
 flags:
   --devices N   partition count (overrides the header's num_partitions)
   --json        both reports as JSON, with "schema_version"
+  --mesh AXES       named mesh, e.g. clients=2,data=2 (overrides the header's)
   -h, --help    show this text
 )";
 
@@ -34,7 +39,7 @@ extern const Command kCompareCommand = {
 
 namespace {
 
-constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, {"json", FlagKind::kBool}};
+constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, {"json", FlagKind::kBool}};
 
 int RunCompare(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, kFlags);
@@ -44,28 +49,49 @@ int RunCompare(const std::vector<std::string>& args, std::ostream& out, std::ost
     return kExitOk;
   }
   if (parsed->positionals.size() > 1) return UsageError(kCompareCommand, "expected one FILE", err);
-  std::optional<int64_t> devices;
-  if (auto d = parsed->Get("devices")) {
-    absl::StatusOr<int64_t> n = ParseIntFlag("devices", *d, 1, 1 << 20);
-    if (!n.ok()) return UsageError(kCompareCommand, n.status().message(), err);
-    devices = *n;
-  }
+  absl::StatusOr<CompileOptions> compile = CompileOptionsFromFlags(*parsed);
+  if (!compile.ok()) return UsageError(kCompareCommand, compile.status().message(), err);
+  const std::optional<int64_t> devices = compile->devices;
   std::string path = parsed->positionals.empty() ? "-" : parsed->positionals[0];
   auto module = LoadModule(path);
   if (!module.ok()) {
     err << module.status().message() << "\n";
     return kExitInputError;
   }
-  std::unique_ptr<hlo::Module> stripped = StripInternalAnnotations(**module);
+  // With MapReduce blocks the interesting comparison is between their
+  // lowerings (the papers' DrJAX vs DrJAX-NS vs for-loop); otherwise between
+  // the module as annotated and without its internal annotations.
+  std::vector<std::pair<std::string, std::unique_ptr<hlo::Module>>> variants;
+  if (spmd::HasMapReduceBlocks(**module)) {
+    for (spmd::MapReduceMode mode : {spmd::MapReduceMode::kAnnotated,
+                                     spmd::MapReduceMode::kNoSharding,
+                                     spmd::MapReduceMode::kLoop}) {
+      CompileOptions options = *compile;
+      options.mapreduce_mode = mode;
+      variants.emplace_back(spmd::MapReduceModeName(mode), (*module)->Clone());
+      absl::Status prepared = PrepareModule(*variants.back().second, options);
+      if (!prepared.ok()) {
+        err << DisplayName(path) << ": error: " << prepared.message() << "\n";
+        return kExitInputError;
+      }
+    }
+  } else {
+    absl::Status prepared = PrepareModule(**module, *compile);
+    if (!prepared.ok()) {
+      err << DisplayName(path) << ": error: " << prepared.message() << "\n";
+      return kExitInputError;
+    }
+    variants.emplace_back("unannotated", StripInternalAnnotations(**module));
+    variants.insert(variants.begin(), {"annotated", std::move(*module)});
+  }
   std::vector<std::pair<std::string, spmd::CostReport>> reports;
-  for (auto& [label, m] : std::vector<std::pair<std::string, hlo::Module*>>{
-           {"annotated", module->get()}, {"unannotated", stripped.get()}}) {
+  for (auto& [label, m] : variants) {
     auto local = PartitionGlobal(*m, devices);
     if (!local.ok()) {
       err << DisplayName(path) << ": error (" << label << "): " << local.status().message() << "\n";
       return kExitInputError;
     }
-    absl::StatusOr<spmd::CostReport> report = spmd::AnalyzeCost(**local, m);
+    absl::StatusOr<spmd::CostReport> report = spmd::AnalyzeCost(**local, m.get());
     if (!report.ok()) {
       err << DisplayName(path) << ": error: " << report.status().message() << "\n";
       return kExitInputError;

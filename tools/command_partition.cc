@@ -9,7 +9,7 @@
 namespace sharc::tools {
 namespace {
 
-constexpr absl::string_view kUsage = R"(usage: sharc partition [FILE] [--devices N] [--no-propagate]
+constexpr absl::string_view kUsage = R"(usage: sharc partition [FILE] [--devices N] [--mesh AXES] [--mapreduce-mode M] [--no-propagate]
 
 Propagates shardings and prints the per-device program every device runs:
 per-device shapes, with the collectives (replica groups, channel ids) that make
@@ -20,6 +20,8 @@ flags:
   --devices N       partition count (overrides the header's num_partitions)
   --no-propagate    partition the shardings as written; unannotated values are
                     replicated
+  --mesh AXES       named mesh, e.g. clients=2,data=2 (overrides the header's)
+  --mapreduce-mode M  lowering of MapReduce blocks: annotated, ns or loop
   -h, --help        show this text
 )";
 
@@ -32,7 +34,7 @@ extern const Command kPartitionCommand = {
 
 namespace {
 
-constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, {"no-propagate", FlagKind::kBool}};
+constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, kMapReduceModeFlag, {"no-propagate", FlagKind::kBool}};
 
 int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, kFlags);
@@ -42,14 +44,11 @@ int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::o
     return kExitOk;
   }
   if (parsed->positionals.size() > 1) return UsageError(kPartitionCommand, "expected one FILE", err);
-  std::optional<int64_t> devices;
-  if (auto d = parsed->Get("devices")) {
-    absl::StatusOr<int64_t> n = ParseIntFlag("devices", *d, 1, 1 << 20);
-    if (!n.ok()) return UsageError(kPartitionCommand, n.status().message(), err);
-    devices = *n;
-  }
+  absl::StatusOr<CompileOptions> compile = CompileOptionsFromFlags(*parsed);
+  if (!compile.ok()) return UsageError(kPartitionCommand, compile.status().message(), err);
+  const std::optional<int64_t> devices = compile->devices;
   std::string path = parsed->positionals.empty() ? "-" : parsed->positionals[0];
-  auto module = LoadModule(path);
+  auto module = LoadPreparedModule(path, *compile);
   if (!module.ok()) {
     err << module.status().message() << "\n";
     return kExitInputError;

@@ -12,7 +12,7 @@
 namespace sharc::tools {
 namespace {
 
-constexpr absl::string_view kUsage = R"(usage: sharc propagate [FILE] [--devices N] [--format=text|dot] [--explain NAME]
+constexpr absl::string_view kUsage = R"(usage: sharc propagate [FILE] [--devices N] [--mesh AXES] [--mapreduce-mode M] [--format=text|dot] [--explain NAME]
 
 Infers a sharding for every value from the module's annotations, with XLA
 GSPMD's rules (docs/propagation.md), and prints the module.
@@ -23,6 +23,8 @@ flags:
   --format=dot      the dataflow graph for Graphviz, values coloured by sharding
   --explain NAME    say where NAME's sharding came from: through which
                     instructions and rules, back to an annotation
+  --mesh AXES       named mesh, e.g. clients=2,data=2 (overrides the header's)
+  --mapreduce-mode M  lowering of MapReduce blocks: annotated, ns or loop
   -h, --help        show this text
 )";
 
@@ -35,7 +37,7 @@ extern const Command kPropagateCommand = {
 
 namespace {
 
-constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue},
+constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, kMapReduceModeFlag,
                                {"format", FlagKind::kValue},
                                {"explain", FlagKind::kValue}};
 
@@ -47,18 +49,15 @@ int RunPropagate(const std::vector<std::string>& args, std::ostream& out, std::o
     return kExitOk;
   }
   if (parsed->positionals.size() > 1) return UsageError(kPropagateCommand, "expected one FILE", err);
-  std::optional<int64_t> devices;
-  if (auto d = parsed->Get("devices")) {
-    absl::StatusOr<int64_t> n = ParseIntFlag("devices", *d, 1, 1 << 20);
-    if (!n.ok()) return UsageError(kPropagateCommand, n.status().message(), err);
-    devices = *n;
-  }
+  absl::StatusOr<CompileOptions> compile = CompileOptionsFromFlags(*parsed);
+  if (!compile.ok()) return UsageError(kPropagateCommand, compile.status().message(), err);
+  const std::optional<int64_t> devices = compile->devices;
   std::string format = parsed->Get("format").value_or("text");
   if (format != "text" && format != "dot") {
     return UsageError(kPropagateCommand, "--format must be text or dot", err);
   }
   std::string path = parsed->positionals.empty() ? "-" : parsed->positionals[0];
-  auto module = LoadModule(path);
+  auto module = LoadPreparedModule(path, *compile);
   if (!module.ok()) {
     err << module.status().message() << "\n";
     return kExitInputError;

@@ -9,7 +9,7 @@
 namespace sharc::tools {
 namespace {
 
-constexpr absl::string_view kUsage = R"(usage: sharc report [FILE] [--devices N] [--json] [--show NAME]
+constexpr absl::string_view kUsage = R"(usage: sharc report [FILE] [--devices N] [--mesh AXES] [--mapreduce-mode M] [--json] [--show NAME]
 
 Propagates, partitions and reports what one device computes, reads, writes,
 sends and holds: flops, transcendentals, bytes accessed, peak_memory_in_bytes
@@ -22,6 +22,8 @@ flags:
   --json         machine-readable, with "schema_version"
   --show NAME    draw which device holds which block of value NAME
   --top K        number of largest buffers listed (default 8)
+  --mesh AXES       named mesh, e.g. clients=2,data=2 (overrides the header's)
+  --mapreduce-mode M  lowering of MapReduce blocks: annotated, ns or loop
   -h, --help     show this text
 )";
 
@@ -34,7 +36,7 @@ extern const Command kReportCommand = {"report", "per-device cost: flops, memory
 
 namespace {
 
-constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue},
+constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, kMapReduceModeFlag,
                                {"json", FlagKind::kBool},
                                {"show", FlagKind::kValue},
                                {"top", FlagKind::kValue}};
@@ -47,12 +49,9 @@ int RunReport(const std::vector<std::string>& args, std::ostream& out, std::ostr
     return kExitOk;
   }
   if (parsed->positionals.size() > 1) return UsageError(kReportCommand, "expected one FILE", err);
-  std::optional<int64_t> devices;
-  if (auto d = parsed->Get("devices")) {
-    absl::StatusOr<int64_t> n = ParseIntFlag("devices", *d, 1, 1 << 20);
-    if (!n.ok()) return UsageError(kReportCommand, n.status().message(), err);
-    devices = *n;
-  }
+  absl::StatusOr<CompileOptions> compile = CompileOptionsFromFlags(*parsed);
+  if (!compile.ok()) return UsageError(kReportCommand, compile.status().message(), err);
+  const std::optional<int64_t> devices = compile->devices;
   int64_t top = 8;
   if (auto t = parsed->Get("top")) {
     absl::StatusOr<int64_t> n = ParseIntFlag("top", *t, 0, 1000);
@@ -60,7 +59,7 @@ int RunReport(const std::vector<std::string>& args, std::ostream& out, std::ostr
     top = *n;
   }
   std::string path = parsed->positionals.empty() ? "-" : parsed->positionals[0];
-  auto module = LoadModule(path);
+  auto module = LoadPreparedModule(path, *compile);
   if (!module.ok()) {
     err << module.status().message() << "\n";
     return kExitInputError;

@@ -16,6 +16,7 @@
 #include "hlo/eval/interpreter.h"
 #include "runtime/npy.h"
 #include "tools/command.h"
+#include "tools/compile_pipeline.h"
 #include "tools/exit_codes.h"
 #include "tools/flags.h"
 #include "tools/literal_summary.h"
@@ -28,7 +29,8 @@ namespace {
 
 constexpr absl::string_view kUsage =
     R"(usage: sharc run FILE [--input X.npy]... [--random-inputs[=SEED]]
-                 [--devices N] [--backend interpreter] [--output-dir DIR]
+                 [--devices N] [--mesh AXES] [--mapreduce-mode M]
+                 [--backend interpreter] [--output-dir DIR]
 
 Runs the entry computation of an HLO module and prints a summary of each
 result: its shape and its values (all of them up to 64 elements, otherwise
@@ -49,6 +51,10 @@ flags:
   --backend NAME           execution backend; only `interpreter` (the
                            reference interpreter) exists
   --output-dir DIR         also write DIR/out0.npy, DIR/out1.npy, ...
+  --mesh AXES              named mesh, e.g. clients=2,data=2 (overrides the
+                           header's; runs on its devices unless --devices)
+  --mapreduce-mode M       lowering of MapReduce blocks: annotated (default),
+                           ns or loop
   --check                  with --devices N > 1, also interpret the global
                            (unpartitioned) program and compare: integers
                            and pred exactly, floats to 1e-4 relative
@@ -77,6 +83,8 @@ constexpr FlagSpec kFlags[] = {
     {"backend", FlagKind::kValue},
     {"output-dir", FlagKind::kValue},
     {"check", FlagKind::kBool},
+    kMeshFlag,
+    kMapReduceModeFlag,
 };
 
 // First difference between two results beyond the tolerance, or "".
@@ -206,12 +214,12 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   const std::string& path = parsed->positionals[0];
 
-  int64_t devices = 1;
-  if (auto value = parsed->Get("devices")) {
-    absl::StatusOr<int64_t> n = ParseIntFlag("devices", *value, 1, 1 << 20);
-    if (!n.ok()) return UsageError(kRunCommand, n.status().message(), err);
-    devices = *n;
-  }
+  absl::StatusOr<CompileOptions> compile = CompileOptionsFromFlags(*parsed);
+  if (!compile.ok()) return UsageError(kRunCommand, compile.status().message(), err);
+  // A --mesh alone runs on its devices; otherwise the default is 1 device.
+  const int64_t devices =
+      compile->devices.value_or(compile->mesh ? compile->mesh->num_devices() : 1);
+  compile->devices = devices;
   std::string backend = parsed->Get("backend").value_or("interpreter");
   if (backend != "interpreter") {
     return UsageError(kRunCommand,
@@ -242,6 +250,12 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   const hlo::Computation& entry = *(*module)->entry();
   if (absl::Status fits = CheckFitsInMemory(**module); !fits.ok()) {
     return Fail(err, fits.message(), kExitInputError);
+  }
+  // The program that runs has its MapReduce blocks lowered; the module as
+  // written stays the reference for --check (the blocks' own semantics).
+  std::unique_ptr<hlo::Module> prepared = (*module)->Clone();
+  if (absl::Status st = PrepareModule(*prepared, *compile); !st.ok()) {
+    return Fail(err, st.message(), kExitInputError);
   }
 
   std::optional<std::string> output_dir = parsed->Get("output-dir");
@@ -278,7 +292,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (devices > 1) {
     err << "note: partitioning for " << devices << " devices and running them on an in-process"
         << " device mesh (reference-interpreter kernels)\n";
-    result = RunPartitioned(**module, arguments, devices);
+    result = RunPartitioned(*prepared, arguments, devices);
     if (!result.ok()) {
       int code = absl::IsAborted(result.status()) ? kExitRuntimeFailure
                  : absl::IsInternal(result.status()) ? kExitInternal
@@ -301,7 +315,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
           << max_diff << ")\n";
     }
   } else {
-    result = hlo::Evaluate(**module, arguments);
+    result = hlo::Evaluate(*prepared, arguments);
     if (!result.ok()) {
       return Fail(err, absl::StrCat("evaluation failed: ", result.status().message()),
                   kExitRuntimeFailure);

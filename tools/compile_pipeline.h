@@ -8,12 +8,41 @@
 
 #include "absl/status/statusor.h"
 #include "hlo/ir/module.h"
+#include "spmd/mapreduce_lowering.h"
+#include "spmd/mesh.h"
 #include "spmd/propagation.h"
+#include "tools/flags.h"
 
 namespace sharc::tools {
 
+// What the compiling subcommands share beyond the module itself.
+struct CompileOptions {
+  std::optional<int64_t> devices;  // --devices: overrides num_partitions
+  std::optional<spmd::Mesh> mesh;  // --mesh: overrides the header's mesh
+  spmd::MapReduceMode mapreduce_mode = spmd::MapReduceMode::kAnnotated;  // --mapreduce-mode
+};
+
+// The flags behind CompileOptions, for the subcommands' flag tables.
+inline constexpr FlagSpec kMeshFlag = {"mesh", FlagKind::kValue};
+inline constexpr FlagSpec kMapReduceModeFlag = {"mapreduce-mode", FlagKind::kValue};
+
+// Reads --devices, --mesh and --mapreduce-mode (usage errors as InvalidArgument).
+// In usage texts they read:
+//   --mesh AXES           named mesh, e.g. clients=2,data=2 (overrides the header)
+//   --mapreduce-mode M    MapReduce lowering: annotated (default), ns or loop
+absl::StatusOr<CompileOptions> CompileOptionsFromFlags(const ParsedArgs& args);
+
+// Applies the device count and mesh to the module's header and lowers its
+// MapReduce blocks (spmd/mapreduce_lowering.h) in the chosen mode.
+absl::Status PrepareModule(hlo::Module& module, const CompileOptions& options);
+
+// LoadModule + PrepareModule; the error message is a complete diagnostic.
+absl::StatusOr<std::unique_ptr<hlo::Module>> LoadPreparedModule(const std::string& path,
+                                                                const CompileOptions& options);
+
 // Applies `--devices N` (overriding the header's num_partitions) and runs
-// propagation in place.
+// propagation in place. MapReduce blocks still in the module are lowered in
+// the default (annotated) mode first.
 absl::StatusOr<spmd::PropagationResult> PropagateModule(hlo::Module& module,
                                                         std::optional<int64_t> devices);
 

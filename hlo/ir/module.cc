@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
+#include "hlo/ir/directed_graph.h"
 #include "hlo/text/printer.h"
 
 namespace sharc::hlo {
@@ -33,6 +34,24 @@ void Module::ReorderComputations(const std::vector<int64_t>& order) {
   reordered.reserve(order.size());
   for (int64_t i : order) reordered.push_back(std::move(computations_[static_cast<size_t>(i)]));
   computations_ = std::move(reordered);
+}
+
+void Module::SortCalleesFirst() {
+  std::vector<Computation*> comps = computations();
+  absl::flat_hash_map<const Computation*, int64_t> index;
+  for (size_t i = 0; i < comps.size(); ++i) index[comps[i]] = static_cast<int64_t>(i);
+  DirectedGraph graph(static_cast<int64_t>(comps.size()));
+  for (size_t i = 0; i < comps.size(); ++i) {
+    for (const Instruction* inst : comps[i]->instructions()) {
+      for (const Computation* callee : inst->called_computations()) {
+        auto it = index.find(callee);
+        if (it != index.end()) graph.AddEdge(it->second, static_cast<int64_t>(i));
+      }
+    }
+  }
+  if (std::optional<std::vector<int64_t>> order = graph.TopologicalOrder()) {
+    ReorderComputations(*order);
+  }
 }
 
 Computation* Module::FindComputation(std::string_view name) const {

@@ -42,6 +42,10 @@ class Module {
   std::vector<Computation*> computations() const;
   // Reorders computations: new position i holds old computation order[i].
   void ReorderComputations(const std::vector<int64_t>& order);
+  // Puts every callee before its callers, as the text format requires
+  // (passes append the computations they create at the end). Keeps the order
+  // otherwise; does nothing if calls form a cycle (the verifier reports it).
+  void SortCalleesFirst();
   Computation* FindComputation(std::string_view name) const;
   Computation* entry() const { return entry_; }
   void set_entry(Computation* entry) { entry_ = entry; }

@@ -106,6 +106,7 @@ void RegisterDotOp(OpRegistry& registry);           // dot_op.cc
 void RegisterGatherScatterOps(OpRegistry& registry);// gather_scatter_ops.cc
 void RegisterControlFlowOps(OpRegistry& registry);  // control_flow_ops.cc
 void RegisterCollectiveOps(OpRegistry& registry);   // collective_ops.cc
+void RegisterMapReduceOps(OpRegistry& registry);    // mapreduce_ops.cc
 
 class OpRegistry {
  public:

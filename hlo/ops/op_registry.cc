@@ -27,6 +27,7 @@ const OpRegistry& Registry() {
     RegisterGatherScatterOps(*r);
     RegisterControlFlowOps(*r);
     RegisterCollectiveOps(*r);
+    RegisterMapReduceOps(*r);
     return r;
   }();
   return *registry;

@@ -129,6 +129,7 @@ absl::Status HloParser::ParseHeader(Module* module) {
   ASSIGN_OR_RETURN(Token name, ExpectName("a module name"));
   module->set_name(std::string(name.text));
   absl::flat_hash_set<std::string_view> seen;
+  std::optional<Token> mesh_attr;
   while (TryConsume(TokenKind::kComma)) {
     ASSIGN_OR_RETURN(Token attr, ExpectName("a module attribute name"));
     if (!seen.insert(attr.text).second) {
@@ -136,6 +137,25 @@ absl::Status HloParser::ParseHeader(Module* module) {
     }
     RETURN_IF_ERROR(Expect(TokenKind::kEqual, Cat("'=' after '", attr.text, "'")));
     RETURN_IF_ERROR(ParseHeaderAttribute(module, attr));
+    if (attr.text == "mesh") mesh_attr = attr;
+  }
+  // A named mesh implies the device count; a num_partitions beside it must
+  // agree with it.
+  ModuleConfig& config = module->mutable_config();
+  if (mesh_attr && !config.mesh.empty()) {
+    int64_t devices = 1;
+    for (const MeshAxis& axis : config.mesh) {
+      devices *= axis.size;
+      if (devices > kMaxDeviceCount) {
+        return ErrorAt(*mesh_attr, Cat("the mesh has more than ", kMaxDeviceCount, " devices"));
+      }
+    }
+    if (!seen.contains("num_partitions")) {
+      config.num_partitions = devices;
+    } else if (config.num_partitions != devices) {
+      return ErrorAt(*mesh_attr, Cat("the mesh has ", devices, " devices but num_partitions=",
+                                     config.num_partitions));
+    }
   }
   return absl::OkStatus();
 }

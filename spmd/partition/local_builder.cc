@@ -1,6 +1,7 @@
 #include "spmd/partition/local_builder.h"
 
 #include "absl/strings/str_cat.h"
+#include "spmd/reducer_computation.h"
 
 namespace sharc::spmd {
 
@@ -197,18 +198,7 @@ Instruction* LocalBuilder::CollectivePermute(Instruction* value,
 }
 
 hlo::Computation* LocalBuilder::Reducer(Opcode op, PrimitiveType type) {
-  std::string key = absl::StrCat(hlo::OpcodeName(op), ".", hlo::PrimitiveTypeName(type));
-  auto it = context_.reducers.find(key);
-  if (it != context_.reducers.end()) return it->second;
-  std::string name = absl::StrCat("sharc.", hlo::OpcodeName(op), ".", hlo::PrimitiveTypeName(type));
-  auto comp = std::make_unique<hlo::Computation>(name);
-  Instruction* a = comp->AddInstruction(Instruction::CreateParameter(0, "a", Shape::Scalar(type)));
-  Instruction* b = comp->AddInstruction(Instruction::CreateParameter(1, "b", Shape::Scalar(type)));
-  Instruction* r = comp->AddInstruction(Instruction::Create(op, "r", Shape::Scalar(type), {a, b}));
-  comp->set_root(r);
-  hlo::Computation* raw = context_.module->AddComputation(std::move(comp));
-  context_.reducers[key] = raw;
-  return raw;
+  return BinaryReducer(*context_.module, op, type);
 }
 
 }  // namespace sharc::spmd

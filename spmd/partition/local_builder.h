@@ -17,8 +17,6 @@ struct PartitionContext {
   hlo::Module* module = nullptr;
   int64_t num_devices = 1;
   int64_t next_channel_id = 1;
-  // Scalar reducer computations created on demand, by "opcode.type".
-  absl::flat_hash_map<std::string, hlo::Computation*> reducers;
   // Control-flow callees partitioned so far, by "name|param sharding|root
   // sharding", and how many copies of each callee exist.
   absl::flat_hash_map<std::string, hlo::Computation*> partitioned_callees;

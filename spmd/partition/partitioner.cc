@@ -6,7 +6,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
-#include "hlo/ir/directed_graph.h"
 #include "hlo/ops/op_def.h"
 #include "spmd/partition/local_builder.h"
 #include "spmd/partition/reshard.h"
@@ -432,25 +431,6 @@ class ComputationPartitioner {
   absl::flat_hash_map<const Computation*, Sharding>& body_shardings_;
 };
 
-// Reorders computations so every callee comes before its callers (the text
-// format requires it, and collectives' reducers were added last).
-void SortCalleesFirst(Module& module) {
-  std::vector<Computation*> comps = module.computations();
-  absl::flat_hash_map<const Computation*, int64_t> index;
-  for (size_t i = 0; i < comps.size(); ++i) index[comps[i]] = static_cast<int64_t>(i);
-  hlo::DirectedGraph graph(static_cast<int64_t>(comps.size()));
-  for (size_t i = 0; i < comps.size(); ++i) {
-    for (const Instruction* inst : comps[i]->instructions()) {
-      for (const Computation* callee : inst->called_computations()) {
-        graph.AddEdge(index.at(callee), static_cast<int64_t>(i));
-      }
-    }
-  }
-  std::optional<std::vector<int64_t>> order = graph.TopologicalOrder();
-  if (!order) return;
-  module.ReorderComputations(*order);
-}
-
 absl::Status CheckShardings(const Module& module, int64_t num_devices,
                             PartitionOptions::Unsharded unsharded) {
   for (const Computation* comp : module.computations()) {
@@ -521,7 +501,7 @@ absl::StatusOr<std::unique_ptr<Module>> PartitionModule(const Module& global,
         RETURN_IF_ERROR(comp->RemoveInstruction(inst));
     }
   }
-  SortCalleesFirst(*out);
+  out->SortCalleesFirst();
   return out;
 }
 

@@ -844,6 +844,21 @@ ENTRY %e {
   %p = f32[8,4] parameter(0)
   ROOT %rs = f32[2,4] reduce-scatter(%p), channel_id=1, replica_groups={{0,1,2,3}}, dimensions={0}, use_global_device_ids=true, to_apply=%sum
 })"},
+    {"mapreduce", R"(HloModule m, mesh={clients=2}
+%loss {
+  %w = f32[2] parameter(0)
+  %x = f32[2] parameter(1)
+  ROOT %d = f32[] dot(%w, %x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+}
+ENTRY %e {
+  %w = f32[2] parameter(0)
+  %data = f32[4,2] parameter(1)
+  %b = f32[4,2] mapreduce.broadcast(%w), placement=clients
+  %l = f32[4] mapreduce.map(%b, %data), placement=clients, to_apply=%loss
+  %s = f32[] mapreduce.sum(%l), placement=clients
+  %m = f32[] mapreduce.mean(%l), placement=clients
+  ROOT %t = (f32[], f32[]) tuple(%s, %m)
+})"},
 };
 
 class OpRoundTripTest : public ::testing::TestWithParam<OpSnippet> {};
