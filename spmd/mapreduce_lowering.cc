@@ -113,7 +113,12 @@ class Lowering {
   }
 
  private:
-  bool Annotate() const { return mode_ == MapReduceMode::kAnnotated && mesh_.has_value(); }
+  // One device needs no constraints (and a header mesh may name more
+  // devices than a single-device run uses).
+  bool Annotate() const {
+    return mode_ == MapReduceMode::kAnnotated && mesh_.has_value() &&
+           module_.config().num_partitions > 1;
+  }
   const std::string& Placement() const { return block_->attr_string("placement"); }
 
   Instruction* Add(Opcode opcode, const std::string& name, Shape shape,
@@ -379,7 +384,7 @@ absl::StatusOr<std::map<std::string, int64_t>> CheckPlacements(const Module& mod
   if (groups.empty()) return groups;
   ASSIGN_OR_RETURN(std::optional<Mesh> mesh, PlacementMesh(module, groups));
   const int64_t devices = module.config().num_partitions;
-  if (mesh && !module.config().mesh.empty() && mesh->num_devices() != devices) {
+  if (mesh && !module.config().mesh.empty() && devices > 1 && mesh->num_devices() != devices) {
     return absl::InvalidArgumentError(absl::StrCat("the module's mesh ", mesh->ToString(), " has ",
                                                    mesh->num_devices(),
                                                    " devices but the program runs on ", devices));

@@ -171,6 +171,14 @@ TEST(MapReduceBlocksTest, MeshHeaderImpliesTheDeviceCount) {
   EXPECT_THAT(mismatch.status().message(), HasSubstr("the mesh has 3 devices but num_partitions=2"));
 }
 
+TEST(MapReduceBlocksTest, OneDeviceNeedsNoConstraintsWhateverTheHeaderMesh) {
+  std::unique_ptr<hlo::Module> module = Parse(kDoubleAndSum);
+  ASSERT_NE(module, nullptr);
+  module->mutable_config().num_partitions = 1;
+  ASSERT_TRUE(LowerMapReduce(*module, MapReduceMode::kAnnotated).ok());
+  EXPECT_THAT(module->ToString(), ::testing::Not(HasSubstr("custom-call")));
+}
+
 TEST(MapReduceBlocksTest, ModesDifferInConstraintsAndLoops) {
   std::unique_ptr<hlo::Module> annotated = Lowered(kDoubleAndSum, MapReduceMode::kAnnotated);
   std::unique_ptr<hlo::Module> ns = Lowered(kDoubleAndSum, MapReduceMode::kNoSharding);
