@@ -1,0 +1,105 @@
+#include "frontend/jit.h"
+
+#include <mutex>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "hlo/eval/interpreter.h"
+#include "tools/spmd_runner.h"
+
+namespace sharc::frontend {
+
+struct Jitted::State {
+  TreeFunction fn;
+  JitOptions options;
+  std::source_location loc;
+  std::mutex mu;
+  // Keyed by the input signature: structure, then every leaf's shape.
+  absl::flat_hash_map<std::string, std::shared_ptr<const TracedModule>> cache;
+  int64_t trace_count = 0;
+};
+
+namespace {
+
+std::string SignatureKey(const ShapeTree& args) {
+  std::string key = StructureOf(args).ToString();
+  for (const hlo::Shape& shape : Leaves(args)) absl::StrAppend(&key, "|", shape.ToString());
+  return key;
+}
+
+}  // namespace
+
+Jitted::Jitted(TreeFunction fn, JitOptions options, bool positional, std::source_location loc)
+    : state_(std::make_shared<State>()), positional_(positional) {
+  state_->fn = std::move(fn);
+  state_->options = std::move(options);
+  state_->loc = loc;
+}
+
+int64_t Jitted::trace_count() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->trace_count;
+}
+
+absl::StatusOr<std::shared_ptr<const TracedModule>> Jitted::Traced(const ShapeTree& args) const {
+  const std::string key = SignatureKey(args);
+  // Tracing runs under the lock: a function is traced once per signature even
+  // when called from several threads.
+  std::lock_guard<std::mutex> lock(state_->mu);
+  auto it = state_->cache.find(key);
+  if (it != state_->cache.end()) return it->second;
+  ++state_->trace_count;
+  absl::StatusOr<TracedModule> traced = TraceModule(state_->fn, args, state_->options, state_->loc);
+  if (!traced.ok()) return traced.status();
+  auto shared = std::make_shared<const TracedModule>(*std::move(traced));
+  state_->cache.emplace(key, shared);
+  return shared;
+}
+
+absl::StatusOr<std::unique_ptr<hlo::Module>> Jitted::Trace(const ShapeTree& args) const {
+  absl::StatusOr<std::shared_ptr<const TracedModule>> traced = Traced(args);
+  if (!traced.ok()) return traced.status();
+  return (*traced)->module->Clone();
+}
+
+absl::StatusOr<std::unique_ptr<hlo::Module>> Jitted::Lower(const HostTree& args) const {
+  return Trace(ShapesOf(args));
+}
+
+absl::StatusOr<HostTree> Jitted::operator()(const HostTree& args) const {
+  std::vector<hlo::Literal> inputs = Leaves(args);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].shape().is_array()) {
+      return absl::InvalidArgumentError(absl::StrCat(FormatLocation(state_->loc), ": argument leaf ",
+                                                     i, " is ", inputs[i].shape().ToString(),
+                                                     "; leaves must be arrays"));
+    }
+  }
+  absl::StatusOr<std::shared_ptr<const TracedModule>> traced = Traced(ShapesOf(args));
+  if (!traced.ok()) return traced.status();
+  const TracedModule& program = **traced;
+  // The traced module keeps the MapReduce blocks (so it prints like the
+  // papers' jaxprs); what runs has them lowered in the chosen mode.
+  std::unique_ptr<hlo::Module> runnable = program.module->Clone();
+  if (absl::Status lowered = spmd::LowerMapReduce(*runnable, state_->options.mapreduce_mode);
+      !lowered.ok()) {
+    return absl::Status(lowered.code(), absl::StrCat(FormatLocation(state_->loc), ": compiling ",
+                                                     program.module->name(), ": ",
+                                                     lowered.message()));
+  }
+  absl::StatusOr<hlo::Literal> result;
+  if (program.mesh.has_value() && program.mesh->num_devices() > 1) {
+    result = tools::RunPartitioned(*runnable, inputs, program.mesh->num_devices());
+  } else {
+    result = hlo::Evaluate(*runnable, inputs);
+  }
+  if (!result.ok()) {
+    return absl::Status(result.status().code(),
+                        absl::StrCat(FormatLocation(state_->loc), ": running ",
+                                     program.module->name(), ": ", result.status().message()));
+  }
+  std::vector<hlo::Literal> outputs = std::move(result->elements());
+  return Unflatten(program.outputs, std::move(outputs));
+}
+
+}  // namespace sharc::frontend
