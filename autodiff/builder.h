@@ -1,0 +1,76 @@
+// Small instruction builders shared by the JVP and transpose rules: constants,
+// arithmetic and reshaping on an hlo::Emitter, so each rule reads like the
+// formula it implements.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hlo/batching/emitter.h"
+#include "hlo/ir/attribute.h"
+#include "hlo/ir/computation.h"
+#include "hlo/ir/module.h"
+
+namespace sharc::autodiff {
+
+using hlo::Computation;
+using hlo::Emitter;
+using hlo::Instruction;
+using hlo::IntList;
+using hlo::Module;
+using hlo::Opcode;
+using hlo::PrimitiveType;
+using hlo::Shape;
+
+// `value` in every element of the array `shape` (a broadcast scalar constant).
+Instruction* Full(Emitter& e, const Shape& shape, double value);
+// Zeros of any shape, tuples included.
+Instruction* Zeros(Emitter& e, const Shape& shape);
+// A scalar constant.
+Instruction* ScalarOf(Emitter& e, PrimitiveType type, double value);
+
+Instruction* Unary(Emitter& e, Opcode opcode, Instruction* x);
+// An elementwise binary op whose result has `a`'s shape.
+Instruction* Binary(Emitter& e, Opcode opcode, Instruction* a, Instruction* b);
+Instruction* Add(Emitter& e, Instruction* a, Instruction* b);
+Instruction* Sub(Emitter& e, Instruction* a, Instruction* b);
+Instruction* Mul(Emitter& e, Instruction* a, Instruction* b);
+Instruction* Div(Emitter& e, Instruction* a, Instruction* b);
+Instruction* Neg(Emitter& e, Instruction* a);
+// x * c for a scalar c, elementwise.
+Instruction* Scale(Emitter& e, Instruction* x, double c);
+// compare(a, b), direction=dir, giving pred of a's dims.
+Instruction* Cmp(Emitter& e, Instruction* a, Instruction* b, const char* direction);
+Instruction* Select(Emitter& e, Instruction* pred, Instruction* on_true, Instruction* on_false);
+Instruction* Convert(Emitter& e, Instruction* x, PrimitiveType type);
+Instruction* Reshape(Emitter& e, Instruction* x, std::vector<int64_t> dims);
+Instruction* Transpose(Emitter& e, Instruction* x, IntList permutation);
+Instruction* BroadcastInDim(Emitter& e, Instruction* x, const Shape& shape, IntList dims);
+// Sum of `x` over `dims` (a reduce with the module's add reducer).
+Instruction* ReduceSum(Emitter& e, Instruction* x, IntList dims);
+Instruction* Gte(Emitter& e, Instruction* tuple, int64_t index);
+Instruction* Tuple(Emitter& e, std::vector<Instruction*> elements);
+Instruction* CallOf(Emitter& e, Computation* callee, std::vector<Instruction*> args);
+// Elementwise sum of two values of one shape, tuples leaf by leaf.
+Instruction* AddAny(Emitter& e, Instruction* a, Instruction* b);
+
+// Emits a copy of `callee`'s instructions with its parameters bound to
+// `args`; returns the copy of its root (a call, inlined).
+Instruction* InlineInto(Emitter& e, const Computation& callee,
+                        const std::vector<Instruction*>& args);
+
+// The module `e` builds into: autodiff adds every computation to its module
+// as soon as it is created (SortCallees restores callee-first order at the end).
+Module& ModuleOf(Emitter& e);
+// Adds an empty computation named uniquely after `base` to `module`.
+Computation* NewComputation(Module& module, const std::string& base);
+// Reorders the module's computations so that callees precede their callers,
+// as the printer and parser expect.
+void SortCallees(Module& module);
+// A computation name not yet used in `module`, derived from `base`.
+std::string UniqueComputationName(const Module& module, const std::string& base);
+// The scalar add reducer for `type`, created once per module.
+Computation* AddReducer(Module& module, PrimitiveType type);
+
+}  // namespace sharc::autodiff

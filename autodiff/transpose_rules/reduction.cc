@@ -1,0 +1,205 @@
+// Transpose rules of dot and sums. A dot linear in one operand transposes to
+// a dot of the cotangent with the other operand (then a transpose into the
+// operand's dimension order); a sum transposes to a broadcast.
+#include <algorithm>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "autodiff/transpose_rule.h"
+#include "hlo/base/status_macros.h"
+#include "hlo/ops/op_util.h"
+
+namespace sharc::autodiff {
+namespace {
+
+bool Contains(const IntList& list, int64_t x) {
+  return std::find(list.begin(), list.end(), x) != list.end();
+}
+
+// Dims of a rank-`rank` operand that are neither batch nor contracting.
+IntList FreeDims(int64_t rank, const IntList& batch, const IntList& contracting) {
+  IntList free;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!Contains(batch, d) && !Contains(contracting, d)) free.push_back(d);
+  }
+  return free;
+}
+
+// The cotangent of dot operand `x` (the other is `y`): dot(ct, y) contracting
+// ct's y-free dims with y's free dims, batched like the original. Its result
+// is [batch, x-free (in order), y-contracting (sorted by y dim)]; the
+// transpose puts x's dims back in place.
+Instruction* DotOperandCotangent(Emitter& e, Instruction* ct, Instruction* y, const Shape& x_shape,
+                                 const IntList& x_batch, const IntList& x_contract,
+                                 const IntList& y_batch, const IntList& y_contract,
+                                 bool x_is_lhs) {
+  const int64_t nb = static_cast<int64_t>(x_batch.size());
+  const IntList x_free = FreeDims(x_shape.rank(), x_batch, x_contract);
+  const IntList y_free = FreeDims(y->shape().rank(), y_batch, y_contract);
+  const int64_t nxf = static_cast<int64_t>(x_free.size());
+  // ct dims: [batch, lhs free, rhs free].
+  IntList ct_batch(static_cast<size_t>(nb));
+  std::iota(ct_batch.begin(), ct_batch.end(), 0);
+  IntList ct_contract;
+  const int64_t y_free_start = x_is_lhs ? nb + nxf : nb;
+  for (size_t j = 0; j < y_free.size(); ++j) ct_contract.push_back(y_free_start + static_cast<int64_t>(j));
+  // Result of dot(ct, y): [batch, ct free, y free-in-this-dot].
+  IntList ct_free = FreeDims(ct->shape().rank(), ct_batch, ct_contract);
+  IntList y_rest = FreeDims(y->shape().rank(), y_batch, y_free);  // = y_contract, sorted
+  std::vector<int64_t> dims;
+  for (int64_t d : ct_batch) dims.push_back(ct->shape().dim(d));
+  for (int64_t d : ct_free) dims.push_back(ct->shape().dim(d));
+  for (int64_t d : y_rest) dims.push_back(y->shape().dim(d));
+  std::vector<hlo::Attribute> attrs;
+  for (auto& [name, dims_list] : {std::pair{"lhs_batch_dims", ct_batch},
+                                  std::pair{"lhs_contracting_dims", ct_contract},
+                                  std::pair{"rhs_batch_dims", y_batch},
+                                  std::pair{"rhs_contracting_dims", y_free}}) {
+    if (!dims_list.empty()) attrs.push_back({name, dims_list});
+  }
+  Instruction* product =
+      e.Add(Opcode::kDot, Shape(x_shape.type(), dims), {ct, y}, std::move(attrs));
+  // Position in `product` of each x dim.
+  IntList perm(static_cast<size_t>(x_shape.rank()));
+  for (int64_t i = 0; i < nb; ++i) perm[static_cast<size_t>(x_batch[static_cast<size_t>(i)])] = i;
+  for (int64_t j = 0; j < nxf; ++j) {
+    // ct's x-free dims are in x order, and are the ct_free dims in order.
+    perm[static_cast<size_t>(x_free[static_cast<size_t>(j)])] = nb + j;
+  }
+  for (size_t k = 0; k < x_contract.size(); ++k) {
+    const int64_t yd = y_contract[k];
+    const int64_t rank = std::find(y_rest.begin(), y_rest.end(), yd) - y_rest.begin();
+    perm[static_cast<size_t>(x_contract[k])] = nb + nxf + rank;
+  }
+  return Transpose(e, product, perm);
+}
+
+// A windowed sum without dilation: input position j of the padded operand
+// receives ct[o] for every window o covering it, which is a windowed sum
+// (size as before, stride 1) over ct spread out by the stride and padded by
+// size - 1 on each side; the edge padding is then cut off again.
+absl::StatusOr<std::vector<Cotangent>> ReduceWindowTranspose(const Instruction& inst,
+                                                             const Cotangent& ct,
+                                                             TransposeContext& ctx) {
+  std::optional<Opcode> op = hlo::MatchBinaryReducer(*inst.attr_computation("to_apply"));
+  if (inst.operand_count() != 2 || op != Opcode::kAdd) {
+    return hlo::OpError(inst, "can be transposed only as a single-operand windowed sum");
+  }
+  Emitter& e = ctx.emitter();
+  const Shape& operand = inst.operand(0)->shape();
+  const hlo::IntListList& window = inst.attr_int_lists("window");
+  hlo::IntListList spread_padding;
+  hlo::IntListList unit_window;
+  std::vector<int64_t> spread_dims;
+  for (int64_t d = 0; d < operand.rank(); ++d) {
+    const std::vector<int64_t>& w = window[static_cast<size_t>(d)];  // size stride lo hi lhs rhs
+    if (w[4] != 1 || w[5] != 1) {
+      return hlo::OpError(inst, "can be transposed only without dilation");
+    }
+    const int64_t n = inst.shape().dim(d);
+    spread_padding.push_back({w[0] - 1, w[0] - 1, w[1] - 1});
+    spread_dims.push_back(n == 0 ? 2 * (w[0] - 1) : (n - 1) * w[1] + 1 + 2 * (w[0] - 1));
+    unit_window.push_back({w[0], 1, 0, 0, 1, 1});
+  }
+  Instruction* zero = ScalarOf(e, operand.type(), 0.0);
+  Instruction* spread = e.Add(Opcode::kPad, Shape(operand.type(), spread_dims), {ct.value, zero},
+                              {{"padding", spread_padding}});
+  std::vector<int64_t> summed_dims;
+  for (int64_t d = 0; d < operand.rank(); ++d) {
+    summed_dims.push_back(spread_dims[static_cast<size_t>(d)] - window[static_cast<size_t>(d)][0] + 1);
+  }
+  Instruction* summed = e.Add(Opcode::kReduceWindow, Shape(operand.type(), summed_dims),
+                              {spread, zero},
+                              {{"window", unit_window},
+                               {"to_apply", AddReducer(ModuleOf(e), operand.type())}});
+  // `summed` covers the padded operand from its start; pad the uncovered
+  // tail with zeros, then cut out the operand.
+  hlo::IntListList crop;
+  std::vector<int64_t> start, limit, stride;
+  std::vector<int64_t> padded_dims;
+  for (int64_t d = 0; d < operand.rank(); ++d) {
+    const std::vector<int64_t>& w = window[static_cast<size_t>(d)];
+    const int64_t padded = operand.dim(d) + w[2] + w[3];
+    const int64_t tail = std::max<int64_t>(0, padded - summed_dims[static_cast<size_t>(d)]);
+    crop.push_back({0, tail, 0});
+    padded_dims.push_back(summed_dims[static_cast<size_t>(d)] + tail);
+    start.push_back(w[2]);
+    limit.push_back(w[2] + operand.dim(d));
+    stride.push_back(1);
+  }
+  Instruction* full = e.Add(Opcode::kPad, Shape(operand.type(), padded_dims), {summed, zero},
+                            {{"padding", crop}});
+  hlo::IntListList spec;
+  for (int64_t d = 0; d < operand.rank(); ++d) {
+    spec.push_back({start[static_cast<size_t>(d)], limit[static_cast<size_t>(d)], 1});
+  }
+  std::vector<Cotangent> out = NoCotangents(inst);
+  if (ctx.IsLinear(inst.operand(0))) {
+    out[0] = Cotangent::Of(e.Add(Opcode::kSlice, operand, {full}, {{"slice", std::move(spec)}}));
+  }
+  if (ctx.IsLinear(inst.operand(1))) {
+    // The init value is added once per output element.
+    IntList all(static_cast<size_t>(inst.shape().rank()));
+    std::iota(all.begin(), all.end(), 0);
+    out[1] = Cotangent::Of(ReduceSum(e, ct.value, all));
+  }
+  return out;
+}
+
+}  // namespace
+
+void RegisterReductionTransposeRules(TransposeRuleRegistry& r) {
+  r.Register(Opcode::kDot, [](const Instruction& inst, const Cotangent& ct,
+                              TransposeContext& ctx) -> absl::StatusOr<std::vector<Cotangent>> {
+    const bool l0 = ctx.IsLinear(inst.operand(0));
+    const bool l1 = ctx.IsLinear(inst.operand(1));
+    if (l0 && l1) {
+      return hlo::OpError(inst, "cannot be transposed: both operands depend on the linear inputs");
+    }
+    const IntList lb = inst.attr_ints("lhs_batch_dims");
+    const IntList lc = inst.attr_ints("lhs_contracting_dims");
+    const IntList rb = inst.attr_ints("rhs_batch_dims");
+    const IntList rc = inst.attr_ints("rhs_contracting_dims");
+    std::vector<Cotangent> out = NoCotangents(inst);
+    Emitter& e = ctx.emitter();
+    if (l0) {
+      ASSIGN_OR_RETURN(Instruction * rhs, ctx.Primal(inst.operand(1)));
+      out[0] = Cotangent::Of(DotOperandCotangent(e, ct.value, rhs, inst.operand(0)->shape(), lb,
+                                                 lc, rb, rc, /*x_is_lhs=*/true));
+    } else {
+      ASSIGN_OR_RETURN(Instruction * lhs, ctx.Primal(inst.operand(0)));
+      out[1] = Cotangent::Of(DotOperandCotangent(e, ct.value, lhs, inst.operand(1)->shape(), rb,
+                                                 rc, lb, lc, /*x_is_lhs=*/false));
+    }
+    return out;
+  });
+  // A sum (reduce with an add reducer, the only reduce the JVP rules make
+  // linear) -> broadcast back; the init value gets the total.
+  r.Register(Opcode::kReduce, [](const Instruction& inst, const Cotangent& ct,
+                                 TransposeContext& ctx) -> absl::StatusOr<std::vector<Cotangent>> {
+    std::optional<Opcode> op = hlo::MatchBinaryReducer(*inst.attr_computation("to_apply"));
+    if (inst.operand_count() != 2 || op != Opcode::kAdd) {
+      return hlo::OpError(inst, "can be transposed only as a single-operand sum");
+    }
+    Emitter& e = ctx.emitter();
+    const Shape& operand = inst.operand(0)->shape();
+    const IntList& dims = inst.attr_ints("dimensions");
+    IntList kept;
+    for (int64_t d = 0; d < operand.rank(); ++d) {
+      if (!Contains(dims, d)) kept.push_back(d);
+    }
+    std::vector<Cotangent> out = NoCotangents(inst);
+    if (ctx.IsLinear(inst.operand(0))) {
+      out[0] = Cotangent::Of(BroadcastInDim(e, ct.value, operand, kept));
+    }
+    if (ctx.IsLinear(inst.operand(1))) {
+      IntList all(static_cast<size_t>(inst.shape().rank()));
+      std::iota(all.begin(), all.end(), 0);
+      out[1] = Cotangent::Of(ReduceSum(e, ct.value, all));
+    }
+    return out;
+  });
+  r.Register(Opcode::kReduceWindow, ReduceWindowTranspose);
+}
+
+}  // namespace sharc::autodiff
