@@ -95,6 +95,17 @@ std::vector<CostFn> BuildTable() {
   set(Opcode::kReduceWindow, ReduceWindowCost);
   set(Opcode::kMapReduceSum, GroupReductionCost);
   set(Opcode::kMapReduceMean, GroupReductionCost);
+  // shard_map: the body's ops are counted where they are (Free, like call);
+  // named collectives cost what the XLA collective they lower to costs, and
+  // the casts pbroadcast and axis_index are free.
+  for (Opcode op : {Opcode::kShardMap, Opcode::kPBroadcast, Opcode::kAxisIndex}) set(op, Free);
+  for (Opcode op : {Opcode::kPSum, Opcode::kPMax, Opcode::kPMin, Opcode::kPSumScatter}) {
+    set(op, PerElement);
+  }
+  for (Opcode op : {Opcode::kNamedAllGather, Opcode::kNamedAllGatherInvariant,
+                    Opcode::kNamedAllToAll, Opcode::kPPermute, Opcode::kPScatter}) {
+    set(op, MovesData);
+  }
   return t;
 }
 

@@ -76,6 +76,7 @@ void RegisterReductionRules(ShardingRuleRegistry& registry);
 void RegisterGatherScatterRules(ShardingRuleRegistry& registry);
 void RegisterStructuralRules(ShardingRuleRegistry& registry);
 void RegisterMapReduceRules(ShardingRuleRegistry& registry);
+void RegisterShardMapRules(ShardingRuleRegistry& registry);
 
 // Builders shared by the rule files.
 // A rule where every operand and the result have the result's dims, one

@@ -181,13 +181,19 @@ absl::StatusOr<Literal> Evaluate(const Module& module, const std::vector<Literal
 absl::StatusOr<std::vector<Literal>> EvaluateSpmd(const Module& module,
                                                   const std::vector<std::vector<Literal>>& args,
                                                   const SpmdOptions& options) {
+  if (module.entry() == nullptr) return absl::InvalidArgumentError("module has no entry");
+  return EvaluateComputationSpmd(*module.entry(), args, options);
+}
+
+absl::StatusOr<std::vector<Literal>> EvaluateComputationSpmd(
+    const Computation& computation, const std::vector<std::vector<Literal>>& args,
+    const SpmdOptions& options) {
   const int64_t n = options.num_devices;
   if (n < 1) return absl::InvalidArgumentError("num_devices must be at least 1");
   if (static_cast<int64_t>(args.size()) != n) {
     return absl::InvalidArgumentError(
         absl::StrCat("expected arguments for ", n, " devices, got ", args.size()));
   }
-  if (module.entry() == nullptr) return absl::InvalidArgumentError("module has no entry");
   Rendezvous rendezvous(n, options.collective_timeout);
   std::vector<absl::StatusOr<Literal>> results(static_cast<size_t>(n),
                                                absl::UnknownError("not run"));
@@ -197,7 +203,7 @@ absl::StatusOr<std::vector<Literal>> EvaluateSpmd(const Module& module,
     threads.emplace_back([&, d] {
       DeviceInterpreter interpreter(d, n, &rendezvous);
       std::vector<const Literal*> ptrs = Pointers(args[static_cast<size_t>(d)]);
-      results[static_cast<size_t>(d)] = interpreter.EvaluateComputation(*module.entry(), ptrs);
+      results[static_cast<size_t>(d)] = interpreter.EvaluateComputation(computation, ptrs);
       if (!results[static_cast<size_t>(d)].ok()) {
         rendezvous.Abort(d, results[static_cast<size_t>(d)].status());
       }

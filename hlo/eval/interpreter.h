@@ -31,4 +31,11 @@ absl::StatusOr<std::vector<Literal>> EvaluateSpmd(const Module& module,
                                                   const std::vector<std::vector<Literal>>& args,
                                                   const SpmdOptions& options);
 
+// The same for one computation: device d runs `computation` on `args[d]`
+// and sees partition id d; collectives meet among these runs only. The
+// reference semantics of shard_map runs its body this way.
+absl::StatusOr<std::vector<Literal>> EvaluateComputationSpmd(
+    const Computation& computation, const std::vector<std::vector<Literal>>& args,
+    const SpmdOptions& options);
+
 }  // namespace sharc::hlo

@@ -27,6 +27,11 @@ enum class AttrKind {
   kPairs,            // source_target_pairs={{0,1},{1,0}}
   kComputation,      // to_apply=%sum
   kComputationList,  // branch_computations={%a, %b}
+  // shard_map's own kinds, stored as their canonical text without the outer
+  // braces (a std::string); hlo/ops/shard_map_attrs.h reads them.
+  kMesh,             // mesh={i=4, j=2}
+  kPartitionSpecs,   // in_specs={P(i), P((i,j), None), P()}
+  kAxisNames,        // axes={i,j}
 };
 
 using IntList = std::vector<int64_t>;

@@ -80,7 +80,8 @@ void Computation::SortInDefinitionOrder() {
   // Iterative DFS in original order so the result is stable.
   std::vector<std::pair<Instruction*, size_t>> stack;
   for (auto& p : instructions_) {
-    if (placed.contains(p.get())) continue;
+    // Entries already moved into `sorted` (operands placed early) are null.
+    if (p == nullptr || placed.contains(p.get())) continue;
     stack.push_back({p.get(), 0});
     absl::flat_hash_set<const Instruction*> on_stack;
     on_stack.insert(p.get());

@@ -120,6 +120,12 @@ class Instruction {
   void set_sharding(Sharding s) { sharding_ = std::move(s); }
   void clear_sharding() { sharding_.reset(); }
 
+  // Device variance, meaningful inside shard_map bodies: the mesh axes along
+  // which this value may differ between devices (empty = invariant). Printed
+  // after the shape as `f32[3]{V:i,j}`; computed by spmd's variance pass.
+  const std::vector<std::string>& variance() const { return variance_; }
+  void set_variance(std::vector<std::string> axes) { variance_ = std::move(axes); }
+
   const OpMetadata& metadata() const { return metadata_; }
   OpMetadata& mutable_metadata() { return metadata_; }
   // Verbatim `frontend_attributes={...}` body, kept for round trips.
@@ -159,6 +165,7 @@ class Instruction {
   Literal literal_;
   int64_t parameter_number_ = -1;
   std::optional<Sharding> sharding_;
+  std::vector<std::string> variance_;
   OpMetadata metadata_;
   std::string frontend_attributes_;
   std::string backend_config_;

@@ -91,6 +91,7 @@ std::unique_ptr<Module> Module::Clone() const {
       copy->set_literal(inst->literal());
       copy->set_parameter_number(inst->parameter_number());
       if (inst->sharding()) copy->set_sharding(*inst->sharding());
+      copy->set_variance(inst->variance());
       copy->mutable_metadata() = inst->metadata();
       copy->set_frontend_attributes(inst->frontend_attributes());
       copy->set_backend_config(inst->backend_config());

@@ -107,6 +107,8 @@ void RegisterGatherScatterOps(OpRegistry& registry);// gather_scatter_ops.cc
 void RegisterControlFlowOps(OpRegistry& registry);  // control_flow_ops.cc
 void RegisterCollectiveOps(OpRegistry& registry);   // collective_ops.cc
 void RegisterMapReduceOps(OpRegistry& registry);    // mapreduce_ops.cc
+void RegisterShardMapOps(OpRegistry& registry);     // shard_map_ops.cc
+void RegisterNamedCollectiveOps(OpRegistry& registry);  // named_collective_ops.cc
 
 class OpRegistry {
  public:

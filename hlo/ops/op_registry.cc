@@ -28,6 +28,8 @@ const OpRegistry& Registry() {
     RegisterControlFlowOps(*r);
     RegisterCollectiveOps(*r);
     RegisterMapReduceOps(*r);
+    RegisterShardMapOps(*r);
+    RegisterNamedCollectiveOps(*r);
     return r;
   }();
   return *registry;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ops/shard_map_attrs.h"
 #include "hlo/text/parser_impl.h"
 
 namespace sharc::hlo::text_internal {
@@ -290,6 +291,32 @@ absl::StatusOr<AttrValue> HloParser::ParseAttrValue(const AttrSpec& spec, const 
         RETURN_IF_ERROR(Expect(TokenKind::kRbrace, "'}' or ',' in the computation list"));
       }
       return AttrValue(std::move(list));
+    }
+    case AttrKind::kMesh:
+    case AttrKind::kPartitionSpecs:
+    case AttrKind::kAxisNames: {
+      // Read as balanced text, then parsed and stored canonically by
+      // hlo/ops/shard_map_attrs.h, which owns these small grammars.
+      Token at = lexer_.Peek();
+      if (at.kind != TokenKind::kLbrace) return Expected(Cat("'{' to start '", spec.name, "'"));
+      ASSIGN_OR_RETURN(std::string_view text, SkipBalanced());
+      std::string_view inner = text.substr(1, text.size() - 2);
+      absl::StatusOr<std::string> canonical;
+      if (spec.kind == AttrKind::kMesh) {
+        absl::StatusOr<std::vector<MeshAxis>> mesh = ParseMeshText(inner);
+        canonical = mesh.ok() ? absl::StatusOr<std::string>(PrintMeshText(*mesh)) : mesh.status();
+      } else if (spec.kind == AttrKind::kPartitionSpecs) {
+        absl::StatusOr<std::vector<AxisSpec>> specs = ParseSpecsText(inner);
+        canonical =
+            specs.ok() ? absl::StatusOr<std::string>(PrintSpecsText(*specs)) : specs.status();
+      } else {
+        absl::StatusOr<std::vector<std::string>> axes = ParseAxesText(inner);
+        canonical = axes.ok() ? absl::StatusOr<std::string>(PrintAxesText(*axes)) : axes.status();
+      }
+      if (!canonical.ok()) {
+        return ErrorAt(at, Cat("invalid '", spec.name, "': ", canonical.status().message()));
+      }
+      return AttrValue(*std::move(canonical));
     }
   }
   return ErrorAt(name, "unsupported attribute kind");

@@ -1,4 +1,5 @@
 // HloParser: error reporting, token helpers, integers, shapes and literals.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -194,6 +195,37 @@ bool HloParser::PeekShape() {
   return is_shape;
 }
 
+bool HloParser::PeekVariance() {
+  if (lexer_.Peek().kind != TokenKind::kLbrace) return false;
+  Lexer::State saved = lexer_.Save();
+  lexer_.Next();
+  bool is_variance = lexer_.Peek().kind == TokenKind::kName && !lexer_.Peek().has_percent &&
+                     lexer_.Peek().text == "V";
+  if (is_variance) {
+    lexer_.Next();
+    is_variance = lexer_.Peek().kind == TokenKind::kColon;
+  }
+  lexer_.Restore(saved);
+  return is_variance;
+}
+
+absl::StatusOr<std::vector<std::string>> HloParser::ParseVariance() {
+  RETURN_IF_ERROR(Expect(TokenKind::kLbrace, "'{V:' to start a device variance"));
+  RETURN_IF_ERROR(ExpectName("'V' in a device variance").status());
+  RETURN_IF_ERROR(Expect(TokenKind::kColon, "':' after 'V'"));
+  std::vector<std::string> axes;
+  do {
+    Token axis = lexer_.Peek();
+    ASSIGN_OR_RETURN(Token name, ExpectName("a mesh axis name in the device variance"));
+    if (std::find(axes.begin(), axes.end(), std::string(name.text)) != axes.end()) {
+      return ErrorAt(axis, Cat("axis '", name.text, "' appears twice in the device variance"));
+    }
+    axes.emplace_back(name.text);
+  } while (TryConsume(TokenKind::kComma));
+  RETURN_IF_ERROR(Expect(TokenKind::kRbrace, "'}' or ',' in the device variance"));
+  return axes;
+}
+
 absl::StatusOr<Shape> HloParser::ParseShape() {
   Token start = lexer_.Peek();
   if (start.kind == TokenKind::kLparen) {
@@ -231,7 +263,10 @@ absl::StatusOr<Shape> HloParser::ParseShape() {
   // A layout is written right after the dims (`f32[2,3]{1,0}`); sharc keeps
   // every array row-major, so it is skipped. A '{' after whitespace is not a
   // layout (in `constant(f32[2] {1, 2})` it starts the literal).
-  if (lexer_.Peek().kind == TokenKind::kLbrace && lexer_.Peek().offset == lexer_.last_end()) {
+  // `{V:i}` is not a layout but a device-variance suffix, which the
+  // instruction parser reads (PeekVariance).
+  if (lexer_.Peek().kind == TokenKind::kLbrace && lexer_.Peek().offset == lexer_.last_end() &&
+      !PeekVariance()) {
     RETURN_IF_ERROR(SkipBalanced().status());
   }
   Shape shape(*type, std::move(dims));

@@ -213,6 +213,10 @@ absl::Status HloParser::ParseInstruction(Scope& scope) {
   }
   RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'=' after the instruction name"));
   ASSIGN_OR_RETURN(Shape shape, ParseShape());
+  std::vector<std::string> variance;
+  if (lexer_.Peek().offset == lexer_.last_end() && PeekVariance()) {
+    ASSIGN_OR_RETURN(variance, ParseVariance());
+  }
 
   if (lexer_.Peek().kind != TokenKind::kName || lexer_.Peek().has_percent) {
     return Expected("an opcode");
@@ -272,6 +276,7 @@ absl::Status HloParser::ParseInstruction(Scope& scope) {
     }
   }
   inst->set_location(LocationOf(name));
+  inst->set_variance(std::move(variance));
   RETURN_IF_ERROR(ParseInstructionAttributes(opcode_token, inst.get()));
   if (is_root) {
     if (scope.root != nullptr) {

@@ -106,6 +106,9 @@ class HloParser {
   absl::StatusOr<Shape> ParseShape();
   // True if the next tokens start a shape (`f32[`, `(`...).
   bool PeekShape();
+  // `{V:i,j}` after an instruction's shape: its device variance.
+  bool PeekVariance();
+  absl::StatusOr<std::vector<std::string>> ParseVariance();
   absl::StatusOr<Literal> ParseLiteral(const Shape& shape);
   // Checks (out == nullptr) or fills (out != nullptr) a literal of `shape`.
   absl::Status ScanLiteral(const Shape& shape, Literal* out);

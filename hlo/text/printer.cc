@@ -100,7 +100,8 @@ std::string PrintAttributeValue(const AttrValue& value, AttrKind kind) {
   switch (kind) {
     case AttrKind::kInt: ok = holds(int64_t{}); break;
     case AttrKind::kBool: ok = holds(bool{}); break;
-    case AttrKind::kString: case AttrKind::kEnum: ok = holds(std::string{}); break;
+    case AttrKind::kString: case AttrKind::kEnum: case AttrKind::kMesh:
+    case AttrKind::kPartitionSpecs: case AttrKind::kAxisNames: ok = holds(std::string{}); break;
     case AttrKind::kIntList: ok = holds(IntList{}); break;
     case AttrKind::kSlice: case AttrKind::kPadding: case AttrKind::kWindow:
     case AttrKind::kReplicaGroups: case AttrKind::kPairs: ok = holds(IntListList{}); break;
@@ -138,14 +139,21 @@ std::string PrintAttributeValue(const AttrValue& value, AttrKind kind) {
         names.push_back(c != nullptr ? absl::StrCat("%", c->name()) : kInvalid);
       return absl::StrCat("{", absl::StrJoin(names, ", "), "}");
     }
+    case AttrKind::kMesh:
+    case AttrKind::kPartitionSpecs:
+    case AttrKind::kAxisNames:
+      return absl::StrCat("{", std::get<std::string>(value), "}");
   }
   return "";
 }
 
 std::string PrintInstruction(const Instruction& inst) {
   const OpDef& def = GetOpDef(inst.opcode());
-  std::string out = absl::StrCat("%", inst.name(), " = ", inst.shape().ToString(), " ",
-                                 OpcodeName(inst.opcode()), "(");
+  std::string out = absl::StrCat("%", inst.name(), " = ", inst.shape().ToString());
+  if (!inst.variance().empty()) {
+    absl::StrAppend(&out, "{V:", absl::StrJoin(inst.variance(), ","), "}");
+  }
+  absl::StrAppend(&out, " ", OpcodeName(inst.opcode()), "(");
   switch (def.syntax) {
     case OperandSyntax::kLiteral:
       out += inst.literal().ValuesToString();

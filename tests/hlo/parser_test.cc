@@ -859,6 +859,28 @@ ENTRY %e {
   %m = f32[] mapreduce.mean(%l), placement=clients
   ROOT %t = (f32[], f32[]) tuple(%s, %m)
 })"},
+    {"shard_map", R"(HloModule m, mesh={x=2, y=2}
+%body {
+  %a = f32[2,4]{V:x} parameter(0)
+  %b = f32[4]{V:x,y} parameter(1)
+  %s = f32[2,4] psum(%a), axes={x}
+  %v = f32[2,4]{V:y} pbroadcast(%s), axes={y}
+  %mx = f32[2,4]{V:x} pmax(%a), axes={y}
+  %mn = f32[2,4]{V:x} pmin(%a), axes={y}
+  %g = f32[4,4]{V:x} all_gather(%a), axes={x}, dimension=0, tiled=true
+  %gi = f32[2,2,4] all_gather_invariant(%a), axes={x}, dimension=0
+  %rs = f32[1,4]{V:x} psum_scatter(%a), axes={x}, dimension=0, tiled=true
+  %sc = f32[2,2]{V:y} pscatter(%s), axes={y}, dimension=1, tiled=true
+  %t = f32[4,2]{V:x} all_to_all(%a), axes={x}, split_dimension=1, concat_dimension=0, tiled=true
+  %p = f32[4]{V:x,y} ppermute(%b), axes={x,y}, pairs={{0,1},{1,2},{2,3},{3,0}}
+  %i = s32[]{V:x,y} axis_index(), axes={x,y}
+  ROOT %r = (f32[2,4], f32[4]) tuple(%s, %p)
+}
+ENTRY %e {
+  %x = f32[4,4] parameter(0)
+  %y = f32[16] parameter(1)
+  ROOT %sm = (f32[2,4], f32[16]) shard_map(%x, %y), mesh={x=2, y=2}, in_specs={P(x), P((x,y))}, out_specs={P(), P((x,y))}, to_apply=%body
+})"},
 };
 
 class OpRoundTripTest : public ::testing::TestWithParam<OpSnippet> {};

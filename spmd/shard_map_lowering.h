@@ -1,0 +1,22 @@
+// Lowers shard_map to the partitioner's manual regions: each operand goes
+// through a Sharding custom-call (its in_spec) and SPMDFullToShardShape, the
+// body is inlined with sharding={manual}, each named-axis collective becomes
+// an XLA collective whose replica groups are the mesh-axis groups, and each
+// result leaves through SPMDShardToFullShape with its out_spec's sharding.
+// Call it before sharding propagation, where the MapReduce lowering runs.
+#pragma once
+
+#include "absl/status/status.h"
+#include "hlo/ir/module.h"
+
+namespace sharc::spmd {
+
+// Type-checks every shard_map body (spmd/variance.h) and replaces every
+// shard_map in `module`. A module without shard_map is left unchanged. The
+// module's num_partitions becomes the mesh's device count when it was 1;
+// any other disagreement is an error, as are a shard_map nested in a body
+// and control flow (while, conditional, call) in a body, which the
+// partitioner cannot yet partition inside a manual region.
+absl::Status LowerShardMaps(hlo::Module& module);
+
+}  // namespace sharc::spmd

@@ -1,0 +1,32 @@
+// Device-variance type checking of shard_map bodies (DESIGN.md, "shard_map
+// and device variance"). It lives in spmd/ beside the other passes over
+// manual regions: it runs on the global module before lowering, and its
+// results (Instruction::variance) are what autodiff's transposes read.
+//
+// Every body value gets the set of mesh axes it may vary over: parameters
+// the axes of their in_spec, named collectives per hlo/ops/named_collectives.h,
+// every other op the union of its operands' (tuples per leaf; loops and
+// branches typed through their bodies). Where operands disagree, a collective
+// needs a varying operand, or control flow joins values of different
+// variance, a pbroadcast is inserted; an output varying over an axis its
+// out_spec does not name is an error.
+#pragma once
+
+#include "absl/status/status.h"
+#include "hlo/ir/module.h"
+
+namespace sharc::spmd {
+
+struct VarianceOptions {
+  // Insert pbroadcast where operands' variance differs, where a collective
+  // gets an operand that is not varying over its axes, and where an output
+  // varies over fewer axes than its out_spec names (JAX's auto_pcast). When
+  // false those mismatches are errors naming the op and the axes.
+  bool insert_pbroadcast = true;
+};
+
+// Types every shard_map body in `module` (bodies with check_variance=false
+// get empty variance and no checks, JAX's check_vma=False).
+absl::Status InferDeviceVariance(hlo::Module& module, const VarianceOptions& options = {});
+
+}  // namespace sharc::spmd
