@@ -1,7 +1,8 @@
 // The runtime's collective interface: all-reduce, all-gather, reduce-scatter,
 // all-to-all and collective-permute over groups of device ids, as the SPMD
 // partitioner emits them. Backends: InProcessCommunicator (device threads in
-// one process, shared memory); an MPI backend maps groups to communicators.
+// one process, shared memory) and MpiCommunicator (devices spread over MPI
+// processes; groups map to MPI communicators, built only with MPI).
 //
 // Contract every backend keeps (see ../shared/reference/ecosystem_reliability.md
 // B7-B9):

@@ -8,6 +8,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/communicator_checks.h"
 #include "runtime/reduction.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -52,16 +53,6 @@ constexpr int64_t kAllReduceBlockBytes = 16384;
 // Long rows are split into pieces of this size when copies run in parallel.
 constexpr int64_t kCopyPieceBytes = 256 * 1024;
 
-std::string GroupString(absl::Span<const int64_t> group) {
-  return absl::StrCat("{", absl::StrJoin(group, ","), "}");
-}
-
-int64_t Product(absl::Span<const int64_t> dims, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t i = from; i < to; ++i) p *= dims[i];
-  return p;
-}
-
 // Copies `rows` rows of `row_bytes` from src (stride src_stride) to dst
 // (stride dst_stride), using up to `threads` OpenMP threads when large.
 void StridedCopy(uint8_t* dst, int64_t dst_stride, const uint8_t* src, int64_t src_stride,
@@ -90,28 +81,6 @@ void StridedCopy(uint8_t* dst, int64_t dst_stride, const uint8_t* src, int64_t s
   for (int64_t r = 0; r < rows; ++r) {
     std::memcpy(dst + r * dst_stride, src + r * src_stride, static_cast<size_t>(row_bytes));
   }
-}
-
-absl::Status CheckArrays(const Buffer& input, const Buffer& output) {
-  if (!input.valid() || !output.valid() || input.is_tuple() || output.is_tuple()) {
-    return absl::InvalidArgumentError(absl::StrCat("collectives take array buffers, got ",
-                                                   input.shape().ToString(), " -> ",
-                                                   output.shape().ToString()));
-  }
-  if (input.type() != output.type()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("input is ", input.shape().ToString(), " but output is ",
-                     output.shape().ToString(), "; element types must agree"));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckDim(int64_t dim, const hlo::Shape& shape) {
-  if (dim < 0 || dim >= shape.rank()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("dimension ", dim, " is out of range for ", shape.ToString()));
-  }
-  return absl::OkStatus();
 }
 
 uint64_t HashShape(uint64_t h, const hlo::Shape& shape) {
@@ -591,19 +560,6 @@ absl::Status InProcessCommunicator::Run(const Call& call,
 
 // ---------------------------------------------------------------- the ops --
 
-namespace {
-
-// Position of `device` in `group`, or an error naming both.
-absl::StatusOr<int64_t> PositionIn(int64_t device, absl::Span<const int64_t> group) {
-  for (size_t i = 0; i < group.size(); ++i) {
-    if (group[i] == device) return static_cast<int64_t>(i);
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("device ", device, " is not in its group ", GroupString(group)));
-}
-
-}  // namespace
-
 #define SHARC_LOCAL_CHECK(expr)                                                       \
   do {                                                                                \
     absl::Status sharc_local_status_ = (expr);                                        \
@@ -622,13 +578,8 @@ absl::Status InProcessCommunicator::AllReduce(int64_t device,
     return absl::InvalidArgumentError(absl::StrCat("device ", device, " is outside [0, ",
                                                    num_devices_, ")"));
   }
-  SHARC_LOCAL_CHECK(CheckArrays(input, output));
-  if (input.shape() != output.shape()) {
-    SHARC_LOCAL_CHECK(absl::InvalidArgumentError(absl::StrCat(
-        "output ", output.shape().ToString(), " differs from input ", input.shape().ToString())));
-  }
-  SHARC_LOCAL_CHECK(CheckReduction(input.type(), kind));
-  absl::StatusOr<int64_t> position = PositionIn(device, group);
+  SHARC_LOCAL_CHECK(ValidateAllReduce(kind, input, output));
+  absl::StatusOr<int64_t> position = PositionInGroup(device, group);
   SHARC_LOCAL_CHECK(position.status());
 
   const hlo::PrimitiveType type = input.type();
@@ -682,22 +633,12 @@ absl::Status InProcessCommunicator::AllGather(int64_t device,
     return absl::InvalidArgumentError(absl::StrCat("device ", device, " is outside [0, ",
                                                    num_devices_, ")"));
   }
-  SHARC_LOCAL_CHECK(CheckArrays(input, output));
-  SHARC_LOCAL_CHECK(CheckDim(dim, input.shape()));
-  absl::StatusOr<int64_t> position = PositionIn(device, group);
+  SHARC_LOCAL_CHECK(ValidateAllGather(static_cast<int64_t>(group.size()), dim, input, output));
+  absl::StatusOr<int64_t> position = PositionInGroup(device, group);
   SHARC_LOCAL_CHECK(position.status());
-  const int64_t g = static_cast<int64_t>(group.size());
-  hlo::Shape expected = input.shape();
-  expected.mutable_dims()[static_cast<size_t>(dim)] *= g;
-  if (output.shape() != expected) {
-    SHARC_LOCAL_CHECK(absl::InvalidArgumentError(
-        absl::StrCat("gathering ", input.shape().ToString(), " over ", g, " devices along dim ",
-                     dim, " gives ", expected.ToString(), ", but the output is ",
-                     output.shape().ToString())));
-  }
   const std::vector<int64_t>& dims = input.shape().dims();
-  const int64_t outer = Product(dims, 0, static_cast<size_t>(dim));
-  const int64_t piece = Product(dims, static_cast<size_t>(dim), dims.size()) *
+  const int64_t outer = DimProduct(dims, 0, static_cast<size_t>(dim));
+  const int64_t piece = DimProduct(dims, static_cast<size_t>(dim), dims.size()) *
                         hlo::ByteWidth(input.type());
   const int threads = options_.threads_per_device;
   Call call = Call::For(device, fingerprint, group, *position, input, output,
@@ -721,30 +662,16 @@ absl::Status InProcessCommunicator::ReduceScatter(int64_t device,
     return absl::InvalidArgumentError(absl::StrCat("device ", device, " is outside [0, ",
                                                    num_devices_, ")"));
   }
-  SHARC_LOCAL_CHECK(CheckArrays(input, output));
-  SHARC_LOCAL_CHECK(CheckDim(dim, input.shape()));
-  SHARC_LOCAL_CHECK(CheckReduction(input.type(), kind));
-  absl::StatusOr<int64_t> position = PositionIn(device, group);
+  SHARC_LOCAL_CHECK(
+      ValidateReduceScatter(static_cast<int64_t>(group.size()), kind, dim, input, output));
+  absl::StatusOr<int64_t> position = PositionInGroup(device, group);
   SHARC_LOCAL_CHECK(position.status());
-  const int64_t g = static_cast<int64_t>(group.size());
-  if (input.shape().dim(dim) % g != 0) {
-    SHARC_LOCAL_CHECK(absl::InvalidArgumentError(
-        absl::StrCat("dim ", dim, " of ", input.shape().ToString(),
-                     " is not divisible by the group size ", g)));
-  }
-  hlo::Shape expected = input.shape();
-  expected.mutable_dims()[static_cast<size_t>(dim)] /= g;
-  if (output.shape() != expected) {
-    SHARC_LOCAL_CHECK(absl::InvalidArgumentError(
-        absl::StrCat("scattering ", input.shape().ToString(), " over ", g, " devices along dim ",
-                     dim, " gives ", expected.ToString(), ", but the output is ",
-                     output.shape().ToString())));
-  }
+  const hlo::Shape& expected = output.shape();
   const hlo::PrimitiveType type = input.type();
   const int64_t w = hlo::ByteWidth(type);
   const std::vector<int64_t>& dims = expected.dims();
-  const int64_t outer = Product(dims, 0, static_cast<size_t>(dim));
-  const int64_t chunk = Product(dims, static_cast<size_t>(dim), dims.size());  // elements
+  const int64_t outer = DimProduct(dims, 0, static_cast<size_t>(dim));
+  const int64_t chunk = DimProduct(dims, static_cast<size_t>(dim), dims.size());  // elements
   const int threads = options_.threads_per_device;
   Call call = Call::For(device, fingerprint, group, *position, input, output,
                         300 + static_cast<uint64_t>(dim) * 8 + static_cast<uint64_t>(kind));
@@ -782,24 +709,14 @@ absl::Status InProcessCommunicator::AllToAll(int64_t device,
     return absl::InvalidArgumentError(absl::StrCat("device ", device, " is outside [0, ",
                                                    num_devices_, ")"));
   }
-  SHARC_LOCAL_CHECK(CheckArrays(input, output));
-  SHARC_LOCAL_CHECK(CheckDim(dim, input.shape()));
-  absl::StatusOr<int64_t> position = PositionIn(device, group);
+  SHARC_LOCAL_CHECK(ValidateAllToAll(static_cast<int64_t>(group.size()), dim, input, output));
+  absl::StatusOr<int64_t> position = PositionInGroup(device, group);
   SHARC_LOCAL_CHECK(position.status());
   const int64_t g = static_cast<int64_t>(group.size());
-  if (input.shape().dim(dim) % g != 0) {
-    SHARC_LOCAL_CHECK(absl::InvalidArgumentError(
-        absl::StrCat("dim ", dim, " of ", input.shape().ToString(),
-                     " is not divisible by the group size ", g)));
-  }
-  if (output.shape() != input.shape()) {
-    SHARC_LOCAL_CHECK(absl::InvalidArgumentError(absl::StrCat(
-        "output ", output.shape().ToString(), " differs from input ", input.shape().ToString())));
-  }
   const std::vector<int64_t>& dims = input.shape().dims();
-  const int64_t outer = Product(dims, 0, static_cast<size_t>(dim));
+  const int64_t outer = DimProduct(dims, 0, static_cast<size_t>(dim));
   const int64_t chunk_bytes = (dims[static_cast<size_t>(dim)] / g) *
-                              Product(dims, static_cast<size_t>(dim) + 1, dims.size()) *
+                              DimProduct(dims, static_cast<size_t>(dim) + 1, dims.size()) *
                               hlo::ByteWidth(input.type());
   const int threads = options_.threads_per_device;
   Call call = Call::For(device, fingerprint, group, *position, input, output,
@@ -823,11 +740,7 @@ absl::Status InProcessCommunicator::CollectivePermute(
     return absl::InvalidArgumentError(absl::StrCat("device ", device, " is outside [0, ",
                                                    num_devices_, ")"));
   }
-  SHARC_LOCAL_CHECK(CheckArrays(input, output));
-  if (output.shape() != input.shape()) {
-    SHARC_LOCAL_CHECK(absl::InvalidArgumentError(absl::StrCat(
-        "output ", output.shape().ToString(), " differs from input ", input.shape().ToString())));
-  }
+  SHARC_LOCAL_CHECK(ValidateCollectivePermute(input, output));
   if (poisoned_.load(std::memory_order_acquire)) return failure();
   // Everyone named in a pair takes part, in id order.
   absl::InlinedVector<int64_t, 8> participants;
@@ -854,10 +767,10 @@ absl::Status InProcessCommunicator::CollectivePermute(
     return absl::OkStatus();
   }
   absl::Span<const int64_t> group(participants.data(), participants.size());
-  absl::StatusOr<int64_t> position = PositionIn(device, group);
+  absl::StatusOr<int64_t> position = PositionInGroup(device, group);
   SHARC_LOCAL_CHECK(position.status());
   int64_t source_position = -1;
-  if (source >= 0) source_position = *PositionIn(source, group);
+  if (source >= 0) source_position = *PositionInGroup(source, group);
   uint64_t pair_hash = 500;
   for (const auto& [s, t] : pairs) pair_hash = Mix(Mix(pair_hash, static_cast<uint64_t>(s)), static_cast<uint64_t>(t));
   const int64_t bytes = output.size_bytes();
@@ -872,6 +785,34 @@ absl::Status InProcessCommunicator::CollectivePermute(
       std::memcpy(out, r.inputs[source_position], static_cast<size_t>(bytes));
     }
   });
+}
+
+absl::Status InProcessCommunicator::RunLed(int64_t device,
+                                           const CollectiveFingerprint& fingerprint,
+                                           absl::Span<const int64_t> group, uint64_t tag,
+                                           const Buffer& input, Buffer& output,
+                                           absl::FunctionRef<absl::Status(const Round&)> lead) {
+  if (device < 0 || device >= num_devices_) {
+    return absl::InvalidArgumentError(absl::StrCat("device ", device, " is outside [0, ",
+                                                   num_devices_, ")"));
+  }
+  absl::StatusOr<int64_t> position = PositionInGroup(device, group);
+  SHARC_LOCAL_CHECK(position.status());
+  Call call = Call::For(device, fingerprint, group, *position, input, output, tag);
+  // Never eager: the leader writes every member's output in place, so all
+  // of them must stay until it is done (the departure rendezvous).
+  call.eager_limit = -1;
+  absl::Status led;
+  absl::Status st = Run(call, [&](const Round& r) {
+    if (r.position != 0) return;
+    led = lead(r);
+    if (!led.ok()) Poison(led);
+  });
+  if (!st.ok()) return st;
+  if (!led.ok()) return led;
+  // The leader poisons before it departs, so a failed lead is visible here.
+  if (poisoned_.load(std::memory_order_acquire)) return failure();
+  return absl::OkStatus();
 }
 
 #undef SHARC_LOCAL_CHECK

@@ -95,6 +95,15 @@ class InProcessCommunicator final : public Communicator {
     bool eager = false;
   };
 
+  // For a backend layered on top of this one (the MPI communicator): one
+  // rendezvous of `group` in which only the first member runs `lead`, seeing
+  // every member's input and output (all writable), while the others wait
+  // until it returns. A failure from `lead` fails every member's call. `tag`
+  // separates kinds of calls in the mismatch check, as the ops' own tags do.
+  absl::Status RunLed(int64_t device, const CollectiveFingerprint& fingerprint,
+                      absl::Span<const int64_t> group, uint64_t tag, const Buffer& input,
+                      Buffer& output, absl::FunctionRef<absl::Status(const Round&)> lead);
+
  private:
   struct Slot;
   struct GroupState;

@@ -37,22 +37,36 @@ absl::StatusOr<std::vector<Buffer>> DeviceMesh::RunBuffers(
   comm_options.spin = options_.spin;
   comm_options.threads_per_device = threads_per_device_;
   InProcessCommunicator communicator(n, comm_options);
+  return RunLocalBuffers(executable, communicator, 0, arguments, stats);
+}
 
-  std::vector<absl::StatusOr<Buffer>> results(static_cast<size_t>(n),
+absl::StatusOr<std::vector<Buffer>> DeviceMesh::RunLocalBuffers(
+    const Executable& executable, Communicator& communicator, int64_t first_device,
+    const std::vector<std::vector<Buffer>>& arguments, std::vector<ExecutionStats>* stats) const {
+  const int64_t n = options_.num_devices;
+  const int64_t local = static_cast<int64_t>(arguments.size());
+  if (n < 1) return absl::InvalidArgumentError(absl::StrCat("a mesh needs at least one device, got ", n));
+  if (first_device < 0 || local < 1 || first_device + local > n) {
+    return absl::InvalidArgumentError(absl::StrCat("devices [", first_device, ", ",
+                                                   first_device + local, ") are not within a mesh of ",
+                                                   n));
+  }
+  std::vector<absl::StatusOr<Buffer>> results(static_cast<size_t>(local),
                                               absl::UnknownError("not run"));
-  std::vector<ExecutionStats> device_stats(static_cast<size_t>(n));
-  auto run_device = [&](int64_t d) {
+  std::vector<ExecutionStats> device_stats(static_cast<size_t>(local));
+  auto run_device = [&](int64_t i) {
 #ifdef _OPENMP
     omp_set_dynamic(0);
     omp_set_num_threads(threads_per_device_);
 #endif
+    const int64_t d = first_device + i;
     DeviceContext context;
     context.device_id = d;
     context.num_devices = n;
     context.communicator = &communicator;
-    absl::StatusOr<Buffer>& result = results[static_cast<size_t>(d)];
-    result = executable.Run(context, arguments[static_cast<size_t>(d)],
-                            &device_stats[static_cast<size_t>(d)]);
+    absl::StatusOr<Buffer>& result = results[static_cast<size_t>(i)];
+    result = executable.Run(context, arguments[static_cast<size_t>(i)],
+                            &device_stats[static_cast<size_t>(i)]);
     if (result.ok()) {
       communicator.MarkFinished(d);
     } else {
@@ -60,22 +74,22 @@ absl::StatusOr<std::vector<Buffer>> DeviceMesh::RunBuffers(
     }
   };
   std::vector<std::thread> threads;
-  threads.reserve(static_cast<size_t>(n));
-  // Every device gets its own thread (also device 0), so the caller's
+  threads.reserve(static_cast<size_t>(local));
+  // Every device gets its own thread (also the first), so the caller's
   // OpenMP settings stay untouched.
-  for (int64_t d = 0; d < n; ++d) threads.emplace_back(run_device, d);
+  for (int64_t i = 0; i < local; ++i) threads.emplace_back(run_device, i);
   for (std::thread& t : threads) t.join();
   if (stats != nullptr) *stats = device_stats;
 
   // The first failure is the cause; later ones are its echoes.
   if (absl::Status cause = communicator.failure(); !cause.ok()) return cause;
   std::vector<Buffer> out;
-  out.reserve(static_cast<size_t>(n));
-  for (int64_t d = 0; d < n; ++d) {
-    absl::StatusOr<Buffer>& r = results[static_cast<size_t>(d)];
+  out.reserve(static_cast<size_t>(local));
+  for (int64_t i = 0; i < local; ++i) {
+    absl::StatusOr<Buffer>& r = results[static_cast<size_t>(i)];
     if (!r.ok()) {
-      return absl::Status(r.status().code(),
-                          absl::StrCat("device ", d, " failed: ", r.status().message()));
+      return absl::Status(r.status().code(), absl::StrCat("device ", first_device + i,
+                                                          " failed: ", r.status().message()));
     }
     out.push_back(*std::move(r));
   }

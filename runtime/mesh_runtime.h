@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "hlo/ir/literal.h"
 #include "runtime/buffer.h"
+#include "runtime/communicator.h"
 #include "runtime/executable.h"
 
 namespace sharc::runtime {
@@ -54,6 +55,16 @@ class DeviceMesh {
   absl::StatusOr<std::vector<Buffer>> RunBuffers(const Executable& executable,
                                                  const std::vector<std::vector<Buffer>>& arguments,
                                                  std::vector<ExecutionStats>* stats = nullptr) const;
+
+  // Runs only devices [first_device, first_device + arguments.size()) of the
+  // mesh, talking through `communicator`, which connects them to the rest
+  // (an MpiCommunicator whose other devices live in other processes).
+  // Returns those devices' results. RunBuffers is this with an
+  // InProcessCommunicator over all devices.
+  absl::StatusOr<std::vector<Buffer>> RunLocalBuffers(
+      const Executable& executable, Communicator& communicator, int64_t first_device,
+      const std::vector<std::vector<Buffer>>& arguments,
+      std::vector<ExecutionStats>* stats = nullptr) const;
 
  private:
   MeshOptions options_;

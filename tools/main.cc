@@ -1,13 +1,21 @@
 // Entry point of the `sharc` command: dispatches to a subcommand
 // (tools/command.h) and turns anything unexpected into an exit code instead
-// of a crash.
+// of a crash. Under `mpirun -np R` (R > 1) it also brackets the command with
+// MPI: only process 0 prints, and a process that fails ends the whole job
+// (MPI_Abort) so that no peer waits for it.
 #include <exception>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "tools/command.h"
 #include "tools/exit_codes.h"
+#include "tools/spmd_runner.h"
+
+#ifdef SHARC_HAVE_MPI
+#include "runtime/mpi_session.h"
+#endif
 
 namespace {
 
@@ -26,58 +34,88 @@ void PrintOverview(std::ostream& os) {
         "3 runtime failure, 70 internal error.\n";
 }
 
-int Main(int argc, char** argv) {
+int Main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   using namespace sharc::tools;
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
-    PrintOverview(std::cerr);
+    PrintOverview(err);
     return kExitUsage;
   }
   const std::string& first = args[0];
   if (first == "--help" || first == "-h") {
-    PrintOverview(std::cout);
+    PrintOverview(out);
     return kExitOk;
   }
   if (first == "--version") {
-    std::cout << kVersion << "\n";
+    out << kVersion << "\n";
     return kExitOk;
   }
   if (first == "help") {
     if (args.size() == 1) {
-      PrintOverview(std::cout);
+      PrintOverview(out);
       return kExitOk;
     }
     if (const Command* command = FindCommand(args[1])) {
-      std::cout << command->usage;
+      out << command->usage;
       return kExitOk;
     }
-    std::cerr << "sharc: error: unknown command '" << args[1] << "'\n\n";
-    PrintOverview(std::cerr);
+    err << "sharc: error: unknown command '" << args[1] << "'\n\n";
+    PrintOverview(err);
     return kExitUsage;
   }
   const Command* command = FindCommand(first);
   if (command == nullptr) {
-    std::cerr << "sharc: error: unknown command '" << first << "'\n\n";
-    PrintOverview(std::cerr);
+    err << "sharc: error: unknown command '" << first << "'\n\n";
+    PrintOverview(err);
     return kExitUsage;
   }
   std::vector<std::string> rest(args.begin() + 1, args.end());
-  return command->run(rest, std::cout, std::cerr);
+  return command->run(rest, out, err);
+}
+
+int GuardedMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  try {
+    int code = Main(argc, argv, out, err);
+    out.flush();
+    return code;
+  } catch (const std::bad_alloc&) {
+    err << "sharc: error: out of memory\n";
+    return sharc::tools::kExitRuntimeFailure;
+  } catch (const std::exception& e) {
+    err << "sharc: internal error: " << e.what() << "\n";
+    return sharc::tools::kExitInternal;
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
-  try {
-    int code = Main(argc, argv);
-    std::cout.flush();
-    return code;
-  } catch (const std::bad_alloc&) {
-    std::cerr << "sharc: error: out of memory\n";
+  if (!sharc::tools::LaunchedByMpirun()) return GuardedMain(argc, argv, std::cout, std::cerr);
+#ifdef SHARC_HAVE_MPI
+  if (absl::Status st = sharc::runtime::InitMpi(); !st.ok()) {
+    std::cerr << "sharc: error: " << st.message() << "\n";
     return sharc::tools::kExitRuntimeFailure;
-  } catch (const std::exception& e) {
-    std::cerr << "sharc: internal error: " << e.what() << "\n";
-    return sharc::tools::kExitInternal;
   }
+#endif
+  // Process 0 speaks for the job; the others keep their output and show it
+  // only if they fail.
+  const bool main_process = sharc::tools::IsMainProcess();
+  std::ostringstream quiet_out, quiet_err;
+  int code = main_process ? GuardedMain(argc, argv, std::cout, std::cerr)
+                          : GuardedMain(argc, argv, quiet_out, quiet_err);
+#ifdef SHARC_HAVE_MPI
+  if (code != sharc::tools::kExitOk) {
+    if (!main_process) {
+      std::istringstream lines(quiet_err.str());
+      for (std::string line; std::getline(lines, line);) {
+        std::cerr << "[process " << sharc::runtime::MpiRank() << "] " << line << "\n";
+      }
+    }
+    std::cerr.flush();
+    sharc::runtime::AbortMpiJob(code);
+  }
+  sharc::runtime::FinalizeMpi();
+#endif
+  return code;
 }

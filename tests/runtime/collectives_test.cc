@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "hlo/eval/interpreter.h"
 #include "hlo/text/parser.h"
+#include "tests/runtime/collective_cases.h"
 #include "tests/runtime/runtime_test_util.h"
 #include "tests/testlib/status_matchers.h"
 
@@ -22,77 +23,7 @@ namespace {
 using hlo::PrimitiveType;
 using testing_util::RandomLiteral;
 using testing_util::RunOnMesh;
-
-struct Layout {
-  int64_t devices;
-  std::vector<std::vector<int64_t>> groups;  // empty: one group of all devices
-  int64_t group_size() const {
-    return groups.empty() ? devices : static_cast<int64_t>(groups[0].size());
-  }
-  std::string ToString() const {
-    std::vector<std::string> gs;
-    for (const auto& g : groups) gs.push_back(absl::StrCat("{", absl::StrJoin(g, ","), "}"));
-    return absl::StrCat(devices, " devices, groups {", absl::StrJoin(gs, ","), "}");
-  }
-};
-
-std::vector<Layout> Layouts() {
-  return {
-      {1, {}},
-      {2, {}},
-      {2, {{1, 0}}},
-      {3, {}},
-      {4, {}},
-      {4, {{0, 1}, {2, 3}}},
-      {4, {{0, 2}, {1, 3}}},
-      {4, {{3, 1, 2, 0}}},
-      {6, {{0, 1, 2}, {3, 4, 5}}},
-      {6, {{0, 3}, {1, 4}, {2, 5}}},
-      {8, {}},
-      {8, {{0, 1, 2, 3}, {4, 5, 6, 7}}},
-      {8, {{0, 4}, {1, 5}, {2, 6}, {3, 7}}},
-  };
-}
-
-const std::vector<PrimitiveType>& Dtypes() {
-  static const std::vector<PrimitiveType> types = {
-      PrimitiveType::kPred, PrimitiveType::kS8,  PrimitiveType::kS32, PrimitiveType::kS64,
-      PrimitiveType::kU8,   PrimitiveType::kU32, PrimitiveType::kF16, PrimitiveType::kBF16,
-      PrimitiveType::kF32,  PrimitiveType::kF64};
-  return types;
-}
-
-// Reducer ops defined on a dtype.
-std::vector<std::string> ReducerOps(PrimitiveType t) {
-  if (t == PrimitiveType::kPred) return {"and", "or"};
-  if (hlo::IsFloatingPoint(t)) return {"add", "maximum", "minimum", "multiply"};
-  return {"add", "multiply", "maximum", "minimum", "and", "or"};
-}
-
-std::string ShapeText(PrimitiveType t, const std::vector<int64_t>& dims) {
-  return hlo::Shape(t, dims).ToString();
-}
-
-std::string GroupsAttr(const Layout& layout) {
-  if (layout.groups.empty()) return "";
-  std::vector<std::string> gs;
-  for (const auto& g : layout.groups) gs.push_back(absl::StrCat("{", absl::StrJoin(g, ","), "}"));
-  return absl::StrCat(", replica_groups={", absl::StrJoin(gs, ","), "}");
-}
-
-std::string ModuleText(const Layout& layout, PrimitiveType t, const std::vector<int64_t>& in,
-                       const std::vector<int64_t>& out, const std::string& op_and_attrs,
-                       const std::string& reducer_op) {
-  std::string type = hlo::PrimitiveTypeName(t);
-  std::string text = absl::StrCat("HloModule rt, num_partitions=", layout.devices, "\n\n");
-  if (!reducer_op.empty()) {
-    absl::StrAppend(&text, "%reducer {\n  %a = ", type, "[] parameter(0)\n  %b = ", type,
-                    "[] parameter(1)\n  ROOT %r = ", type, "[] ", reducer_op, "(%a, %b)\n}\n\n");
-  }
-  absl::StrAppend(&text, "ENTRY %main {\n  %p = ", ShapeText(t, in), " parameter(0)\n  ROOT %c = ",
-                  ShapeText(t, out), " ", op_and_attrs, "\n}\n");
-  return text;
-}
+using namespace collective_cases;
 
 // Runs `text` on the runtime and on the interpreter with random per-device
 // inputs; every device's result must be bit-identical.
@@ -115,11 +46,6 @@ void ExpectSameAsInterpreter(const std::string& text, int64_t devices, uint32_t 
     EXPECT_EQ(got[d], want[d]) << "device " << d << ": got " << got[d].ToString() << "\nwant "
                                << want[d].ToString();
   }
-}
-
-std::vector<int64_t> Scaled(std::vector<int64_t> dims, size_t dim, int64_t factor) {
-  dims[dim] *= factor;
-  return dims;
 }
 
 TEST(CollectivesTest, AllReduceEveryDtypeLayoutAndReduction) {
