@@ -232,6 +232,14 @@ class ProgramBuilder {
         return AddCallees(step, branches);
       }
       case Opcode::kCall: {
+        // A fusion the factory runs as one kernel, else a plain call.
+        absl::StatusOr<std::unique_ptr<Kernel>> fused = factory_.MakeCallKernel(inst);
+        if (!fused.ok()) return fused.status();
+        if (*fused != nullptr) {
+          step.kind = ScheduleStepKind::kKernel;
+          step.kernel = *std::move(fused);
+          return absl::OkStatus();
+        }
         step.kind = ScheduleStepKind::kCall;
         return AddCallees(step, {inst.attr_computation("to_apply")});
       }

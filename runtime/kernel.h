@@ -32,6 +32,13 @@ class KernelFactory {
   // instruction (and its module) outlive the kernel.
   virtual absl::StatusOr<std::unique_ptr<Kernel>> MakeKernel(
       const hlo::Instruction& instruction) = 0;
+  // A kernel for a whole `call` (a fusion made by codegen/fusion.h): its
+  // inputs are the call's operands, its output the called computation's
+  // result. nullptr (the default) means the executable runs the call step by
+  // step like any other call, so factories that do not fuse need not care.
+  virtual absl::StatusOr<std::unique_ptr<Kernel>> MakeCallKernel(const hlo::Instruction& call) {
+    return std::unique_ptr<Kernel>();
+  }
 };
 
 }  // namespace sharc::runtime

@@ -1,0 +1,67 @@
+// Shared by the codegen benchmarks: compile an HLO module's entry as one
+// Halide kernel and run it on preallocated buffers.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_compiler.h"
+#include "codegen/kernel_graph.h"
+#include "hlo/text/parser.h"
+#include "runtime/buffer.h"
+
+namespace sharc::bench {
+
+struct CompiledEntry {
+  std::unique_ptr<hlo::Module> module;
+  std::shared_ptr<const codegen::CompiledKernel> kernel;
+  std::vector<runtime::Buffer> inputs;
+  std::vector<const runtime::Buffer*> input_ptrs;
+  runtime::Buffer output;
+  double compile_ms = 0;
+
+  void Run() {
+    absl::Status st = kernel->Run(input_ptrs, &output);
+    if (!st.ok()) std::abort();
+  }
+};
+
+// Inputs are filled with a pattern (values in [-1, 1)); aborts on any error
+// (a benchmark has no one to report to).
+inline CompiledEntry CompileEntry(const std::string& text) {
+  CompiledEntry e;
+  absl::StatusOr<std::unique_ptr<hlo::Module>> m = hlo::ParseAndVerifyModule(text);
+  if (!m.ok()) std::abort();
+  e.module = *std::move(m);
+  absl::StatusOr<codegen::KernelGraph> g = codegen::GraphForComputation(*e.module->entry());
+  if (!g.ok()) std::abort();
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::shared_ptr<const codegen::CompiledKernel>> k =
+      codegen::KernelCompiler::Global().Compile(*g);
+  if (!k.ok()) {
+    fprintf(stderr, "%s\n", std::string(k.status().message()).c_str());
+    std::abort();
+  }
+  e.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  e.kernel = *k;
+  for (const hlo::Instruction* p : e.module->entry()->parameters()) {
+    absl::StatusOr<runtime::Buffer> b = runtime::Buffer::Allocate(p->shape());
+    if (!b.ok()) std::abort();
+    if (p->shape().type() == hlo::PrimitiveType::kF32) {
+      float* f = static_cast<float*>(b->data());
+      for (int64_t i = 0; i < b->num_elements(); ++i) f[i] = static_cast<float>((i * 7919) % 2000) / 1000.f - 1.f;
+    }
+    e.inputs.push_back(*std::move(b));
+  }
+  for (const runtime::Buffer& b : e.inputs) e.input_ptrs.push_back(&b);
+  absl::StatusOr<runtime::Buffer> out = runtime::Buffer::Allocate(e.module->entry()->root()->shape());
+  if (!out.ok()) std::abort();
+  e.output = *std::move(out);
+  return e;
+}
+
+}  // namespace sharc::bench

@@ -1,0 +1,233 @@
+// Halide lowering of dot (XLA's dot_general) and its schedules.
+//
+// Result dims are batch, lhs free, rhs free. The contraction is an RDom over
+// the contracting dims. Floats accumulate in the compute type (f32 for
+// f16/bf16, rounded once at the end; the interpreter accumulates in double,
+// so results agree to rounding); integers accumulate in the unsigned type of
+// the result's width, which wraps exactly like the interpreter's uint64 sum
+// truncated to the result.
+//
+// The f32 schedule is the register-blocked outer-product kernel measured in
+// perf_anchors.md §2.1 (Halide "v2"): 64x6 output tiles (24 zmm
+// accumulators), the 64-wide panel of the right-hand side packed
+// contiguously once per panel, panels in parallel.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/lowering.h"
+
+namespace sharc::codegen {
+namespace {
+
+using Halide::Expr;
+
+std::vector<int64_t> FreeDims(int64_t rank, const hlo::IntList& batch,
+                              const hlo::IntList& contracting) {
+  std::vector<int64_t> free;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+        std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
+      free.push_back(d);
+    }
+  }
+  return free;
+}
+
+Halide::Type AccumulatorType(hlo::PrimitiveType result) {
+  if (hlo::IsFloatingPoint(result)) return ComputeType(result);
+  return Halide::UInt(StorageType(result).bits());
+}
+
+Expr ToAccumulator(const Expr& v, hlo::PrimitiveType type, Halide::Type acc) {
+  Expr c = ToCompute(v, type);
+  if (acc.is_uint() && !c.type().is_float()) {
+    // Sign- or zero-extend first, then wrap to the accumulator's width.
+    c = Halide::cast(c.type().is_int() ? Halide::Int(64) : Halide::UInt(64), c);
+  }
+  return Halide::cast(acc, c);
+}
+
+// Schedules `out` (the dot's result, or an elementwise epilogue of it with
+// the same dims) and the dot's stages. `x` is the innermost result dim
+// (rhs free), `y` the next one (lhs free), batch dims outside.
+struct DotStages {
+  Halide::Func accumulator;
+  Halide::Func packed_rhs;  // defined only for the plain 2-D contraction
+  Halide::RDom r;
+  hlo::PrimitiveType type;
+  std::vector<int64_t> dims;  // result dims, HLO order
+};
+
+void ScheduleDot(DotStages s, Halide::Func out) {
+  const int64_t rank = static_cast<int64_t>(s.dims.size());
+  std::vector<Halide::VarOrRVar> reduction_order;
+  for (int i = 0; i < s.r.dimensions(); ++i) reduction_order.push_back(s.r[i]);
+  if (rank == 0) {
+    s.accumulator.compute_at(out, Halide::Var::outermost());
+    return;
+  }
+  std::vector<Halide::Var> args = out.args();  // innermost first
+  Halide::Var x = args[0];
+  const int64_t n = s.dims[static_cast<size_t>(rank - 1)];
+  const int64_t m = rank >= 2 ? s.dims[static_cast<size_t>(rank - 2)] : 1;
+  const bool f32 = s.type == hlo::PrimitiveType::kF32;
+  const int vec = f32 ? 16 : 8;
+  if (rank >= 2 && f32 && n >= 64 && m >= 6) {
+    Halide::Var y = args[1], xi("xi"), yi("yi");
+    out.tile(x, y, xi, yi, 64, 6).vectorize(xi, 16).unroll(xi).unroll(yi);
+    out.reorder(xi, yi, y, x);
+    // Few column panels (small n) leave threads idle: split the row tiles of
+    // each panel instead (the packed panel is built before that loop).
+    if (n >= 64 * 8) {
+      out.parallel(x);
+    } else {
+      out.parallel(y);
+    }
+    Halide::Func acc = s.accumulator;
+    std::vector<Halide::Var> aargs = acc.args();
+    acc.compute_at(out, y).vectorize(aargs[0], 16).unroll(aargs[0]).unroll(aargs[1]);
+    std::vector<Halide::VarOrRVar> order = {aargs[0], aargs[1]};
+    order.insert(order.end(), reduction_order.begin(), reduction_order.end());
+    for (size_t i = 2; i < aargs.size(); ++i) order.push_back(aargs[i]);
+    acc.update().reorder(order).vectorize(aargs[0], 16).unroll(aargs[0]).unroll(aargs[1]);
+    if (s.packed_rhs.defined()) {
+      Halide::Func p = s.packed_rhs;
+      p.compute_at(out, x).vectorize(p.args()[0], 16).unroll(p.args()[0]);
+    }
+    return;
+  }
+  // Small or non-f32 dots: vectorise the result rows, parallelise over rows.
+  Halide::Func acc = s.accumulator;
+  std::vector<Halide::Var> aargs = acc.args();
+  if (rank >= 2) {
+    Halide::Var y = args[1];
+    if (n >= vec) out.vectorize(x, vec);
+    // Splits must not exceed the extent (the shifted tail would start
+    // before 0).
+    if (m >= 16) {
+      out.parallel(y, 8);
+    } else if (m >= 2) {
+      out.parallel(y);
+    }
+    acc.compute_at(out, y);
+  } else {
+    if (n >= vec) out.vectorize(x, vec);
+    acc.compute_at(out, Halide::Var::outermost());
+  }
+  if (n >= vec) {
+    acc.vectorize(aargs[0], vec);
+    std::vector<Halide::VarOrRVar> order = {aargs[0]};
+    order.insert(order.end(), reduction_order.begin(), reduction_order.end());
+    for (size_t i = 1; i < aargs.size(); ++i) order.push_back(aargs[i]);
+    acc.update().reorder(order).vectorize(aargs[0], vec);
+  }
+}
+
+absl::StatusOr<Lowered> LowerDot(const hlo::Instruction& inst,
+                                 absl::Span<const LoweredValue> ops) {
+  const hlo::PrimitiveType t = inst.shape().type();
+  if (t == hlo::PrimitiveType::kPred) return LoweringError(inst, "dot of pred is not defined");
+  const hlo::IntList& lb = inst.attr_ints("lhs_batch_dims");
+  const hlo::IntList& lc = inst.attr_ints("lhs_contracting_dims");
+  const hlo::IntList& rb = inst.attr_ints("rhs_batch_dims");
+  const hlo::IntList& rc = inst.attr_ints("rhs_contracting_dims");
+  const hlo::Shape& lhs = ops[0].shape;
+  const hlo::Shape& rhs = ops[1].shape;
+  std::vector<int64_t> lf = FreeDims(lhs.rank(), lb, lc);
+  std::vector<int64_t> rf = FreeDims(rhs.rank(), rb, rc);
+  const Halide::Type acc_type = AccumulatorType(t);
+
+  std::vector<Halide::Var> vars = HloVars(inst.shape().rank());
+  std::vector<Halide::Range> ranges;
+  for (size_t i = lc.size(); i-- > 0;) ranges.emplace_back(0, static_cast<int>(lhs.dim(lc[i])));
+  const bool empty_contraction = [&] {
+    for (int64_t d : lc) if (lhs.dim(d) == 0) return true;
+    return false;
+  }();
+
+  Lowered out;
+  out.kind = LoweringKind::kDot;
+  out.func = Halide::Func(HalideName("dot", inst));
+  DotStages stages;
+  stages.type = t;
+  stages.dims = inst.shape().dims();
+  stages.accumulator = Halide::Func(HalideName("dot_acc", inst));
+  Define(stages.accumulator, vars, make_zero(acc_type));
+  if (ranges.empty()) {
+    // An outer product: one term per result element, no reduction.
+    std::vector<Expr> li(static_cast<size_t>(lhs.rank())), ri(static_cast<size_t>(rhs.rank()));
+    size_t v = 0;
+    for (size_t i = 0; i < lb.size(); ++i, ++v) {
+      li[static_cast<size_t>(lb[i])] = vars[v];
+      ri[static_cast<size_t>(rb[i])] = vars[v];
+    }
+    for (int64_t d : lf) li[static_cast<size_t>(d)] = vars[v++];
+    for (int64_t d : rf) ri[static_cast<size_t>(d)] = vars[v++];
+    stages.accumulator = Halide::Func(HalideName("dot_acc", inst));
+    Define(stages.accumulator, vars,
+           ToAccumulator(Call(ops[0].func, li), lhs.type(), acc_type) *
+               ToAccumulator(Call(ops[1].func, ri), rhs.type(), acc_type));
+  } else if (!empty_contraction) {
+    stages.r = Halide::RDom(ranges, HalideName("k", inst));
+    auto k_of = [&](size_t i) -> Expr { return stages.r[static_cast<int>(lc.size() - 1 - i)]; };
+    std::vector<Expr> li(static_cast<size_t>(lhs.rank())), ri(static_cast<size_t>(rhs.rank()));
+    size_t v = 0;
+    for (size_t i = 0; i < lb.size(); ++i, ++v) {
+      li[static_cast<size_t>(lb[i])] = vars[v];
+      ri[static_cast<size_t>(rb[i])] = vars[v];
+    }
+    for (int64_t d : lf) li[static_cast<size_t>(d)] = vars[v++];
+    for (int64_t d : rf) ri[static_cast<size_t>(d)] = vars[v++];
+    for (size_t i = 0; i < lc.size(); ++i) {
+      li[static_cast<size_t>(lc[i])] = k_of(i);
+      ri[static_cast<size_t>(rc[i])] = k_of(i);
+    }
+    Expr a = ToAccumulator(Call(ops[0].func, li), lhs.type(), acc_type);
+    Expr b;
+    if (lb.empty() && lc.size() == 1 && lf.size() == 1 && rf.size() == 1) {
+      // Plain [m,k]x[k,n] (any operand layout): pack the rhs as (n, k).
+      Halide::Var pn("pn"), pk("pk");
+      std::vector<Expr> pi(2);
+      pi[static_cast<size_t>(rf[0])] = pn;
+      pi[static_cast<size_t>(rc[0])] = pk;
+      stages.packed_rhs = Halide::Func(HalideName("dot_packed_rhs", inst));
+      stages.packed_rhs(pn, pk) = ToAccumulator(Call(ops[1].func, pi), rhs.type(), acc_type);
+      b = stages.packed_rhs(vars[1], stages.r[0]);
+      out.helpers.push_back(stages.packed_rhs);
+    } else {
+      b = ToAccumulator(Call(ops[1].func, ri), rhs.type(), acc_type);
+    }
+    std::vector<Expr> lhs_args(vars.rbegin(), vars.rend());
+    Expr acc = Call(stages.accumulator, AsExprs(vars));
+    stages.accumulator(lhs_args) = acc + a * b;
+  } else {
+    stages.r = Halide::RDom();
+  }
+  Expr result = Call(stages.accumulator, AsExprs(vars));
+  if (acc_type.is_uint() && !hlo::IsFloatingPoint(t)) {
+    result = Halide::cast(StorageType(t), result);
+  } else {
+    result = ToStorage(result, t);
+  }
+  Define(out.func, vars, result);
+  out.accumulator = stages.accumulator;
+  if (!stages.r.defined()) {
+    out.kind = LoweringKind::kInline;
+    return out;
+  }
+  out.schedule = [stages](Halide::Func consumer) { ScheduleDot(stages, consumer); };
+  return out;
+}
+
+}  // namespace
+
+void RegisterDotLowering(LoweringTable& table) {
+  table.Add(hlo::Opcode::kDot, LowerDot, [](const hlo::Instruction& inst) {
+    if (inst.shape().is_array() && inst.shape().type() == hlo::PrimitiveType::kPred) {
+      return LoweringError(inst, "dot of pred is not defined");
+    }
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace sharc::codegen

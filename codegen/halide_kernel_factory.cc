@@ -1,0 +1,159 @@
+#include "codegen/halide_kernel_factory.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <thread>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "codegen/fusion.h"
+#include "codegen/kernel_compiler.h"
+#include "codegen/kernel_graph.h"
+#include "hlo/ir/computation.h"
+#include "hlo/ops/op_def.h"
+
+namespace sharc::codegen {
+namespace {
+
+class HalideKernel final : public runtime::Kernel {
+ public:
+  explicit HalideKernel(std::shared_ptr<const CompiledKernel> compiled)
+      : compiled_(std::move(compiled)) {}
+  absl::Status Run(absl::Span<const runtime::Buffer* const> inputs,
+                   runtime::Buffer* output) override {
+    return compiled_->Run(inputs, output);
+  }
+
+ private:
+  std::shared_ptr<const CompiledKernel> compiled_;
+};
+
+// Instructions the runtime runs itself (never kernels).
+bool RunByRuntime(const hlo::Instruction& inst) {
+  using hlo::Opcode;
+  switch (inst.opcode()) {
+    case Opcode::kParameter: case Opcode::kConstant: case Opcode::kPartitionId:
+    case Opcode::kReplicaId: case Opcode::kTuple: case Opcode::kGetTupleElement:
+    case Opcode::kWhile: case Opcode::kConditional: case Opcode::kCall:
+      return true;
+    default:
+      return hlo::HasOpDef(inst.opcode()) && hlo::GetOpDef(inst.opcode()).traits.collective;
+  }
+}
+
+}  // namespace
+
+absl::Status ForEachKernel(const hlo::Module& module,
+                           const std::function<absl::Status(const KernelGraph&)>& fn) {
+  absl::flat_hash_set<const hlo::Computation*> seen;
+  std::vector<const hlo::Computation*> work = {module.entry()};
+  while (!work.empty()) {
+    const hlo::Computation* c = work.back();
+    work.pop_back();
+    if (c == nullptr || !seen.insert(c).second) continue;
+    for (const hlo::Instruction* inst : c->instructions()) {
+      if (IsFusionCall(*inst)) {
+        absl::StatusOr<KernelGraph> g = GraphForComputation(*inst->attr_computation("to_apply"));
+        if (!g.ok()) return g.status();
+        absl::Status s = CheckLowerable(*g);
+        if (!s.ok()) return s;
+        if (absl::Status st = fn(*g); !st.ok()) return st;
+        continue;
+      }
+      if (RunByRuntime(*inst)) {
+        // Reducers of collectives are not run as computations.
+        if (!(hlo::HasOpDef(inst->opcode()) && hlo::GetOpDef(inst->opcode()).traits.collective)) {
+          for (const hlo::Computation* callee : inst->called_computations()) work.push_back(callee);
+        }
+        continue;
+      }
+      absl::Status s = CheckLowerable(*inst);
+      if (!s.ok()) return s;
+      absl::StatusOr<KernelGraph> g = GraphForInstruction(*inst);
+      if (!g.ok()) return g.status();
+      if (absl::Status st = fn(*g); !st.ok()) return st;
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool IsFusionCall(const hlo::Instruction& instruction) {
+  return instruction.opcode() == hlo::Opcode::kCall &&
+         instruction.backend_config() == kFusionBackendConfig &&
+         instruction.attr_computation("to_apply") != nullptr;
+}
+
+absl::StatusOr<std::unique_ptr<runtime::Kernel>> HalideKernelFactory::MakeKernel(
+    const hlo::Instruction& instruction) {
+  absl::StatusOr<KernelGraph> graph = GraphForInstruction(instruction);
+  if (!graph.ok()) return graph.status();
+  absl::StatusOr<std::shared_ptr<const CompiledKernel>> compiled =
+      KernelCompiler::Global().Compile(*graph);
+  if (!compiled.ok()) return compiled.status();
+  return std::make_unique<HalideKernel>(*std::move(compiled));
+}
+
+absl::StatusOr<std::unique_ptr<runtime::Kernel>> HalideKernelFactory::MakeCallKernel(
+    const hlo::Instruction& call) {
+  if (!IsFusionCall(call)) return std::unique_ptr<runtime::Kernel>();
+  absl::StatusOr<KernelGraph> graph = GraphForComputation(*call.attr_computation("to_apply"));
+  if (!graph.ok()) return graph.status();
+  absl::StatusOr<std::shared_ptr<const CompiledKernel>> compiled =
+      KernelCompiler::Global().Compile(*graph);
+  if (!compiled.ok()) return compiled.status();
+  return std::make_unique<HalideKernel>(*std::move(compiled));
+}
+
+absl::Status CheckHalideSupports(const hlo::Module& module) {
+  return ForEachKernel(module, [](const KernelGraph&) { return absl::OkStatus(); });
+}
+
+absl::Status PrecompileKernels(const hlo::Module& module, const PrecompileOptions& options) {
+  // Graphs point into `module`, which outlives this call.
+  std::vector<KernelGraph> graphs;
+  absl::flat_hash_set<std::string> keys;
+  KernelCompiler& compiler = KernelCompiler::Global();
+  absl::Status collected = ForEachKernel(module, [&](const KernelGraph& g) {
+    if (keys.insert(compiler.Key(g)).second) graphs.push_back(g);
+    return absl::OkStatus();
+  });
+  if (!collected.ok()) return collected;
+  const bool progress = options.show_progress && isatty(STDERR_FILENO);
+  const absl::Time start = absl::Now();
+  std::atomic<size_t> next{0}, done{0};
+  absl::Mutex mu;
+  absl::Status first_error;
+  auto worker = [&] {
+    for (size_t i = next++; i < graphs.size(); i = next++) {
+      absl::StatusOr<std::shared_ptr<const CompiledKernel>> k = compiler.Compile(graphs[i]);
+      const size_t finished = ++done;
+      absl::MutexLock lock(&mu);
+      if (!k.ok() && first_error.ok()) first_error = k.status();
+      if (progress) {
+        std::fprintf(stderr, "\rcompiling kernels: %zu/%zu (%.1f s)", finished, graphs.size(),
+                     absl::ToDoubleSeconds(absl::Now() - start));
+        std::fflush(stderr);
+      }
+    }
+  };
+  const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(graphs.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  if (progress && !graphs.empty()) std::fprintf(stderr, "\n");
+  return first_error;
+}
+
+absl::Status PrepareForHalide(hlo::Module& per_device, const PrecompileOptions& options) {
+  if (absl::Status supported = CheckHalideSupports(per_device); !supported.ok()) return supported;
+  absl::StatusOr<FusionStats> fused = FuseModule(per_device);
+  if (!fused.ok()) return fused.status();
+  return PrecompileKernels(per_device, options);
+}
+
+}  // namespace sharc::codegen

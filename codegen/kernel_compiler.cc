@@ -1,0 +1,312 @@
+#include "codegen/kernel_compiler.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "HalideRuntime.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "codegen/lowering.h"
+#include "codegen/pipeline_builder.h"
+
+namespace sharc::codegen {
+namespace {
+
+// Bumped whenever lowerings or schedules change, so stale disk entries are
+// never loaded.
+constexpr const char* kCodegenVersion = "sharc-codegen-5";
+
+uint64_t Fnv1a(const std::string& text, uint64_t seed) {
+  uint64_t h = seed;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string HashHex(const std::string& text) {
+  return absl::StrFormat("%016x%016x", Fnv1a(text, 14695981039346656037ull),
+                         Fnv1a(text, 0x9e3779b97f4a7c15ull));
+}
+
+Halide::Target KernelTarget(bool strict_float) {
+  Halide::Target t = Halide::get_host_target();
+  t = t.with_feature(Halide::Target::NoRuntime)
+          .with_feature(Halide::Target::NoAsserts)
+          .with_feature(Halide::Target::NoBoundsQuery);
+  // Without StrictFloat Halide lets LLVM assume no NaNs; comparisons,
+  // maximum and is-finite must see them. Dots need contraction into FMAs,
+  // so kernels with a contraction give that up (documented in cli.md).
+  if (strict_float) t = t.with_feature(Halide::Target::StrictFloat);
+  return t;
+}
+
+bool HasContraction(const KernelGraph& graph) {
+  for (const hlo::Instruction* inst : graph.body) {
+    if (inst->opcode() == hlo::Opcode::kDot) return true;
+  }
+  return false;
+}
+
+thread_local std::string last_halide_error;
+
+extern "C" void SharcHalideErrorHandler(void*, const char* message) {
+  last_halide_error = message != nullptr ? message : "";
+}
+
+absl::Status RunCommand(const std::string& command) {
+  int rc = std::system(command.c_str());
+  if (rc != 0) return absl::InternalError(absl::StrCat("`", command, "` failed (status ", rc, ")"));
+  return absl::OkStatus();
+}
+
+// A unique temporary path next to `final_path` (same filesystem, for rename).
+std::string TempPath(const std::string& final_path, const std::string& suffix) {
+  static std::atomic<int64_t> counter{0};
+  return absl::StrCat(final_path, ".tmp", getpid(), "_", counter++, suffix);
+}
+
+alignas(64) uint8_t empty_storage[64];
+
+void FillBuffer(const hlo::Shape& shape, void* data, halide_buffer_t* b, halide_dimension_t* dims) {
+  *b = halide_buffer_t{};
+  b->host = static_cast<uint8_t*>(data != nullptr ? data : empty_storage);
+  b->type = StorageType(shape.type());
+  b->dimensions = static_cast<int32_t>(shape.rank());
+  b->dim = dims;
+  std::vector<int64_t> strides = hlo::RowMajorStrides(shape.dims());
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    halide_dimension_t& hd = dims[shape.rank() - 1 - d];
+    hd = halide_dimension_t{};
+    hd.min = 0;
+    hd.extent = static_cast<int32_t>(shape.dim(d));
+    hd.stride = static_cast<int32_t>(strides[static_cast<size_t>(d)]);
+  }
+}
+
+}  // namespace
+
+CompiledKernel::CompiledKernel(std::string name, std::string key, void* library,
+                               int (*entry)(void**), std::vector<hlo::Shape> inputs,
+                               std::vector<hlo::Shape> outputs, bool tuple_output)
+    : name_(std::move(name)), key_(std::move(key)), library_(library), entry_(entry),
+      inputs_(std::move(inputs)), outputs_(std::move(outputs)), tuple_output_(tuple_output) {}
+
+// The library stays loaded: kernels are few and a process may reload them.
+CompiledKernel::~CompiledKernel() = default;
+
+absl::Status CompiledKernel::Run(absl::Span<const runtime::Buffer* const> inputs,
+                                 runtime::Buffer* output) const {
+  if (inputs.size() != inputs_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("kernel ", name_, " got ", inputs.size(),
+                                                   " inputs, expected ", inputs_.size()));
+  }
+  std::vector<runtime::Buffer*> outs;
+  if (tuple_output_) {
+    if (!output->is_tuple() || output->tuple_size() != static_cast<int64_t>(outputs_.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("kernel ", name_, " needs a tuple output"));
+    }
+    for (int64_t i = 0; i < output->tuple_size(); ++i) outs.push_back(&output->mutable_element(i));
+  } else {
+    outs.push_back(output);
+  }
+  bool any_work = false;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (outs[i]->shape() != outputs_[i]) {
+      return absl::InvalidArgumentError(absl::StrCat("kernel ", name_, " output ", i, " is ",
+                                                     outs[i]->shape().ToString(), ", expected ",
+                                                     outputs_[i].ToString()));
+    }
+    any_work = any_work || outputs_[i].num_elements() > 0;
+  }
+  if (!any_work) return absl::OkStatus();
+  const size_t n = inputs_.size() + outputs_.size();
+  std::vector<halide_buffer_t> buffers(n);
+  std::vector<halide_dimension_t> dims(n * 8);
+  std::vector<void*> args(n);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (inputs[i]->shape() != inputs_[i]) {
+      return absl::InvalidArgumentError(absl::StrCat("kernel ", name_, " input ", i, " is ",
+                                                     inputs[i]->shape().ToString(), ", expected ",
+                                                     inputs_[i].ToString()));
+    }
+    FillBuffer(inputs_[i], const_cast<void*>(inputs[i]->data()), &buffers[i], &dims[i * 8]);
+    args[i] = &buffers[i];
+  }
+  for (size_t k = 0; k < outputs_.size(); ++k) {
+    size_t i = inputs_.size() + k;
+    FillBuffer(outputs_[k], outs[k]->data(), &buffers[i], &dims[i * 8]);
+    args[i] = &buffers[i];
+  }
+  int rc = entry_(args.data());
+  if (rc != 0) {
+    return absl::InternalError(absl::StrCat("Halide kernel ", name_, " failed (", rc,
+                                            "): ", last_halide_error));
+  }
+  return absl::OkStatus();
+}
+
+KernelCompiler& KernelCompiler::Global() {
+  static KernelCompiler* compiler = new KernelCompiler();
+  return *compiler;
+}
+
+KernelCompiler::KernelCompiler() {
+  if (const char* dir = std::getenv("SHARC_CACHE_DIR"); dir != nullptr && *dir != '\0') {
+    cache_dir_ = dir;
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    cache_dir_ = absl::StrCat(home, "/.cache/sharc");
+  } else {
+    cache_dir_ = "/tmp/sharc-cache";
+  }
+  target_ = KernelTarget(false).to_string();
+}
+
+std::string KernelCompiler::cache_dir() const {
+  absl::MutexLock lock(&mu_);
+  return cache_dir_;
+}
+
+void KernelCompiler::set_cache_dir(std::string dir) {
+  absl::MutexLock lock(&mu_);
+  cache_dir_ = std::move(dir);
+}
+
+void KernelCompiler::ClearMemoryCache() {
+  absl::MutexLock lock(&mu_);
+  loaded_.clear();
+}
+
+CompileStats KernelCompiler::stats() const {
+  return CompileStats{llvm_compiles_.load(), disk_hits_.load(), memory_hits_.load()};
+}
+
+std::string KernelCompiler::Key(const KernelGraph& graph) const {
+  return HashHex(absl::StrCat(kCodegenVersion, "\n", KernelTarget(!HasContraction(graph)).to_string(),
+                              "\n", CanonicalText(graph)));
+}
+
+absl::StatusOr<std::string> KernelCompiler::LoweringText(const KernelGraph& graph) const {
+  absl::StatusOr<BuiltPipeline> built = BuildPipeline(graph);
+  if (!built.ok()) return built.status();
+  return built->lowered_text;
+}
+
+absl::Status KernelCompiler::EnsureRuntime() {
+  absl::MutexLock lock(&mu_);
+  if (runtime_ != nullptr) return absl::OkStatus();
+  std::error_code ec;
+  std::filesystem::create_directories(cache_dir_, ec);
+  if (ec) {
+    return absl::InternalError(absl::StrCat("cannot create kernel cache directory ", cache_dir_,
+                                            ": ", ec.message()));
+  }
+  Halide::Target rt_target = Halide::get_host_target().with_feature(Halide::Target::NoAsserts);
+  const std::string path = absl::StrCat(cache_dir_, "/halide_runtime_",
+                                        HashHex(absl::StrCat(kCodegenVersion, rt_target.to_string())),
+                                        ".so");
+  if (!std::filesystem::exists(path)) {
+    const std::string obj = TempPath(path, ".o"), so = TempPath(path, ".so");
+    try {
+      Halide::compile_standalone_runtime(obj, rt_target);
+    } catch (const Halide::Error& e) {
+      return absl::InternalError(absl::StrCat("compiling the Halide runtime failed: ", e.what()));
+    }
+    ++llvm_compiles_;
+    absl::Status st = RunCommand(absl::StrCat("cc -shared -o '", so, "' '", obj, "' -lpthread -ldl -lm"));
+    std::filesystem::remove(obj, ec);
+    if (!st.ok()) return st;
+    std::filesystem::rename(so, path, ec);
+    if (ec) return absl::InternalError(absl::StrCat("cannot store ", path, ": ", ec.message()));
+  }
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (handle == nullptr) return absl::InternalError(absl::StrCat("dlopen ", path, ": ", dlerror()));
+  using SetHandler = void* (*)(void (*)(void*, const char*));
+  if (auto set = reinterpret_cast<SetHandler>(dlsym(handle, "halide_set_error_handler"))) {
+    set(&SharcHalideErrorHandler);
+  }
+  runtime_ = handle;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Load(
+    const KernelGraph& graph, const std::string& key, const std::string& library) {
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    return absl::InternalError(absl::StrCat("dlopen ", library, ": ", dlerror()));
+  }
+  const std::string symbol = absl::StrCat("sharc_k_", key, "_argv");
+  auto entry = reinterpret_cast<int (*)(void**)>(dlsym(handle, symbol.c_str()));
+  if (entry == nullptr) {
+    return absl::InternalError(absl::StrCat(library, " has no symbol ", symbol));
+  }
+  std::vector<hlo::Shape> inputs, outputs;
+  for (const hlo::Instruction* i : graph.inputs) inputs.push_back(i->shape());
+  for (const hlo::Instruction* o : graph.outputs) outputs.push_back(o->shape());
+  auto kernel = std::make_shared<const CompiledKernel>(graph.name, key, handle, entry,
+                                                       std::move(inputs), std::move(outputs),
+                                                       graph.tuple_output);
+  absl::MutexLock lock(&mu_);
+  loaded_[key] = kernel;
+  return std::shared_ptr<const CompiledKernel>(kernel);
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
+    const KernelGraph& graph) {
+  absl::Status lowerable = CheckLowerable(graph);
+  if (!lowerable.ok()) return lowerable;
+  const std::string key = Key(graph);
+  std::shared_ptr<absl::Mutex> key_mu;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = loaded_.find(key);
+    if (it != loaded_.end()) {
+      ++memory_hits_;
+      return it->second;
+    }
+    auto& slot = in_flight_[key];
+    if (slot == nullptr) slot = std::make_shared<absl::Mutex>();
+    key_mu = slot;
+  }
+  absl::MutexLock key_lock(key_mu.get());
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = loaded_.find(key);
+    if (it != loaded_.end()) {
+      ++memory_hits_;
+      return it->second;
+    }
+  }
+  absl::Status rt = EnsureRuntime();
+  if (!rt.ok()) return rt;
+  const std::string library = absl::StrCat(cache_dir(), "/k_", key, ".so");
+  if (std::filesystem::exists(library)) {
+    ++disk_hits_;
+    return Load(graph, key, library);
+  }
+  absl::StatusOr<BuiltPipeline> built = BuildPipeline(graph);
+  if (!built.ok()) return built.status();
+  const std::string obj = TempPath(library, ".o"), so = TempPath(library, ".so");
+  try {
+    built->pipeline.compile_to_object(obj, built->arguments, absl::StrCat("sharc_k_", key),
+                                      KernelTarget(!built->has_contraction));
+  } catch (const Halide::Error& e) {
+    return absl::InternalError(
+        absl::StrCat("Halide failed to compile kernel '", graph.name, "': ", e.what()));
+  }
+  ++llvm_compiles_;
+  absl::Status st = RunCommand(absl::StrCat("cc -shared -o '", so, "' '", obj, "' -lm"));
+  std::error_code ec;
+  std::filesystem::remove(obj, ec);
+  if (!st.ok()) return st;
+  std::filesystem::rename(so, library, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot store ", library, ": ", ec.message()));
+  return Load(graph, key, library);
+}
+
+}  // namespace sharc::codegen

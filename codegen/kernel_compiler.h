@@ -1,0 +1,93 @@
+// Compiling kernels once and caching them: in memory (per process) and on
+// disk as shared objects of Halide AOT code, loaded back with dlopen, so a
+// second `sharc run` of an unchanged program never invokes LLVM. The key is
+// a hash of the kernel's canonical text (kernel_graph.h) and the target.
+//
+// The disk cache lives in $SHARC_CACHE_DIR, else ~/.cache/sharc. Entries are
+// written to a temporary name and renamed, so concurrent processes at worst
+// compile the same kernel twice.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/container/flat_hash_map.h"
+#include "codegen/kernel_graph.h"
+#include "runtime/buffer.h"
+
+namespace sharc::codegen {
+
+// A loaded kernel: an entry point taking one halide_buffer_t* per input and
+// output. Shared by every device and every Executable that uses it.
+class CompiledKernel {
+ public:
+  CompiledKernel(std::string name, std::string key, void* library, int (*entry)(void**),
+                 std::vector<hlo::Shape> inputs, std::vector<hlo::Shape> outputs, bool tuple_output);
+  ~CompiledKernel();
+  CompiledKernel(const CompiledKernel&) = delete;
+  CompiledKernel& operator=(const CompiledKernel&) = delete;
+
+  // Runs on `inputs` into `output` (a tuple buffer when the kernel has a tuple
+  // output). Safe to call from several threads at once.
+  absl::Status Run(absl::Span<const runtime::Buffer* const> inputs, runtime::Buffer* output) const;
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string name_;
+  std::string key_;
+  void* library_;
+  int (*entry_)(void**);
+  std::vector<hlo::Shape> inputs_;
+  std::vector<hlo::Shape> outputs_;
+  bool tuple_output_;
+};
+
+struct CompileStats {
+  int64_t llvm_compiles = 0;  // kernels compiled with Halide/LLVM
+  int64_t disk_hits = 0;      // kernels loaded from the disk cache
+  int64_t memory_hits = 0;    // kernels found already loaded
+};
+
+class KernelCompiler {
+ public:
+  // The process-wide compiler (the in-memory cache is per process).
+  static KernelCompiler& Global();
+
+  // Compiles (or finds) the kernel for `graph`.
+  absl::StatusOr<std::shared_ptr<const CompiledKernel>> Compile(const KernelGraph& graph);
+  // The cache key `graph` would use.
+  std::string Key(const KernelGraph& graph) const;
+  // The Halide lowering of `graph` as text (for `sharc compile --dump-dir`).
+  absl::StatusOr<std::string> LoweringText(const KernelGraph& graph) const;
+
+  CompileStats stats() const;
+  // Where compiled kernels are kept; overridable for tests.
+  std::string cache_dir() const;
+  void set_cache_dir(std::string dir);
+  // Forgets the in-memory cache (the disk cache stays), for tests.
+  void ClearMemoryCache();
+
+ private:
+  KernelCompiler();
+  absl::Status EnsureRuntime();
+  absl::StatusOr<std::shared_ptr<const CompiledKernel>> Load(const KernelGraph& graph,
+                                                             const std::string& key,
+                                                             const std::string& library);
+
+  mutable absl::Mutex mu_;
+  std::string cache_dir_;
+  std::string target_;
+  void* runtime_ = nullptr;
+  absl::flat_hash_map<std::string, std::shared_ptr<const CompiledKernel>> loaded_;
+  // Keys being compiled right now, so two threads never compile one kernel.
+  absl::flat_hash_map<std::string, std::shared_ptr<absl::Mutex>> in_flight_;
+  std::atomic<int64_t> llvm_compiles_{0}, disk_hits_{0}, memory_hits_{0};
+};
+
+}  // namespace sharc::codegen

@@ -1,0 +1,200 @@
+// Building and scheduling a kernel's Halide pipeline.
+//
+// Schedule policy (perf_anchors.md §2-3):
+// - every op is inlined into its consumer unless it is a reduction or a dot;
+// - each output owns its loops: innermost dim vectorised at the native width
+//   (64 bytes), outer loop parallel when there is enough work;
+// - a dot whose only path to an output is elementwise with the dot's dims is
+//   computed inside that output's tiles (the epilogue is fused into the GEMM
+//   micro-kernel); other dots and reductions are computed once (compute_root)
+//   with their own schedule.
+#include "codegen/pipeline_builder.h"
+
+#include <sstream>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "codegen/lowering.h"
+#include "hlo/ops/op_def.h"
+
+namespace sharc::codegen {
+namespace {
+
+int VectorWidth(hlo::PrimitiveType t) {
+  const int bytes = static_cast<int>(hlo::ByteWidth(t));
+  return 64 / std::max(bytes, 1);
+}
+
+// Vectorise the innermost dim, parallelise the outermost.
+void ScheduleElementwise(Halide::Func f, const hlo::Shape& shape) {
+  const int64_t rank = shape.rank();
+  if (rank == 0 || shape.num_elements() == 0) return;
+  std::vector<Halide::Var> args = f.args();  // innermost first
+  const int width = VectorWidth(shape.type());
+  const int64_t inner = shape.dim(rank - 1);
+  const int64_t total = shape.num_elements();
+  const bool parallel = total >= (1 << 15);
+  if (rank == 1) {
+    if (parallel) {
+      Halide::Var xo("xo"), xi("xi");
+      f.split(args[0], xo, xi, width * 256).parallel(xo).vectorize(xi, width);
+    } else if (inner >= width) {
+      f.vectorize(args[0], width);
+    }
+    return;
+  }
+  if (inner >= width) f.vectorize(args[0], width);
+  if (parallel && shape.dim(0) >= 2) f.parallel(args.back());
+}
+
+// Schedules a reduction's update: parallel over its outermost kept dim and
+// vectorised across the innermost kept dim when the input's innermost dim is
+// not reduced.
+void ScheduleReduction(Halide::Func f, const hlo::Shape& shape) {
+  f.compute_root();
+  if (shape.rank() == 0 || shape.num_elements() == 0) return;
+  std::vector<Halide::Var> args = f.args();
+  const int width = VectorWidth(shape.type());
+  if (shape.dim(shape.rank() - 1) >= width) {
+    f.vectorize(args[0], width);
+    f.update().vectorize(args[0], width);
+  }
+  if (shape.num_elements() >= 64 && shape.rank() >= 2) {
+    f.parallel(args.back());
+    f.update().parallel(args.back());
+  }
+}
+
+// True if `inst`'s only consumers up to `output` are elementwise ops with
+// the same dims, so its loops can be the output's loops.
+bool FeedsOnlyElementwise(const hlo::Instruction* inst, const hlo::Instruction* output,
+                          const absl::flat_hash_map<const hlo::Instruction*, int>& in_body) {
+  const hlo::Instruction* v = inst;
+  while (v != output) {
+    if (v->users().size() != 1) return false;
+    const hlo::Instruction* u = v->users()[0];
+    if (!in_body.contains(u) || !hlo::GetOpDef(u->opcode()).traits.elementwise ||
+        u->opcode() == hlo::Opcode::kCopy || u->shape().dims() != inst->shape().dims()) {
+      return false;
+    }
+    v = u;
+  }
+  return true;
+}
+
+absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
+  BuiltPipeline built;
+  absl::flat_hash_map<const hlo::Instruction*, LoweredValue> values;
+  absl::flat_hash_map<const hlo::Instruction*, int> in_body;
+  for (size_t i = 0; i < graph.body.size(); ++i) in_body[graph.body[i]] = static_cast<int>(i);
+
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    const hlo::Shape& shape = graph.inputs[i]->shape();
+    Halide::ImageParam param(StorageType(shape.type()), static_cast<int>(shape.rank()),
+                             absl::StrCat("in", i));
+    std::vector<int64_t> strides = hlo::RowMajorStrides(shape.dims());
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      const int hd = static_cast<int>(shape.rank() - 1 - d);
+      param.dim(hd).set_bounds(0, static_cast<int>(shape.dim(d)));
+      param.dim(hd).set_stride(static_cast<int>(strides[static_cast<size_t>(d)]));
+    }
+    built.arguments.push_back(param);
+    std::vector<Halide::Var> vars = HloVars(shape.rank());
+    Halide::Func f(absl::StrCat("input", i));
+    // An empty input is never read; a constant keeps Halide from touching it.
+    Define(f, vars, shape.num_elements() == 0 ? make_zero(StorageType(shape.type()))
+                                              : Call(Halide::Func(param), AsExprs(vars)));
+    values[graph.inputs[i]] = LoweredValue{f, shape};
+  }
+
+  absl::flat_hash_map<const hlo::Instruction*, Lowered> lowered;
+  for (const hlo::Instruction* inst : graph.body) {
+    absl::Status ok = CheckLowerable(*inst);
+    if (!ok.ok()) return ok;
+    std::vector<LoweredValue> operands;
+    for (const hlo::Instruction* op : inst->operands()) {
+      auto it = values.find(op);
+      if (it == values.end()) {
+        return LoweringError(*inst, absl::StrCat("operand ", op->name(), " is not in the kernel"));
+      }
+      operands.push_back(it->second);
+    }
+    absl::StatusOr<Lowered> l = FindLoweringRule(inst->opcode())->lower(*inst, operands);
+    if (!l.ok()) return l.status();
+    values[inst] = LoweredValue{l->func, inst->shape()};
+    lowered[inst] = *std::move(l);
+  }
+
+  std::vector<Halide::Func> outputs;
+  for (size_t k = 0; k < graph.outputs.size(); ++k) {
+    const hlo::Instruction* o = graph.outputs[k];
+    const hlo::Shape& shape = o->shape();
+    std::vector<Halide::Var> vars = HloVars(shape.rank());
+    Halide::Func out(absl::StrCat("out", k));
+    Define(out, vars, Call(values.at(o).func, AsExprs(vars)));
+    std::vector<int64_t> strides = hlo::RowMajorStrides(shape.dims());
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      const int hd = static_cast<int>(shape.rank() - 1 - d);
+      out.output_buffer().dim(hd).set_bounds(0, static_cast<int>(shape.dim(d)));
+      out.output_buffer().dim(hd).set_stride(static_cast<int>(strides[static_cast<size_t>(d)]));
+    }
+    outputs.push_back(out);
+  }
+
+  // Dots first: one may claim an output's loops.
+  std::vector<bool> output_scheduled(outputs.size(), false);
+  for (const hlo::Instruction* inst : graph.body) {
+    Lowered& l = lowered.at(inst);
+    if (l.kind == LoweringKind::kDot) {
+      built.has_contraction = true;
+      bool fused = false;
+      for (size_t k = 0; k < outputs.size() && !fused; ++k) {
+        if (!output_scheduled[k] && FeedsOnlyElementwise(inst, graph.outputs[k], in_body) &&
+            graph.outputs[k]->shape().dims() == inst->shape().dims()) {
+          l.schedule(outputs[k]);
+          output_scheduled[k] = true;
+          fused = true;
+        }
+      }
+      if (!fused) {
+        l.func.compute_root();
+        l.schedule(l.func);
+      }
+    } else if (l.kind == LoweringKind::kReduction) {
+      if (l.schedule) {
+        l.schedule(l.func);
+      } else {
+        ScheduleReduction(l.func, inst->shape());
+      }
+    }
+  }
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    if (!output_scheduled[k]) ScheduleElementwise(outputs[k], graph.outputs[k]->shape());
+  }
+  built.pipeline = Halide::Pipeline(outputs);
+  std::ostringstream text;
+  for (const hlo::Instruction* inst : graph.body) {
+    const Halide::Func& f = lowered.at(inst).func;
+    text << inst->name() << " -> " << f.name() << "(";
+    for (size_t i = 0; i < f.args().size(); ++i) text << (i ? ", " : "") << f.args()[i].name();
+    text << ") = " << f.value() << "\n";
+    if (f.has_update_definition()) {
+      text << "  update: " << f.name() << "(...) = " << f.update_value() << "\n";
+    }
+  }
+  built.lowered_text = text.str();
+  return built;
+}
+
+}  // namespace
+
+absl::StatusOr<BuiltPipeline> BuildPipeline(const KernelGraph& graph) {
+  try {
+    return Build(graph);
+  } catch (const Halide::Error& e) {
+    return absl::InternalError(
+        absl::StrCat("Halide rejected kernel '", graph.name, "': ", e.what()));
+  }
+}
+
+}  // namespace sharc::codegen

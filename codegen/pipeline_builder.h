@@ -1,0 +1,24 @@
+// Internal to codegen/ (includes Halide.h): turns a KernelGraph into a
+// scheduled Halide pipeline with static shapes, ready to compile.
+#pragma once
+
+#include <vector>
+
+#include "Halide.h"
+#include "absl/status/statusor.h"
+#include "codegen/kernel_graph.h"
+
+namespace sharc::codegen {
+
+struct BuiltPipeline {
+  Halide::Pipeline pipeline;
+  std::vector<Halide::Argument> arguments;  // the inputs, in kernel argument order
+  bool has_contraction = false;             // compile without StrictFloat (needs FMA)
+  std::string lowered_text;                 // the Halide Funcs, for --dump-dir
+};
+
+// Lowers every body instruction with its table rule and schedules the result.
+// Halide exceptions become errors naming the kernel.
+absl::StatusOr<BuiltPipeline> BuildPipeline(const KernelGraph& graph);
+
+}  // namespace sharc::codegen

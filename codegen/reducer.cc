@@ -1,0 +1,59 @@
+// Plain binary reducers (see reducer.h).
+#include "codegen/reducer.h"
+
+#include "codegen/lowering.h"
+
+namespace sharc::codegen {
+
+std::optional<hlo::Opcode> PlainBinaryReducer(const hlo::Computation& reducer) {
+  const hlo::Instruction* root = reducer.root();
+  if (root == nullptr || reducer.num_parameters() != 2 || root->operand_count() != 2) {
+    return std::nullopt;
+  }
+  using hlo::Opcode;
+  switch (root->opcode()) {
+    case Opcode::kAdd: case Opcode::kMultiply: case Opcode::kMaximum: case Opcode::kMinimum:
+    case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor:
+      break;
+    default:
+      return std::nullopt;
+  }
+  const hlo::Instruction* a = root->operand(0);
+  const hlo::Instruction* b = root->operand(1);
+  if (a->opcode() != Opcode::kParameter || b->opcode() != Opcode::kParameter || a == b ||
+      !a->shape().is_scalar() || !b->shape().is_scalar()) {
+    return std::nullopt;
+  }
+  return root->opcode();
+}
+
+Halide::Expr Combine(hlo::Opcode op, const Halide::Expr& a, const Halide::Expr& b) {
+  using hlo::Opcode;
+  const Halide::Type t = a.type();
+  auto wrapping = [&](auto f) {
+    if (t.is_float()) return f(a, b);
+    Halide::Type u = Halide::UInt(t.bits());
+    return Halide::cast(t, f(Halide::cast(u, a), Halide::cast(u, b)));
+  };
+  switch (op) {
+    case Opcode::kAdd: return wrapping([](Halide::Expr x, Halide::Expr y) { return x + y; });
+    case Opcode::kMultiply: return wrapping([](Halide::Expr x, Halide::Expr y) { return x * y; });
+    case Opcode::kMaximum: {
+      if (t.is_bool()) return a || b;
+      Halide::Expr m = Halide::select(a > b, a, b);
+      if (!t.is_float()) return m;
+      return Halide::select(Halide::is_nan(a), a, Halide::is_nan(b), b, m);
+    }
+    case Opcode::kMinimum: {
+      if (t.is_bool()) return a && b;
+      Halide::Expr m = Halide::select(a < b, a, b);
+      if (!t.is_float()) return m;
+      return Halide::select(Halide::is_nan(a), a, Halide::is_nan(b), b, m);
+    }
+    case Opcode::kAnd: return t.is_bool() ? (a && b) : (a & b);
+    case Opcode::kOr: return t.is_bool() ? (a || b) : (a | b);
+    default: return t.is_bool() ? (a != b) : (a ^ b);
+  }
+}
+
+}  // namespace sharc::codegen

@@ -1,0 +1,50 @@
+// Ops that are not Halide kernels, each with the reason a user sees when a
+// module asks the Halide backend for one. Most are not computation at all
+// (the runtime runs them); the rest are listed here until they get a
+// lowering.
+#include "codegen/lowering.h"
+
+namespace sharc::codegen {
+
+void RegisterUnsupportedOps(LoweringTable& table) {
+  using hlo::Opcode;
+  constexpr const char* kRuntime = " is run by the runtime, not by a kernel";
+  table.AddUnsupported(Opcode::kParameter, std::string("parameter") + kRuntime);
+  table.AddUnsupported(Opcode::kPartitionId,
+                       "partition-id differs per device while kernels are shared by all devices; "
+                       "the runtime answers it");
+  table.AddUnsupported(Opcode::kReplicaId,
+                       "replica-id differs per device while kernels are shared by all devices; "
+                       "the runtime answers it");
+  table.AddUnsupported(Opcode::kTuple, std::string("tuple") + kRuntime + " (zero-copy plumbing)");
+  table.AddUnsupported(Opcode::kGetTupleElement,
+                       std::string("get-tuple-element") + kRuntime + " (zero-copy plumbing)");
+  table.AddUnsupported(Opcode::kCall, std::string("call") + kRuntime + " (control flow)");
+  table.AddUnsupported(Opcode::kWhile, std::string("while") + kRuntime + " (control flow)");
+  table.AddUnsupported(Opcode::kConditional,
+                       std::string("conditional") + kRuntime + " (control flow)");
+  // custom-call: the identity targets lower (custom_call_lowering.cc).
+  for (Opcode op : {Opcode::kAllGather, Opcode::kAllReduce, Opcode::kAllToAll,
+                    Opcode::kCollectivePermute, Opcode::kReduceScatter}) {
+    table.AddUnsupported(op, "collectives are run by the runtime's communicator, not by a kernel");
+  }
+  for (Opcode op : {Opcode::kMapReduceBroadcast, Opcode::kMapReduceMap, Opcode::kMapReduceMean,
+                    Opcode::kMapReduceSum}) {
+    table.AddUnsupported(op, "MapReduce blocks are lowered to ordinary ops (spmd/) before codegen");
+  }
+  for (Opcode op : {Opcode::kShardMap, Opcode::kAxisIndex, Opcode::kNamedAllGather,
+                    Opcode::kNamedAllGatherInvariant, Opcode::kNamedAllToAll, Opcode::kPBroadcast,
+                    Opcode::kPMax, Opcode::kPMin, Opcode::kPPermute, Opcode::kPScatter,
+                    Opcode::kPSum, Opcode::kPSumScatter}) {
+    table.AddUnsupported(op,
+                         "shard_map and its named-axis ops are lowered to ordinary ops and "
+                         "collectives (spmd/) before codegen");
+  }
+  table.AddUnsupported(Opcode::kGather,
+                       "gather has no Halide lowering yet; run with --backend interpreter");
+  table.AddUnsupported(Opcode::kScatter,
+                       "scatter (an ordered read-modify-write) has no Halide lowering yet; run "
+                       "with --backend interpreter");
+}
+
+}  // namespace sharc::codegen

@@ -1,0 +1,127 @@
+// The fusion pass: which instructions end up in one kernel, that the fused
+// module still prints, parses and interprets to the same result, and that
+// its Halide kernels equal the interpreter on the unfused program.
+#include <string>
+
+#include "codegen/fusion.h"
+#include "gtest/gtest.h"
+#include "hlo/text/printer.h"
+#include "tests/codegen/codegen_test_util.h"
+#include "tests/testlib/status_matchers.h"
+
+namespace sharc::codegen {
+namespace {
+
+constexpr const char* kModule = R"(
+HloModule fusion
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
+max { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] maximum(x, y) }
+ENTRY main {
+  x = f32[37,70] parameter(0)
+  w = f32[70,67] parameter(1)
+  bias = f32[67] parameter(2)
+  ninf = f32[] constant(-inf)
+  zero = f32[] constant(0)
+  rowmax = f32[37] reduce(x, ninf), dimensions={1}, to_apply=max
+  bmax = f32[37,70] broadcast(rowmax), dimensions={0}
+  shifted = f32[37,70] subtract(x, bmax)
+  e = f32[37,70] exponential(shifted)
+  sum = f32[37] reduce(e, zero), dimensions={1}, to_apply=add
+  bsum = f32[37,70] broadcast(sum), dimensions={0}
+  softmax = f32[37,70] divide(e, bsum)
+  mm = f32[37,67] dot(softmax, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[37,67] broadcast(bias), dimensions={1}
+  biased = f32[37,67] add(mm, bb)
+  act = f32[37,67] tanh(biased)
+  t = f32[67,37] transpose(act), dimensions={1,0}
+  ROOT out = (f32[37,67], f32[67,37]) tuple(act, t)
+}
+)";
+
+int CountFusions(const hlo::Module& m) {
+  int n = 0;
+  for (const hlo::Instruction* inst : m.entry()->instructions()) n += IsFusionCall(*inst);
+  return n;
+}
+
+TEST(FusionTest, GroupsReductionsWithProducersAndDotsWithEpilogues) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kModule));
+  std::unique_ptr<hlo::Module> fused = module->Clone();
+  ASSERT_OK_AND_ASSIGN(FusionStats stats, FuseModule(*fused));
+  const std::string text = hlo::PrintModule(*fused);
+  // Fusions: subtract/exp/sum/divide (the second reduction with its
+  // producers and consumer; the row max stays a kernel of its own, one
+  // reduction per kernel) and the dot with its bias+tanh epilogue. The
+  // transpose reads `act`, which the tuple also needs, so it stays alone.
+  EXPECT_EQ(stats.fusions, 2) << text;
+  EXPECT_EQ(CountFusions(*fused), stats.fusions);
+  // The dot and its epilogue share one fused computation.
+  bool dot_with_tanh = false;
+  for (const hlo::Computation* c : fused->computations()) {
+    bool has_dot = false, has_tanh = false;
+    for (const hlo::Instruction* inst : c->instructions()) {
+      has_dot |= inst->opcode() == hlo::Opcode::kDot;
+      has_tanh |= inst->opcode() == hlo::Opcode::kTanh;
+    }
+    dot_with_tanh |= has_dot && has_tanh && c != fused->entry();
+  }
+  EXPECT_TRUE(dot_with_tanh) << text;
+  // No collective-free module loses instructions to fusion: the fused module
+  // parses back and interprets to the same values.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> reparsed, hlo::ParseAndVerifyModule(text));
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 3);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal reinterpreted, hlo::Evaluate(*reparsed, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, reinterpreted));
+}
+
+TEST(FusionTest, FusedHalideKernelsEqualInterpreter) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kModule));
+  std::unique_ptr<hlo::Module> fused = module->Clone();
+  ASSERT_OK(FuseModule(*fused).status());
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 4);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunWithHalideFactory(*fused, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 2e-5, 2e-6, "fused"));
+  // Unfused, one kernel per instruction, gives the same.
+  ASSERT_OK_AND_ASSIGN(hlo::Literal unfused, testing_util::RunWithHalideFactory(*module, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, unfused, 2e-5, 2e-6, "unfused"));
+}
+
+TEST(FusionTest, CollectivesAndControlFlowAreBoundaries) {
+  constexpr const char* kText = R"(
+HloModule boundaries
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
+cond { s = (s32[], f32[8]) parameter(0)  i = s32[] get-tuple-element(s), index=0
+       n = s32[] constant(3)  ROOT c = pred[] compare(i, n), direction=LT }
+body { s = (s32[], f32[8]) parameter(0)  i = s32[] get-tuple-element(s), index=0
+       v = f32[8] get-tuple-element(s), index=1  one = s32[] constant(1)
+       j = s32[] add(i, one)  e = f32[8] exponential(v)  h = f32[8] multiply(e, v)
+       ROOT t = (s32[], f32[8]) tuple(j, h) }
+ENTRY main {
+  x = f32[8] parameter(0)
+  n = f32[8] negate(x)
+  s = f32[8] sine(n)
+  r = f32[8] all-reduce(s), to_apply=add
+  a = f32[8] abs(r)
+  c = f32[8] cosine(a)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8]) tuple(zero, c)
+  w = (s32[], f32[8]) while(init), condition=cond, body=body
+  ROOT v = f32[8] get-tuple-element(w), index=1
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
+  ASSERT_OK_AND_ASSIGN(FusionStats stats, FuseModule(*module));
+  // negate+sine before the all-reduce, abs+cosine after it, exp+multiply in
+  // the loop body: three fusions, the all-reduce and the while untouched.
+  EXPECT_EQ(stats.fusions, 3) << hlo::PrintModule(*module);
+  int all_reduces = 0;
+  for (const hlo::Instruction* inst : module->entry()->instructions()) {
+    all_reduces += inst->opcode() == hlo::Opcode::kAllReduce;
+  }
+  EXPECT_EQ(all_reduces, 1);
+}
+
+}  // namespace
+}  // namespace sharc::codegen

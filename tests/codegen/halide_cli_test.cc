@@ -1,0 +1,124 @@
+// The `sharc` binary with the Halide backend: --backend, --iterations,
+// `sharc compile --dump-dir` and its cache report, and the error for an op
+// the backend cannot run. Each test has its own kernel cache directory.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sharc::codegen {
+namespace {
+
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+class HalideCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           absl::StrCat("sharc_halide_cli_", ::getpid(), "_", info->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string Write(const std::string& name, const std::string& text) const {
+    std::ofstream(Path(name)) << text;
+    return Path(name);
+  }
+  static std::string Read(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  CommandResult Sharc(const std::string& args) const {
+    const std::string command =
+        absl::StrCat("SHARC_CACHE_DIR=", Path("cache"), " ", SHARC_BINARY, " ", args, " >",
+                     Path("out.txt"), " 2>", Path("err.txt"));
+    const int status = std::system(command.c_str());
+    return CommandResult{WIFEXITED(status) ? WEXITSTATUS(status) : -1, Read(Path("out.txt")),
+                         Read(Path("err.txt"))};
+  }
+
+  std::filesystem::path dir_;
+};
+
+constexpr char kModule[] = R"(HloModule cli
+ENTRY %main {
+  %x = f32[4,33] parameter(0)
+  %y = f32[4,33] parameter(1)
+  %s = f32[4,33] add(%x, %y)
+  %t = f32[4,33] tanh(%s)
+  ROOT %m = f32[4,33] multiply(%t, %x)
+}
+)";
+
+TEST_F(HalideCliTest, RunPrintsTheMedianAndMatchesTheInterpreter) {
+  const std::string file = Write("m.hlo", kModule);
+  CommandResult halide = Sharc(absl::StrCat("run ", file, " --random-inputs --backend halide --iterations 3"));
+  ASSERT_EQ(halide.exit_code, 0) << halide.err;
+  EXPECT_THAT(halide.out, ContainsRegex("median [0-9]+\\.[0-9]{3} ms per run"));
+  // Not a terminal: no progress line.
+  EXPECT_THAT(halide.err, ::testing::Not(HasSubstr("compiling kernels")));
+  CommandResult interpreted = Sharc(absl::StrCat("run ", file, " --random-inputs --backend interpreter"));
+  ASSERT_EQ(interpreted.exit_code, 0) << interpreted.err;
+  // Same statistics (6 digits; single values may differ in the last of 9
+  // printed digits, tanh being a polynomial in Halide).
+  auto stats = [](const std::string& out) { return out.substr(out.find("min=")); };
+  EXPECT_EQ(stats(halide.out), stats(interpreted.out));
+  CommandResult partitioned = Sharc(absl::StrCat("run ", file, " --random-inputs --devices 2 --check"));
+  ASSERT_EQ(partitioned.exit_code, 0) << partitioned.err;
+  EXPECT_THAT(partitioned.err, HasSubstr("Halide kernels"));
+  EXPECT_THAT(partitioned.err, HasSubstr("check: the partitioned run matches"));
+}
+
+TEST_F(HalideCliTest, CompileDumpsEveryStageAndSecondCompileIsCached) {
+  const std::string file = Write("m.hlo", kModule);
+  CommandResult first = Sharc(absl::StrCat("compile ", file, " --dump-dir ", Path("dump")));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  for (const char* stage : {"1_propagated.hlo", "2_partitioned.hlo", "3_fused.hlo", "4_kernels.txt"}) {
+    EXPECT_TRUE(std::filesystem::exists(Path(std::string("dump/") + stage))) << stage;
+  }
+  EXPECT_THAT(Read(Path("dump/3_fused.hlo")), HasSubstr("backend_config=\"sharc.fusion\""));
+  EXPECT_THAT(Read(Path("dump/4_kernels.txt")), HasSubstr("--- Halide"));
+  EXPECT_THAT(first.out, ContainsRegex("kernels: [1-9][0-9]* compiled, 0 loaded"));
+  CommandResult second = Sharc(absl::StrCat("compile ", file, " --dump-dir ", Path("dump")));
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_THAT(second.out, ContainsRegex("kernels: 0 compiled, 1 loaded from the cache"));
+}
+
+TEST_F(HalideCliTest, UnsupportedOpIsAnErrorOnlyWhenHalideIsAskedFor) {
+  const std::string file = Write("g.hlo", R"(HloModule g
+ENTRY %main {
+  %x = f32[5,3] parameter(0)
+  %i = s32[2,1] parameter(1)
+  ROOT %r = f32[2,3] gather(%x, %i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}
+}
+)");
+  CommandResult forced = Sharc(absl::StrCat("run ", file, " --random-inputs --backend halide"));
+  EXPECT_EQ(forced.exit_code, 1);
+  EXPECT_THAT(forced.err, HasSubstr("--backend halide"));
+  EXPECT_THAT(forced.err, HasSubstr("gather"));
+  CommandResult fallback = Sharc(absl::StrCat("run ", file, " --random-inputs"));
+  EXPECT_EQ(fallback.exit_code, 0) << fallback.err;
+  EXPECT_THAT(fallback.err, HasSubstr("note: running with the interpreter"));
+}
+
+}  // namespace
+}  // namespace sharc::codegen

@@ -1,0 +1,89 @@
+// The kernel cache: one compile per distinct kernel, a memory hit for the
+// same kernel in the same process, and a disk hit (no LLVM) after the
+// in-memory cache is gone, as in a second `sharc run`.
+#include <cstdlib>
+#include <filesystem>
+
+#include "codegen/kernel_compiler.h"
+#include "gtest/gtest.h"
+#include "tests/codegen/codegen_test_util.h"
+#include "tests/testlib/status_matchers.h"
+
+namespace sharc::codegen {
+namespace {
+
+constexpr const char* kText = R"(
+HloModule cached
+ENTRY main {
+  a = f32[19,33] parameter(0)
+  b = f32[19,33] parameter(1)
+  m = f32[19,33] multiply(a, b)
+  ROOT r = f32[19,33] tanh(m)
+}
+)";
+
+TEST(KernelCacheTest, SecondCompileDoesNotInvokeLlvm) {
+  char dir[] = "/tmp/sharc_cache_test_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  KernelCompiler& compiler = KernelCompiler::Global();
+  const std::string saved = compiler.cache_dir();
+  compiler.set_cache_dir(dir);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
+  ASSERT_OK_AND_ASSIGN(KernelGraph graph, GraphForComputation(*module->entry()));
+
+  const CompileStats s0 = compiler.stats();
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<const CompiledKernel> first, compiler.Compile(graph));
+  const CompileStats s1 = compiler.stats();
+  EXPECT_GE(s1.llvm_compiles - s0.llvm_compiles, 1);  // the kernel (and the runtime, once)
+
+  // Same process: found in memory.
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<const CompiledKernel> again, compiler.Compile(graph));
+  EXPECT_EQ(again.get(), first.get());
+  EXPECT_EQ(compiler.stats().memory_hits, s1.memory_hits + 1);
+
+  // A "new process": memory cache gone, disk cache kept. The same program
+  // parsed again (new instruction objects, same text) loads without LLVM.
+  compiler.ClearMemoryCache();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> reparsed, hlo::ParseAndVerifyModule(kText));
+  ASSERT_OK_AND_ASSIGN(KernelGraph graph2, GraphForComputation(*reparsed->entry()));
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<const CompiledKernel> loaded, compiler.Compile(graph2));
+  const CompileStats s2 = compiler.stats();
+  EXPECT_EQ(s2.llvm_compiles, s1.llvm_compiles);
+  EXPECT_EQ(s2.disk_hits, s1.disk_hits + 1);
+
+  // The loaded kernel computes the right thing.
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*reparsed, 9);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*reparsed, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*reparsed, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-6, 1e-6));
+
+  // A different kernel is a new compile.
+  std::string other = kText;
+  other.replace(other.find("tanh"), 4, "sine");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> m3, hlo::ParseAndVerifyModule(other));
+  ASSERT_OK_AND_ASSIGN(KernelGraph graph3, GraphForComputation(*m3->entry()));
+  EXPECT_NE(compiler.Key(graph3), compiler.Key(graph2));
+  ASSERT_OK(compiler.Compile(graph3).status());
+  EXPECT_EQ(compiler.stats().llvm_compiles, s2.llvm_compiles + 1);
+  compiler.set_cache_dir(saved);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(KernelCacheTest, UnsupportedOpIsAClearError) {
+  constexpr const char* kGather = R"(
+HloModule g
+ENTRY main {
+  x = f32[5,3] parameter(0)
+  i = s32[2,1] parameter(1)
+  ROOT r = f32[2,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kGather));
+  absl::Status st = CheckHalideSupports(*module);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("gather"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("%r"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace sharc::codegen

@@ -1,0 +1,168 @@
+// reduce, reduce-window and dot against the interpreter. Reductions run each
+// output's fold in the interpreter's order, so they match bit for bit; dots
+// accumulate in f32 (the interpreter in double) and are compared with a
+// tolerance scaled by the contraction length.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "gtest/gtest.h"
+#include "tests/codegen/codegen_test_util.h"
+#include "tests/testlib/status_matchers.h"
+
+namespace sharc::codegen {
+namespace {
+
+using hlo::PrimitiveType;
+
+constexpr const char* kReduceModule = R"(
+HloModule reduce_T
+sum { x = T[] parameter(0)  y = T[] parameter(1)  ROOT r = T[] OPA(x, y) }
+max { x = T[] parameter(0)  y = T[] parameter(1)  ROOT r = T[] maximum(x, y) }
+min { x = T[] parameter(0)  y = T[] parameter(1)  ROOT r = T[] minimum(y, x) }
+ENTRY main {
+  a = T[3,5,67] parameter(0)
+  init = T[] parameter(1)
+  e = T[4,0] parameter(2)
+  r0 = T[3,5] reduce(a, init), dimensions={2}, to_apply=sum
+  r1 = T[5,67] reduce(a, init), dimensions={0}, to_apply=max
+  r2 = T[] reduce(a, init), dimensions={0,1,2}, to_apply=sum
+  r3 = T[3,67] reduce(a, init), dimensions={1}, to_apply=min
+  r4 = T[4] reduce(e, init), dimensions={1}, to_apply=sum
+  r5 = T[3,5,67] reduce(a, init), dimensions={}, to_apply=sum
+  r6 = T[2,5,34] reduce-window(a, init), window={size=2x1x3 stride=1x1x2 pad=0_0x0_0x1_1}, to_apply=max
+  r7 = T[3,10,67] reduce-window(a, init), window={size=1x2x1 pad=0_0x1_1x0_0 lhs_dilate=1x2x1}, to_apply=sum
+  ROOT out = (T[3,5], T[5,67], T[], T[3,67], T[4], T[3,5,67], T[2,5,34], T[3,10,67])
+    tuple(r0, r1, r2, r3, r4, r5, r6, r7)
+}
+)";
+
+class ReduceLoweringTest : public ::testing::TestWithParam<PrimitiveType> {};
+
+TEST_P(ReduceLoweringTest, EqualsInterpreter) {
+  const PrimitiveType t = GetParam();
+  // pred has no add: its "sum" is or.
+  const std::string text = absl::StrReplaceAll(
+      kReduceModule, {{"T[", hlo::PrimitiveTypeName(t) + "["},
+                      {"OPA", t == PrimitiveType::kPred ? "or" : "add"},
+                      {"reduce_T", "reduce"}});
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 11);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 0, 0, "reductions")) << text;
+}
+
+std::vector<PrimitiveType> AllTypes() {
+  int count = 0;
+  const PrimitiveType* all = hlo::AllArrayTypes(&count);
+  return std::vector<PrimitiveType>(all, all + count);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, ReduceLoweringTest, ::testing::ValuesIn(AllTypes()),
+                         [](const auto& info) { return hlo::PrimitiveTypeName(info.param); });
+
+constexpr const char* kDotModule = R"(
+HloModule dot_T
+ENTRY main {
+  a = T[70,67] parameter(0)
+  b = T[67,130] parameter(1)
+  bt = T[130,67] parameter(2)
+  x = T[3,5,7] parameter(3)
+  y = T[3,7,9] parameter(4)
+  v = T[67] parameter(5)
+  e = T[4,0] parameter(6)
+  f = T[0,5] parameter(7)
+  r0 = T[70,130] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  r1 = T[70,130] dot(a, bt), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  r2 = T[3,5,9] dot(x, y), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  r3 = T[] dot(v, v), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  r4 = T[70] dot(a, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  r5 = T[4,5] dot(e, f), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  r6 = T[5,3,7,7,3] dot(x, x), lhs_contracting_dims={}, rhs_contracting_dims={}, lhs_batch_dims={}, rhs_batch_dims={}
+  ROOT out = (T[70,130], T[70,130], T[3,5,9], T[], T[70], T[4,5], T[5,3,7,7,3])
+    tuple(r0, r1, r2, r3, r4, r5, r6)
+}
+)";
+
+class DotLoweringTest : public ::testing::TestWithParam<PrimitiveType> {};
+
+TEST_P(DotLoweringTest, EqualsInterpreter) {
+  const PrimitiveType t = GetParam();
+  std::string text = absl::StrReplaceAll(
+      kDotModule, {{"T[", hlo::PrimitiveTypeName(t) + "["}, {"dot_T", "dot"}});
+  // r6 is an outer product: result dims are lhs free then rhs free dims.
+  text = absl::StrReplaceAll(text, {{"[5,3,7,7,3]", "[3,5,7,3,5,7]"}});
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 13, -1, 1);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+  // 67-term sums of products in [-1, 1]: f32 accumulation differs from the
+  // interpreter's double by a few ulps of the sum's magnitude (<= 67).
+  double tol = t == PrimitiveType::kF32 ? 2e-5 : t == PrimitiveType::kF64 ? 1e-12
+             : t == PrimitiveType::kBF16 ? 1e-2 : t == PrimitiveType::kF16 ? 2e-3 : 0;
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, tol, tol, "dots")) << text;
+}
+
+std::vector<PrimitiveType> NumericTypes() {
+  std::vector<PrimitiveType> out;
+  for (PrimitiveType t : AllTypes()) {
+    if (t != PrimitiveType::kPred) out.push_back(t);
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(NumericTypes, DotLoweringTest, ::testing::ValuesIn(NumericTypes()),
+                         [](const auto& info) { return hlo::PrimitiveTypeName(info.param); });
+
+TEST(DotLoweringTest, MixedPrecisionBf16ToF32) {
+  const std::string text = R"(
+HloModule mixed
+ENTRY main {
+  a = bf16[9,70] parameter(0)
+  b = bf16[70,66] parameter(1)
+  ROOT r = f32[9,66] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 17, -1, 1);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 2e-5, 2e-5, "bf16 dot"));
+}
+
+}  // namespace
+}  // namespace sharc::codegen
+
+namespace sharc::codegen {
+namespace {
+
+// Long float rows are summed as vector partial sums (reassociated), so they
+// agree with the interpreter to rounding, not bit for bit.
+TEST(ReduceLoweringTest, LongRowSumsUseVectorPartials) {
+  const std::string text = R"(
+HloModule long_rows
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
+addd { x = f64[] parameter(0)  y = f64[] parameter(1)  ROOT r = f64[] add(x, y) }
+ENTRY main {
+  a = f32[3,5001] parameter(0)
+  v = f32[20011] parameter(1)
+  d = f64[2,4099] parameter(2)
+  zero = f32[] constant(0)
+  zd = f64[] constant(0)
+  r0 = f32[3] reduce(a, zero), dimensions={1}, to_apply=add
+  r1 = f32[] reduce(v, zero), dimensions={0}, to_apply=add
+  r2 = f64[2] reduce(d, zd), dimensions={1}, to_apply=addd
+  ROOT out = (f32[3], f32[], f64[2]) tuple(r0, r1, r2)
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 21, 0, 1);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-5, 1e-5, "long rows"));
+}
+
+}  // namespace
+}  // namespace sharc::codegen
