@@ -483,10 +483,22 @@ absl::StatusOr<std::unique_ptr<Module>> PartitionModule(const Module& global,
       }
     }
   }
+  // Computations the entry never reaches (left over by the passes that built
+  // the module) are not part of the program.
+  absl::flat_hash_set<const Computation*> reachable;
+  std::vector<const Computation*> work = {global.entry()};
+  while (!work.empty()) {
+    const Computation* comp = work.back();
+    work.pop_back();
+    if (!reachable.insert(comp).second) continue;
+    for (const Instruction* inst : comp->instructions()) {
+      for (const Computation* callee : inst->called_computations()) work.push_back(callee);
+    }
+  }
   absl::flat_hash_map<const Computation*, Computation*> mapped;
   absl::flat_hash_map<const Computation*, Sharding> body_shardings;
   for (const Computation* comp : global.computations()) {
-    if (comp == global.entry() || bodies.contains(comp)) continue;
+    if (comp == global.entry() || bodies.contains(comp) || !reachable.contains(comp)) continue;
     mapped[comp] = CopyComputation(*comp, *out, mapped);
   }
   ComputationPartitioner partitioner(context, mapped, body_shardings);
