@@ -13,6 +13,9 @@ extern const Command kPropagateCommand;
 extern const Command kPartitionCommand;
 extern const Command kReportCommand;
 extern const Command kCompareCommand;
+extern const Command kCompileCommand;
+extern const Command kGradCommand;
+extern const Command kJvpCommand;
 
 const std::vector<const Command*>& AllCommands() {
   static const std::vector<const Command*> commands = {
@@ -23,6 +26,9 @@ const std::vector<const Command*>& AllCommands() {
       &kPartitionCommand,
       &kReportCommand,
       &kCompareCommand,
+      &kCompileCommand,
+      &kGradCommand,
+      &kJvpCommand,
   };
   return commands;
 }

@@ -3,17 +3,25 @@
 // program is interpreted; with N > 1 it is propagated, partitioned and run
 // on N simulated devices (tools/spmd_runner.h). Inputs and outputs are the
 // global arrays either way, so the two runs can be compared.
+#include <algorithm>
 #include <cstdint>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <system_error>
 
 #include <unistd.h>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "codegen/halide_kernel_factory.h"
 #include "hlo/eval/interpreter.h"
+#include "runtime/executable.h"
+#include "runtime/interpreter_kernels.h"
 #include "runtime/npy.h"
 #include "tools/command.h"
 #include "tools/compile_pipeline.h"
@@ -29,8 +37,8 @@ namespace {
 
 constexpr absl::string_view kUsage =
     R"(usage: sharc run FILE [--input X.npy]... [--random-inputs[=SEED]]
-                 [--devices N] [--mesh AXES] [--mapreduce-mode M]
-                 [--backend interpreter] [--output-dir DIR]
+                 [--devices N] [--backend halide|interpreter] [--output-dir DIR]
+                 [--collective-timeout DURATION] [--iterations K]
 
 Runs the entry computation of an HLO module and prints a summary of each
 result: its shape and its values (all of them up to 64 elements, otherwise
@@ -48,8 +56,22 @@ flags:
                            global program). With N > 1: propagate
                            shardings, partition for N devices and run the
                            per-device program on N simulated devices
-  --backend NAME           execution backend; only `interpreter` (the
-                           reference interpreter) exists
+  --collective-timeout D   with --devices N > 1: a collective whose peers do
+                           not all arrive within D (e.g. 30s, 500ms; a bare
+                           number is seconds; default 60s) fails the run,
+                           naming the collective and the missing devices.
+                           Under `mpirun -np R` the N devices are spread over
+                           the R processes (N/R each); process 0 alone reads
+                           the inputs and prints or writes the results
+  --backend NAME           `halide`: fused, compiled Halide kernels (cached
+                           in $SHARC_CACHE_DIR or ~/.cache/sharc; the
+                           default when it supports every op of the
+                           module); `interpreter`: the reference
+                           interpreter (the default otherwise). Asking for
+                           halide on a module it cannot run is an error
+                           naming the op
+  --iterations K           after the run, run K more times and print
+                           `median X ms per run` (compilation excluded)
   --output-dir DIR         also write DIR/out0.npy, DIR/out1.npy, ...
   --mesh AXES              named mesh, e.g. clients=2,data=2 (overrides the
                            header's; runs on its devices unless --devices)
@@ -85,6 +107,8 @@ constexpr FlagSpec kFlags[] = {
     {"check", FlagKind::kBool},
     kMeshFlag,
     kMapReduceModeFlag,
+    {"collective-timeout", FlagKind::kValue},
+    {"iterations", FlagKind::kValue},
 };
 
 // First difference between two results beyond the tolerance, or "".
@@ -202,6 +226,57 @@ absl::Status CheckFitsInMemory(const hlo::Module& module) {
   return absl::OkStatus();
 }
 
+// Kernels from the Halide backend, or from the interpreter once `prepare`
+// finds that the per-device program has an op Halide cannot run (the
+// default backend only; --backend halide makes that an error).
+class BackendKernelFactory final : public runtime::KernelFactory {
+ public:
+  absl::StatusOr<std::unique_ptr<runtime::Kernel>> MakeKernel(
+      const hlo::Instruction& instruction) override {
+    return delegate_->MakeKernel(instruction);
+  }
+  absl::StatusOr<std::unique_ptr<runtime::Kernel>> MakeCallKernel(
+      const hlo::Instruction& call) override {
+    return delegate_->MakeCallKernel(call);
+  }
+  void UseInterpreter() { delegate_ = &interpreter_; }
+
+ private:
+  codegen::HalideKernelFactory halide_;
+  runtime::InterpreterKernelFactory interpreter_;
+  runtime::KernelFactory* delegate_ = &halide_;
+};
+
+// The Halide backend on one device: the global program as it is (no
+// partitioning), fused and compiled, run once plus `iterations` timed runs.
+absl::StatusOr<hlo::Literal> RunOnOneDevice(const hlo::Module& global,
+                                            const std::vector<hlo::Literal>& arguments,
+                                            runtime::KernelFactory& factory,
+                                            const std::function<absl::Status(hlo::Module&)>& prepare,
+                                            int64_t iterations, std::vector<double>& run_seconds) {
+  std::unique_ptr<hlo::Module> module = global.Clone();
+  if (absl::Status st = prepare(*module); !st.ok()) return st;
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> exe =
+      runtime::Executable::Create(*module, factory);
+  if (!exe.ok()) return exe.status();
+  std::vector<runtime::Buffer> buffers;
+  for (const hlo::Literal& a : arguments) {
+    absl::StatusOr<runtime::Buffer> b = runtime::Buffer::FromLiteral(a);
+    if (!b.ok()) return b.status();
+    buffers.push_back(*std::move(b));
+  }
+  runtime::DeviceContext device;
+  absl::StatusOr<runtime::Buffer> result = (*exe)->Run(device, buffers);
+  if (!result.ok()) return absl::AbortedError(result.status().message());
+  for (int64_t i = 0; i < iterations; ++i) {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<runtime::Buffer> again = (*exe)->Run(device, buffers);
+    if (!again.ok()) return absl::AbortedError(again.status().message());
+    run_seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
+  }
+  return result->ToLiteral();
+}
+
 int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, kFlags);
   if (!parsed.ok()) return UsageError(kRunCommand, parsed.status().message(), err);
@@ -220,11 +295,37 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   const int64_t devices =
       compile->devices.value_or(compile->mesh ? compile->mesh->num_devices() : 1);
   compile->devices = devices;
-  std::string backend = parsed->Get("backend").value_or("interpreter");
-  if (backend != "interpreter") {
-    return UsageError(kRunCommand,
-                      absl::StrCat("unknown backend '", backend, "' (available: interpreter)"),
-                      err);
+  compile->lower_shard_maps = devices > 1 || LaunchedByMpirun();
+  PartitionedRunOptions run_options;
+  run_options.num_devices = devices;
+  if (auto value = parsed->Get("collective-timeout")) {
+    absl::Duration timeout;
+    double seconds = 0;
+    if (absl::SimpleAtod(*value, &seconds)) {
+      timeout = absl::Seconds(seconds);
+    } else if (!absl::ParseDuration(*value, &timeout)) {
+      timeout = absl::ZeroDuration();
+    }
+    if (timeout <= absl::ZeroDuration()) {
+      return UsageError(kRunCommand,
+                        absl::StrCat("--collective-timeout: expected a positive duration such as "
+                                     "30s or 500ms, got '", *value, "'"),
+                        err);
+    }
+    run_options.collective_timeout = timeout;
+  }
+  // "" = halide when it supports the module, else the interpreter.
+  std::string backend = parsed->Get("backend").value_or("");
+  if (backend != "" && backend != "interpreter" && backend != "halide") {
+    return UsageError(
+        kRunCommand,
+        absl::StrCat("unknown backend '", backend, "' (available: halide, interpreter)"), err);
+  }
+  int64_t iterations = 0;
+  if (auto value = parsed->Get("iterations")) {
+    absl::StatusOr<int64_t> k = ParseIntFlag("iterations", *value, 1, 1 << 24);
+    if (!k.ok()) return UsageError(kRunCommand, k.status().message(), err);
+    iterations = *k;
   }
   const std::vector<std::string> input_paths = parsed->GetAll("input");
   const bool random = parsed->Has("random-inputs");
@@ -251,8 +352,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (absl::Status fits = CheckFitsInMemory(**module); !fits.ok()) {
     return Fail(err, fits.message(), kExitInputError);
   }
-  // The program that runs has its MapReduce blocks lowered; the module as
-  // written stays the reference for --check (the blocks' own semantics).
+  // What runs has its MapReduce blocks lowered (--mapreduce-mode); the module
+  // as written stays the reference for --check (the blocks' own semantics).
   std::unique_ptr<hlo::Module> prepared = (*module)->Clone();
   if (absl::Status st = PrepareModule(*prepared, *compile); !st.ok()) {
     return Fail(err, st.message(), kExitInputError);
@@ -267,7 +368,9 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
 
   std::vector<hlo::Literal> arguments;
-  if (random) {
+  if (!IsMainProcess()) {
+    // Another MPI process: the inputs come from process 0.
+  } else if (random) {
     for (int64_t i = 0; i < entry.num_parameters(); ++i) {
       arguments.push_back(
           MakeRandomLiteral(entry.parameter(i)->shape(), seed, static_cast<uint64_t>(i)));
@@ -288,17 +391,53 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
                       err);
   }
 
+  // Support is decided on the per-device program (partitioning removes
+  // sharding custom-calls, for one).
+  const bool explicit_halide = backend == "halide";
+  if (backend.empty()) backend = "halide";
+  BackendKernelFactory factory;
+  std::vector<double> run_seconds;
+  run_options.timed_iterations = iterations;
+  run_options.run_seconds = &run_seconds;
+  std::function<absl::Status(hlo::Module&)> prepare = [&](hlo::Module& per_device) {
+    if (absl::Status st = codegen::CheckHalideSupports(per_device); !st.ok()) {
+      if (explicit_halide) {
+        return absl::InvalidArgumentError(absl::StrCat("--backend halide: ", st.message()));
+      }
+      err << "note: running with the interpreter: " << st.message() << "\n";
+      factory.UseInterpreter();
+      return absl::OkStatus();
+    }
+    codegen::PrecompileOptions precompile;
+    precompile.show_progress = true;
+    return codegen::PrepareForHalide(per_device, precompile);
+  };
+  if (backend == "halide") {
+    run_options.kernel_factory = &factory;
+    run_options.prepare = prepare;
+  }
+
   absl::StatusOr<hlo::Literal> result;
-  if (devices > 1) {
-    err << "note: partitioning for " << devices << " devices and running them on an in-process"
-        << " device mesh (reference-interpreter kernels)\n";
-    result = RunPartitioned(*prepared, arguments, devices);
+  if (devices == 1 && backend == "halide" && !LaunchedByMpirun()) {
+    result = RunOnOneDevice(*prepared, arguments, factory, prepare, iterations, run_seconds);
+    if (!result.ok()) {
+      return Fail(err, result.status().message(),
+                  absl::IsAborted(result.status()) ? kExitRuntimeFailure : kExitInputError);
+    }
+  } else if (devices > 1 || LaunchedByMpirun()) {
+    if (devices > 1) {
+      err << "note: partitioning for " << devices << " devices and running them on "
+          << DescribeDeviceMesh(devices) << " ("
+          << (backend == "halide" ? "Halide" : "reference-interpreter") << " kernels)\n";
+    }
+    result = RunPartitioned(*prepared, arguments, run_options);
     if (!result.ok()) {
       int code = absl::IsAborted(result.status()) ? kExitRuntimeFailure
                  : absl::IsInternal(result.status()) ? kExitInternal
                                                      : kExitInputError;
       return Fail(err, result.status().message(), code);
     }
+    if (!IsMainProcess()) return kExitOk;
     if (parsed->Has("check")) {
       absl::StatusOr<hlo::Literal> global = hlo::Evaluate(**module, arguments);
       if (!global.ok()) {
@@ -320,6 +459,19 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
       return Fail(err, absl::StrCat("evaluation failed: ", result.status().message()),
                   kExitRuntimeFailure);
     }
+    for (int64_t i = 0; i < iterations; ++i) {
+      const absl::Time start = absl::Now();
+      absl::StatusOr<hlo::Literal> again = hlo::Evaluate(*prepared, arguments);
+      if (!again.ok()) return Fail(err, again.status().message(), kExitRuntimeFailure);
+      run_seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
+    }
+  }
+  if (!run_seconds.empty()) {
+    std::sort(run_seconds.begin(), run_seconds.end());
+    const size_t n = run_seconds.size();
+    const double median = n % 2 == 1 ? run_seconds[n / 2]
+                                     : (run_seconds[n / 2 - 1] + run_seconds[n / 2]) / 2;
+    out << absl::StrFormat("median %.3f ms per run\n", median * 1e3);
   }
 
   std::vector<const hlo::Literal*> leaves = FlattenLeaves(*result);

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
 #include "spmd/partition/partitioner.h"
+#include "spmd/shard_map_lowering.h"
 #include "tools/module_loader.h"
 
 namespace sharc::tools {
@@ -41,7 +42,9 @@ absl::Status PrepareModule(hlo::Module& module, const CompileOptions& options) {
     config.num_partitions = options.mesh->num_devices();
   }
   if (options.devices) config.num_partitions = *options.devices;
-  return spmd::LowerMapReduce(module, options.mapreduce_mode);
+  RETURN_IF_ERROR(spmd::LowerMapReduce(module, options.mapreduce_mode));
+  if (!options.lower_shard_maps) return absl::OkStatus();
+  return spmd::LowerShardMaps(module);
 }
 
 absl::StatusOr<std::unique_ptr<hlo::Module>> LoadPreparedModule(const std::string& path,
@@ -59,6 +62,7 @@ absl::StatusOr<spmd::PropagationResult> PropagateModule(hlo::Module& module,
                                                         std::optional<int64_t> devices) {
   if (devices) module.mutable_config().num_partitions = *devices;
   RETURN_IF_ERROR(spmd::LowerMapReduce(module, spmd::MapReduceMode::kAnnotated));
+  RETURN_IF_ERROR(spmd::LowerShardMaps(module));
   return spmd::PropagateShardings(module);
 }
 

@@ -20,6 +20,10 @@ struct CompileOptions {
   std::optional<int64_t> devices;  // --devices: overrides num_partitions
   std::optional<spmd::Mesh> mesh;  // --mesh: overrides the header's mesh
   spmd::MapReduceMode mapreduce_mode = spmd::MapReduceMode::kAnnotated;  // --mapreduce-mode
+  // shard_maps become per-device regions with collectives; a run of the
+  // global program on one device keeps them (the interpreter runs their
+  // bodies per mesh device itself).
+  bool lower_shard_maps = true;
 };
 
 // The flags behind CompileOptions, for the subcommands' flag tables.
@@ -32,8 +36,9 @@ inline constexpr FlagSpec kMapReduceModeFlag = {"mapreduce-mode", FlagKind::kVal
 //   --mapreduce-mode M    MapReduce lowering: annotated (default), ns or loop
 absl::StatusOr<CompileOptions> CompileOptionsFromFlags(const ParsedArgs& args);
 
-// Applies the device count and mesh to the module's header and lowers its
-// MapReduce blocks (spmd/mapreduce_lowering.h) in the chosen mode.
+// Applies the device count and mesh to the module's header, lowers its
+// MapReduce blocks (spmd/mapreduce_lowering.h) in the chosen mode and its
+// shard_maps (spmd/shard_map_lowering.h).
 absl::Status PrepareModule(hlo::Module& module, const CompileOptions& options);
 
 // LoadModule + PrepareModule; the error message is a complete diagnostic.
@@ -42,7 +47,7 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> LoadPreparedModule(const std::strin
 
 // Applies `--devices N` (overriding the header's num_partitions) and runs
 // propagation in place. MapReduce blocks still in the module are lowered in
-// the default (annotated) mode first.
+// the default (annotated) mode first, and shard_maps lowered.
 absl::StatusOr<spmd::PropagationResult> PropagateModule(hlo::Module& module,
                                                         std::optional<int64_t> devices);
 
