@@ -270,7 +270,7 @@ int RunPython(const std::string& script) {
 }
 
 TEST(NpyInteropTest, NumpyLoadsWhatWeWrite) {
-  if (!PythonHasNumpy()) GTEST_SKIP() << "/usr/bin/python3 cannot import numpy (install python3-numpy)";
+  if (!PythonHasNumpy()) FAIL() << "/usr/bin/python3 cannot import numpy (install python3-numpy)";
   std::string dir = TempDir();
   int count = 0;
   const PrimitiveType* types = hlo::AllArrayTypes(&count);
@@ -299,7 +299,7 @@ TEST(NpyInteropTest, NumpyLoadsWhatWeWrite) {
 }
 
 TEST(NpyInteropTest, WeLoadWhatNumpyWrites) {
-  if (!PythonHasNumpy()) GTEST_SKIP() << "/usr/bin/python3 cannot import numpy (install python3-numpy)";
+  if (!PythonHasNumpy()) FAIL() << "/usr/bin/python3 cannot import numpy (install python3-numpy)";
   std::string dir = TempDir();
   std::string script = absl::StrCat(
       "import numpy as np\n"
