@@ -268,8 +268,11 @@ absl::StatusOr<Literal> EvaluateReshape(const Instruction& inst,
   ASSIGN_OR_RETURN(Shape shape, InferReshape(inst));
   RETURN_IF_ERROR(CheckOperandLiterals(inst, operands));
   Literal out(shape);
-  std::memcpy(out.untyped_data(), operands[0]->untyped_data(),
-              static_cast<size_t>(out.size_bytes()));
+  // An empty array has no storage (a null pointer memcpy may not take).
+  if (out.size_bytes() > 0) {
+    std::memcpy(out.untyped_data(), operands[0]->untyped_data(),
+                static_cast<size_t>(out.size_bytes()));
+  }
   return out;
 }
 

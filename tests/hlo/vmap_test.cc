@@ -63,7 +63,10 @@ Literal SliceOf(const Literal& batched, int64_t b) {
                     std::vector<int64_t>(shape.dims().begin() + 1, shape.dims().end()));
   Literal slice(slice_shape);
   const int64_t bytes = slice.size_bytes();
-  std::memcpy(slice.untyped_data(), batched.untyped_data() + b * bytes, static_cast<size_t>(bytes));
+  if (bytes > 0) {
+    std::memcpy(slice.untyped_data(), batched.untyped_data() + b * bytes,
+                static_cast<size_t>(bytes));
+  }
   return slice;
 }
 
