@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "hlo/batching/batch_util.h"
 #include "hlo/ir/literal.h"
+#include "hlo/ir/scalar_reducer.h"
 
 namespace sharc::autodiff {
 
@@ -101,7 +102,7 @@ Instruction* ReduceSum(Emitter& e, Instruction* x, IntList dims) {
   Instruction* zero = ScalarOf(e, shape.type(), 0.0);
   return e.Add(Opcode::kReduce, Shape(shape.type(), std::move(kept)), {x, zero},
                {{"dimensions", std::move(dims)},
-                {"to_apply", AddReducer(ModuleOf(e), shape.type())}});
+                {"to_apply", hlo::BinaryReducer(ModuleOf(e), Opcode::kAdd, shape.type())}});
 }
 
 Instruction* Gte(Emitter& e, Instruction* tuple, int64_t index) {
@@ -157,42 +158,6 @@ std::string UniqueComputationName(const Module& module, const std::string& base)
 Computation* NewComputation(Module& module, const std::string& base) {
   return module.AddComputation(
       std::make_unique<Computation>(UniqueComputationName(module, base)));
-}
-
-Computation* AddReducer(Module& module, PrimitiveType type) {
-  const std::string name = absl::StrCat("add.", hlo::PrimitiveTypeName(type));
-  if (Computation* existing = module.FindComputation(name)) {
-    const Instruction* root = existing->root();
-    if (root != nullptr && root->opcode() == Opcode::kAdd && existing->num_parameters() == 2 &&
-        root->shape() == Shape::Scalar(type)) {
-      return existing;
-    }
-  }
-  Computation* reducer = NewComputation(module, name);
-  Instruction* a = reducer->AddInstruction(Instruction::CreateParameter(0, "a", Shape::Scalar(type)));
-  Instruction* b = reducer->AddInstruction(Instruction::CreateParameter(1, "b", Shape::Scalar(type)));
-  reducer->set_root(
-      reducer->AddInstruction(Instruction::Create(Opcode::kAdd, "sum", Shape::Scalar(type), {a, b})));
-  return reducer;
-}
-
-void SortCallees(Module& module) {
-  std::vector<Computation*> all = module.computations();
-  absl::flat_hash_map<const Computation*, int64_t> index;
-  for (size_t i = 0; i < all.size(); ++i) index[all[i]] = static_cast<int64_t>(i);
-  std::vector<int64_t> order;
-  absl::flat_hash_set<const Computation*> placed;
-  std::function<void(const Computation*)> visit = [&](const Computation* c) {
-    if (!placed.insert(c).second) return;
-    for (const Instruction* inst : c->instructions()) {
-      for (const Computation* callee : inst->called_computations()) {
-        if (index.contains(callee)) visit(callee);
-      }
-    }
-    order.push_back(index.at(c));
-  };
-  for (const Computation* c : all) visit(c);
-  module.ReorderComputations(order);
 }
 
 }  // namespace sharc::autodiff

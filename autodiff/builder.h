@@ -61,16 +61,12 @@ Instruction* InlineInto(Emitter& e, const Computation& callee,
                         const std::vector<Instruction*>& args);
 
 // The module `e` builds into: autodiff adds every computation to its module
-// as soon as it is created (SortCallees restores callee-first order at the end).
+// as soon as it is created (Module::SortCalleesFirst restores callee-first
+// order at the end).
 Module& ModuleOf(Emitter& e);
 // Adds an empty computation named uniquely after `base` to `module`.
 Computation* NewComputation(Module& module, const std::string& base);
-// Reorders the module's computations so that callees precede their callers,
-// as the printer and parser expect.
-void SortCallees(Module& module);
 // A computation name not yet used in `module`, derived from `base`.
 std::string UniqueComputationName(const Module& module, const std::string& base);
-// The scalar add reducer for `type`, created once per module.
-Computation* AddReducer(Module& module, PrimitiveType type);
 
 }  // namespace sharc::autodiff

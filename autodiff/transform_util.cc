@@ -42,7 +42,7 @@ absl::StatusOr<std::vector<hlo::Computation*>> RunTransformMany(
   std::vector<hlo::Computation*> keep;
   if (result.ok()) keep = *result;
   CleanUp(module, keep, created);
-  SortCallees(module);
+  module.SortCalleesFirst();
   return result;
 }
 
@@ -61,7 +61,7 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> TransformEntry(
   // Keep only what the new entry calls (the original entry included, if the
   // derivative still calls it).
   CleanUp(*clone, {result}, clone->computations());
-  SortCallees(*clone);
+  clone->SortCalleesFirst();
   return clone;
 }
 

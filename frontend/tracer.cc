@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "absl/strings/str_cat.h"
+#include "hlo/ir/scalar_reducer.h"
 #include "hlo/ops/op_def.h"
 
 namespace sharc::frontend {
@@ -110,21 +111,7 @@ void Tracer::Annotate(hlo::Instruction& instruction, const std::source_location&
 }
 
 hlo::Computation* Tracer::ScalarComputation(hlo::Opcode op, hlo::PrimitiveType type) {
-  auto key = std::make_pair(static_cast<int>(op), static_cast<int>(type));
-  auto it = scalar_computations_.find(key);
-  if (it != scalar_computations_.end()) return it->second;
-  auto computation = std::make_unique<hlo::Computation>(
-      UniqueName(absl::StrCat(hlo::OpcodeName(op), "_", hlo::PrimitiveTypeName(type))));
-  const hlo::Shape scalar = hlo::Shape::Scalar(type);
-  hlo::Instruction* a = computation->AddInstruction(
-      hlo::Instruction::CreateParameter(0, UniqueName("a"), scalar));
-  hlo::Instruction* b = computation->AddInstruction(
-      hlo::Instruction::CreateParameter(1, UniqueName("b"), scalar));
-  computation->set_root(computation->AddInstruction(
-      hlo::Instruction::Create(op, UniqueName(hlo::OpcodeName(op)), scalar, {a, b})));
-  hlo::Computation* added = module_->AddComputation(std::move(computation));
-  scalar_computations_[key] = added;
-  return added;
+  return hlo::BinaryReducer(*module_, op, type);
 }
 
 absl::StatusOr<TracedFunction> Tracer::TraceFunction(const TreeFunction& fn,

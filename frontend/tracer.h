@@ -78,7 +78,7 @@ class Tracer {
   std::string UniqueName(std::string_view prefix);
 
   // The computation (a, b) -> op(a, b) on scalars of `type` (reducers),
-  // created once per module.
+  // created once per module (hlo::BinaryReducer).
   hlo::Computation* ScalarComputation(hlo::Opcode op, hlo::PrimitiveType type);
 
   // Sets the instruction's location (and metadata if enabled) to `loc`.
@@ -89,7 +89,6 @@ class Tracer {
   TraceOptions options_;
   std::optional<spmd::Mesh> mesh_;
   absl::flat_hash_map<std::string, int64_t> name_counts_;
-  absl::flat_hash_map<std::pair<int, int>, hlo::Computation*> scalar_computations_;
 };
 
 // Appends `opcode(operands)` to the innermost function being traced and

@@ -11,9 +11,9 @@
 #include "absl/strings/str_join.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/batching/vmap.h"
+#include "hlo/ir/scalar_reducer.h"
 #include "hlo/ops/op_util.h"
 #include "spmd/mesh.h"
-#include "spmd/reducer_computation.h"
 
 namespace sharc::spmd {
 
@@ -173,7 +173,7 @@ class Lowering {
     Instruction* zero = AddConstant(name + ".zero", Literal(Shape::Scalar(type)));
     Instruction* sum = Add(Opcode::kReduce, mean ? name + ".sum" : name, block_->shape(), {x, zero});
     sum->set_attr("dimensions", std::vector<int64_t>{0});
-    sum->set_attr("to_apply", BinaryReducer(module_, Opcode::kAdd, type));
+    sum->set_attr("to_apply", hlo::BinaryReducer(module_, Opcode::kAdd, type));
     if (!mean) return sum;
     Literal n(Shape::Scalar(type));
     n.SetFromDouble(0, static_cast<double>(GroupCount(*block_)));

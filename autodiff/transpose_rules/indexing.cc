@@ -5,6 +5,7 @@
 #include "hlo/base/status_macros.h"
 #include "hlo/batching/batch_util.h"
 #include "hlo/ops/op_util.h"
+#include "hlo/ir/scalar_reducer.h"
 
 namespace sharc::autodiff {
 namespace {
@@ -74,7 +75,7 @@ void RegisterIndexingTransposeRules(TransposeRuleRegistry& r) {
         {"inserted_window_dims", inst.attr_ints("collapsed_slice_dims")},
         {"scatter_dims_to_operand_dims", inst.attr_ints("start_index_map")},
         {"index_vector_dim", inst.attr_int("index_vector_dim")},
-        {"to_apply", AddReducer(ModuleOf(e), operand.type())}};
+        {"to_apply", hlo::BinaryReducer(ModuleOf(e), Opcode::kAdd, operand.type())}};
     if (inst.has_attr("operand_batching_dims")) {
       attrs.push_back({"input_batching_dims", inst.attr_ints("operand_batching_dims")});
       attrs.push_back(

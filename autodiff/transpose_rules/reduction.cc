@@ -8,6 +8,7 @@
 #include "autodiff/transpose_rule.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ops/op_util.h"
+#include "hlo/ir/scalar_reducer.h"
 
 namespace sharc::autodiff {
 namespace {
@@ -111,7 +112,7 @@ absl::StatusOr<std::vector<Cotangent>> ReduceWindowTranspose(const Instruction& 
   Instruction* summed = e.Add(Opcode::kReduceWindow, Shape(operand.type(), summed_dims),
                               {spread, zero},
                               {{"window", unit_window},
-                               {"to_apply", AddReducer(ModuleOf(e), operand.type())}});
+                               {"to_apply", hlo::BinaryReducer(ModuleOf(e), Opcode::kAdd, operand.type())}});
   // `summed` covers the padded operand from its start; pad the uncovered
   // tail with zeros, then cut out the operand.
   hlo::IntListList crop;

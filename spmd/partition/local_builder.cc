@@ -1,7 +1,7 @@
 #include "spmd/partition/local_builder.h"
 
 #include "absl/strings/str_cat.h"
-#include "spmd/reducer_computation.h"
+#include "hlo/ir/scalar_reducer.h"
 
 namespace sharc::spmd {
 
@@ -198,7 +198,7 @@ Instruction* LocalBuilder::CollectivePermute(Instruction* value,
 }
 
 hlo::Computation* LocalBuilder::Reducer(Opcode op, PrimitiveType type) {
-  return BinaryReducer(*context_.module, op, type);
+  return hlo::BinaryReducer(*context_.module, op, type);
 }
 
 }  // namespace sharc::spmd

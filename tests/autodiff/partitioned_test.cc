@@ -77,7 +77,7 @@ TEST(PartitionedTest, FedSgdStep) {
     Computation* loss = m->entry();
     m->set_entry(step);
     m->RemoveComputation(loss);
-    SortCallees(*m);
+    m->SortCalleesFirst();
     auto reparsed = testing::Reparse(*m);
     ASSERT_NE(reparsed, nullptr);
     ExpectPartitionedMatches(*reparsed, Inputs(devices), devices,
@@ -115,7 +115,7 @@ TEST(PartitionedTest, ParallelMamlGradient) {
   }
   m->set_entry(meta);
   m->RemoveComputation(old_entry);
-  SortCallees(*m);
+  m->SortCalleesFirst();
   ASSERT_OK_AND_ASSIGN(auto grad, GradModule(*testing::Reparse(*m), {0}));
   auto reparsed = testing::Reparse(*grad);
   ASSERT_NE(reparsed, nullptr);

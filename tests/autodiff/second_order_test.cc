@@ -186,7 +186,7 @@ TEST(SecondOrderTest, ParallelMamlGradient) {
                          {{"placement", std::string("clients")}}));
   }
   m->set_entry(meta);
-  SortCallees(*m);
+  m->SortCalleesFirst();
   auto meta_module = testing::Reparse(*m);
   ASSERT_NE(meta_module, nullptr);
   ASSERT_OK_AND_ASSIGN(auto grad, GradModule(*meta_module, {0}));
