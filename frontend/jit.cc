@@ -4,10 +4,14 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "hlo/eval/interpreter.h"
-#include "tools/spmd_runner.h"
 
 namespace sharc::frontend {
+
+// A compiled program and the lock that keeps its runs one at a time.
+struct Jitted::Compiled {
+  std::shared_ptr<tools::CompiledProgram> program;
+  std::mutex run_mu;
+};
 
 struct Jitted::State {
   TreeFunction fn;
@@ -16,6 +20,7 @@ struct Jitted::State {
   std::mutex mu;
   // Keyed by the input signature: structure, then every leaf's shape.
   absl::flat_hash_map<std::string, std::shared_ptr<const TracedModule>> cache;
+  absl::flat_hash_map<std::string, std::shared_ptr<Compiled>> compiled;
   int64_t trace_count = 0;
 };
 
@@ -66,17 +71,16 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> Jitted::Lower(const HostTree& args)
   return Trace(ShapesOf(args));
 }
 
-absl::StatusOr<HostTree> Jitted::operator()(const HostTree& args) const {
-  std::vector<hlo::Literal> inputs = Leaves(args);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].shape().is_array()) {
-      return absl::InvalidArgumentError(absl::StrCat(FormatLocation(state_->loc), ": argument leaf ",
-                                                     i, " is ", inputs[i].shape().ToString(),
-                                                     "; leaves must be arrays"));
-    }
-  }
-  absl::StatusOr<std::shared_ptr<const TracedModule>> traced = Traced(ShapesOf(args));
+absl::StatusOr<std::shared_ptr<Jitted::Compiled>> Jitted::CompiledFor(
+    const ShapeTree& args) const {
+  absl::StatusOr<std::shared_ptr<const TracedModule>> traced = Traced(args);
   if (!traced.ok()) return traced.status();
+  const std::string key = SignatureKey(args);
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    auto it = state_->compiled.find(key);
+    if (it != state_->compiled.end()) return it->second;
+  }
   const TracedModule& program = **traced;
   // The traced module keeps the MapReduce blocks (so it prints like the
   // papers' jaxprs); what runs has them lowered in the chosen mode.
@@ -87,19 +91,55 @@ absl::StatusOr<HostTree> Jitted::operator()(const HostTree& args) const {
                                                      program.module->name(), ": ",
                                                      lowered.message()));
   }
+  tools::ProgramOptions options;
+  options.num_devices = program.mesh.has_value() ? program.mesh->num_devices() : 1;
+  options.backend = state_->options.backend;
+  absl::StatusOr<std::unique_ptr<tools::CompiledProgram>> compiled =
+      tools::CompiledProgram::Compile(*runnable, options);
+  if (!compiled.ok()) {
+    return absl::Status(compiled.status().code(),
+                        absl::StrCat(FormatLocation(state_->loc), ": compiling ",
+                                     program.module->name(), ": ", compiled.status().message()));
+  }
+  auto entry = std::make_shared<Compiled>();
+  entry->program = *std::move(compiled);
+  std::lock_guard<std::mutex> lock(state_->mu);
+  // Two threads may have compiled the same signature; the first one stays.
+  return state_->compiled.emplace(key, std::move(entry)).first->second;
+}
+
+absl::StatusOr<std::shared_ptr<tools::CompiledProgram>> Jitted::Compile(
+    const ShapeTree& args) const {
+  absl::StatusOr<std::shared_ptr<Compiled>> compiled = CompiledFor(args);
+  if (!compiled.ok()) return compiled.status();
+  return (*compiled)->program;
+}
+
+absl::StatusOr<HostTree> Jitted::operator()(const HostTree& args) const {
+  std::vector<hlo::Literal> inputs = Leaves(args);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].shape().is_array()) {
+      return absl::InvalidArgumentError(absl::StrCat(FormatLocation(state_->loc), ": argument leaf ",
+                                                     i, " is ", inputs[i].shape().ToString(),
+                                                     "; leaves must be arrays"));
+    }
+  }
+  absl::StatusOr<std::shared_ptr<Compiled>> compiled = CompiledFor(ShapesOf(args));
+  if (!compiled.ok()) return compiled.status();
+  absl::StatusOr<std::shared_ptr<const TracedModule>> traced = Traced(ShapesOf(args));
+  if (!traced.ok()) return traced.status();
   absl::StatusOr<hlo::Literal> result;
-  if (program.mesh.has_value() && program.mesh->num_devices() > 1) {
-    result = tools::RunPartitioned(*runnable, inputs, program.mesh->num_devices());
-  } else {
-    result = hlo::Evaluate(*runnable, inputs);
+  {
+    std::lock_guard<std::mutex> lock((*compiled)->run_mu);
+    result = (*compiled)->program->Run(inputs);
   }
   if (!result.ok()) {
     return absl::Status(result.status().code(),
                         absl::StrCat(FormatLocation(state_->loc), ": running ",
-                                     program.module->name(), ": ", result.status().message()));
+                                     (*traced)->module->name(), ": ", result.status().message()));
   }
   std::vector<hlo::Literal> outputs = std::move(result->elements());
-  return Unflatten(program.outputs, std::move(outputs));
+  return Unflatten((*traced)->outputs, std::move(outputs));
 }
 
 }  // namespace sharc::frontend

@@ -1,9 +1,9 @@
 // jit: trace a function of Tensors once per input signature, compile it and
-// run it on host literals -- on one device with the reference interpreter, or
-// on the devices of a Mesh through sharding propagation and SPMD
-// partitioning (tools::RunPartitioned). Like jax.jit, the traced program is
-// cached by the input structure, shapes and dtypes (the shardings are fixed
-// per jitted function by its options).
+// run it on host literals -- on one device, or on the devices of a Mesh
+// through sharding propagation and SPMD partitioning (tools::CompiledProgram).
+// Like jax.jit, the traced and the compiled program are cached by the input
+// structure, shapes and dtypes (the shardings are fixed per jitted function
+// by its options).
 #pragma once
 
 #include <cstdint>
@@ -17,10 +17,16 @@
 #include "frontend/trees.h"
 #include "hlo/ir/literal.h"
 #include "hlo/ir/module.h"
+#include "tools/compiled_program.h"
 
 namespace sharc::frontend {
 
-using JitOptions = TraceModuleOptions;
+struct JitOptions : TraceModuleOptions {
+  // Kernels: the reference interpreter's (the default: nothing to compile,
+  // right for small programs and tests), or Halide's (compiled once per
+  // signature and cached on disk; worth it for programs run many times).
+  tools::Backend backend = tools::Backend::kInterpreter;
+};
 
 class Jitted {
  public:
@@ -46,12 +52,19 @@ class Jitted {
   absl::StatusOr<std::unique_ptr<hlo::Module>> Trace(const ShapeTree& args) const;
   absl::StatusOr<std::unique_ptr<hlo::Module>> Lower(const HostTree& args) const;
 
+  // The compiled program for the arguments' signature (compiled on first
+  // use and cached, as a call would): its cost report, per-device program
+  // and timed runs. Calls share it.
+  absl::StatusOr<std::shared_ptr<tools::CompiledProgram>> Compile(const ShapeTree& args) const;
+
   // How many times the function was traced (cache misses).
   int64_t trace_count() const;
 
  private:
   struct State;
+  struct Compiled;
   absl::StatusOr<std::shared_ptr<const TracedModule>> Traced(const ShapeTree& args) const;
+  absl::StatusOr<std::shared_ptr<Compiled>> CompiledFor(const ShapeTree& args) const;
 
   std::shared_ptr<State> state_;
   bool positional_ = false;

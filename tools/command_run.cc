@@ -18,10 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "codegen/halide_kernel_factory.h"
 #include "hlo/eval/interpreter.h"
-#include "runtime/executable.h"
-#include "runtime/interpreter_kernels.h"
 #include "runtime/npy.h"
 #include "tools/command.h"
 #include "tools/compile_pipeline.h"
@@ -226,57 +223,6 @@ absl::Status CheckFitsInMemory(const hlo::Module& module) {
   return absl::OkStatus();
 }
 
-// Kernels from the Halide backend, or from the interpreter once `prepare`
-// finds that the per-device program has an op Halide cannot run (the
-// default backend only; --backend halide makes that an error).
-class BackendKernelFactory final : public runtime::KernelFactory {
- public:
-  absl::StatusOr<std::unique_ptr<runtime::Kernel>> MakeKernel(
-      const hlo::Instruction& instruction) override {
-    return delegate_->MakeKernel(instruction);
-  }
-  absl::StatusOr<std::unique_ptr<runtime::Kernel>> MakeCallKernel(
-      const hlo::Instruction& call) override {
-    return delegate_->MakeCallKernel(call);
-  }
-  void UseInterpreter() { delegate_ = &interpreter_; }
-
- private:
-  codegen::HalideKernelFactory halide_;
-  runtime::InterpreterKernelFactory interpreter_;
-  runtime::KernelFactory* delegate_ = &halide_;
-};
-
-// The Halide backend on one device: the global program as it is (no
-// partitioning), fused and compiled, run once plus `iterations` timed runs.
-absl::StatusOr<hlo::Literal> RunOnOneDevice(const hlo::Module& global,
-                                            const std::vector<hlo::Literal>& arguments,
-                                            runtime::KernelFactory& factory,
-                                            const std::function<absl::Status(hlo::Module&)>& prepare,
-                                            int64_t iterations, std::vector<double>& run_seconds) {
-  std::unique_ptr<hlo::Module> module = global.Clone();
-  if (absl::Status st = prepare(*module); !st.ok()) return st;
-  absl::StatusOr<std::unique_ptr<runtime::Executable>> exe =
-      runtime::Executable::Create(*module, factory);
-  if (!exe.ok()) return exe.status();
-  std::vector<runtime::Buffer> buffers;
-  for (const hlo::Literal& a : arguments) {
-    absl::StatusOr<runtime::Buffer> b = runtime::Buffer::FromLiteral(a);
-    if (!b.ok()) return b.status();
-    buffers.push_back(*std::move(b));
-  }
-  runtime::DeviceContext device;
-  absl::StatusOr<runtime::Buffer> result = (*exe)->Run(device, buffers);
-  if (!result.ok()) return absl::AbortedError(result.status().message());
-  for (int64_t i = 0; i < iterations; ++i) {
-    const absl::Time start = absl::Now();
-    absl::StatusOr<runtime::Buffer> again = (*exe)->Run(device, buffers);
-    if (!again.ok()) return absl::AbortedError(again.status().message());
-    run_seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
-  }
-  return result->ToLiteral();
-}
-
 int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, kFlags);
   if (!parsed.ok()) return UsageError(kRunCommand, parsed.status().message(), err);
@@ -315,11 +261,9 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     run_options.collective_timeout = timeout;
   }
   // "" = halide when it supports the module, else the interpreter.
-  std::string backend = parsed->Get("backend").value_or("");
-  if (backend != "" && backend != "interpreter" && backend != "halide") {
-    return UsageError(
-        kRunCommand,
-        absl::StrCat("unknown backend '", backend, "' (available: halide, interpreter)"), err);
+  const std::string backend = parsed->Get("backend").value_or("");
+  if (absl::Status known = ParseBackend(backend).status(); !known.ok()) {
+    return UsageError(kRunCommand, known.message(), err);
   }
   int64_t iterations = 0;
   if (auto value = parsed->Get("iterations")) {
@@ -391,45 +335,22 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
                       err);
   }
 
-  // Support is decided on the per-device program (partitioning removes
-  // sharding custom-calls, for one).
-  const bool explicit_halide = backend == "halide";
-  if (backend.empty()) backend = "halide";
-  BackendKernelFactory factory;
   std::vector<double> run_seconds;
-  run_options.timed_iterations = iterations;
-  run_options.run_seconds = &run_seconds;
-  std::function<absl::Status(hlo::Module&)> prepare = [&](hlo::Module& per_device) {
-    if (absl::Status st = codegen::CheckHalideSupports(per_device); !st.ok()) {
-      if (explicit_halide) {
-        return absl::InvalidArgumentError(absl::StrCat("--backend halide: ", st.message()));
-      }
-      err << "note: running with the interpreter: " << st.message() << "\n";
-      factory.UseInterpreter();
-      return absl::OkStatus();
-    }
-    codegen::PrecompileOptions precompile;
-    precompile.show_progress = true;
-    return codegen::PrepareForHalide(per_device, precompile);
-  };
-  if (backend == "halide") {
-    run_options.kernel_factory = &factory;
-    run_options.prepare = prepare;
-  }
-
   absl::StatusOr<hlo::Literal> result;
-  if (devices == 1 && backend == "halide" && !LaunchedByMpirun()) {
-    result = RunOnOneDevice(*prepared, arguments, factory, prepare, iterations, run_seconds);
-    if (!result.ok()) {
-      return Fail(err, result.status().message(),
-                  absl::IsAborted(result.status()) ? kExitRuntimeFailure : kExitInputError);
-    }
-  } else if (devices > 1 || LaunchedByMpirun()) {
+  const bool partition = devices > 1 || LaunchedByMpirun();
+  if (partition || backend != "interpreter") {
+    // Compiled: partitioned for the devices (one device runs the program as
+    // written), with Halide kernels unless the interpreter is asked for.
     if (devices > 1) {
       err << "note: partitioning for " << devices << " devices and running them on "
           << DescribeDeviceMesh(devices) << " ("
-          << (backend == "halide" ? "Halide" : "reference-interpreter") << " kernels)\n";
+          << (backend == "interpreter" ? "reference-interpreter" : "Halide") << " kernels)\n";
     }
+    run_options.backend = *ParseBackend(backend);
+    run_options.show_progress = true;
+    run_options.note = [&err](std::string_view note) { err << "note: " << note << "\n"; };
+    run_options.timed_iterations = iterations;
+    run_options.run_seconds = &run_seconds;
     result = RunPartitioned(*prepared, arguments, run_options);
     if (!result.ok()) {
       int code = absl::IsAborted(result.status()) ? kExitRuntimeFailure
@@ -438,7 +359,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
       return Fail(err, result.status().message(), code);
     }
     if (!IsMainProcess()) return kExitOk;
-    if (parsed->Has("check")) {
+    if (partition && parsed->Has("check")) {
       absl::StatusOr<hlo::Literal> global = hlo::Evaluate(**module, arguments);
       if (!global.ok()) {
         return Fail(err, absl::StrCat("--check: the global program failed: ",
@@ -454,6 +375,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
           << max_diff << ")\n";
     }
   } else {
+    // The reference interpreter on the global program (shard_map bodies run
+    // per mesh device inside it).
     result = hlo::Evaluate(*prepared, arguments);
     if (!result.ok()) {
       return Fail(err, absl::StrCat("evaluation failed: ", result.status().message()),

@@ -16,7 +16,7 @@
 #include "absl/time/time.h"
 #include "hlo/ir/literal.h"
 #include "hlo/ir/module.h"
-#include "runtime/kernel.h"
+#include "tools/compiled_program.h"
 
 namespace sharc::tools {
 
@@ -25,12 +25,12 @@ struct PartitionedRunOptions {
   // A collective (or, under MPI, any exchange between processes) whose
   // peers do not all arrive within this time fails the run.
   absl::Duration collective_timeout = absl::Seconds(60);
-  // Kernels of the per-device program: the reference interpreter's when
-  // null (e.g. codegen's HalideKernelFactory otherwise). `prepare`, if set,
-  // rewrites the partitioned module before its executable is built (fusion,
-  // kernel precompilation) and may refuse it.
-  runtime::KernelFactory* kernel_factory = nullptr;
-  std::function<absl::Status(hlo::Module&)> prepare;
+  // Kernels of the per-device program: the reference interpreter's unless
+  // asked for (Halide compiles every kernel first, which tests and the
+  // frontend's small programs do not want by default).
+  Backend backend = Backend::kInterpreter;
+  bool show_progress = false;
+  std::function<void(std::string_view)> note;
   // After the run, run the executable this many more times (in-process
   // mesh only) and append each run's wall time, compilation excluded.
   int64_t timed_iterations = 0;
@@ -47,7 +47,8 @@ bool IsMainProcess();
 // the user's note.
 std::string DescribeDeviceMesh(int64_t num_devices);
 
-// `global` must be verified. Compile errors (propagation, partitioning,
+// Compiles `global` (tools/compiled_program.h) and runs it once, plus
+// `timed_iterations` timed runs. `global` must be verified. Compile errors (propagation, partitioning,
 // inputs that do not fit the shardings) come back as InvalidArgument or
 // whatever the pass returned; run failures are wrapped as Aborted so the
 // caller can tell them apart. Under mpirun, `args` are used only on the

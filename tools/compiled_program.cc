@@ -1,0 +1,269 @@
+#include "tools/compiled_program.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "codegen/halide_kernel_factory.h"
+#include "hlo/eval/interpreter.h"
+#include "hlo/verifier/verifier.h"
+#include "runtime/interpreter_kernels.h"
+#include "runtime/mesh_runtime.h"
+#include "spmd/partition/device_values.h"
+#include "spmd/partition/partitioner.h"
+#include "spmd/propagation.h"
+#include "tools/device_arguments.h"
+#include "tools/mpi_program_run.h"
+#include "tools/spmd_runner.h"
+
+namespace sharc::tools {
+namespace {
+
+absl::Status Prefix(const absl::Status& status, absl::string_view what) {
+  return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
+}
+
+absl::Status RunFailed(int64_t num_devices, const absl::Status& status) {
+  return absl::AbortedError(
+      absl::StrCat("running on ", num_devices, " devices failed: ", status.message()));
+}
+
+// Kernels from the Halide backend, or from the interpreter once the
+// per-device program turns out to have an op Halide cannot run.
+class BackendKernelFactory final : public runtime::KernelFactory {
+ public:
+  absl::StatusOr<std::unique_ptr<runtime::Kernel>> MakeKernel(
+      const hlo::Instruction& instruction) override {
+    return delegate_->MakeKernel(instruction);
+  }
+  absl::StatusOr<std::unique_ptr<runtime::Kernel>> MakeCallKernel(
+      const hlo::Instruction& call) override {
+    return delegate_->MakeCallKernel(call);
+  }
+  void UseInterpreter() { delegate_ = &interpreter_; }
+  bool uses_halide() const { return delegate_ == &halide_; }
+
+ private:
+  codegen::HalideKernelFactory halide_;
+  runtime::InterpreterKernelFactory interpreter_;
+  runtime::KernelFactory* delegate_ = &halide_;
+};
+
+}  // namespace
+
+absl::StatusOr<Backend> ParseBackend(std::string_view name) {
+  if (name.empty()) return Backend::kDefault;
+  if (name == "halide") return Backend::kHalide;
+  if (name == "interpreter") return Backend::kInterpreter;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown backend '", std::string(name), "' (available: halide, interpreter)"));
+}
+
+// What runs: the executable over a device mesh that stays up between runs,
+// or, for programs the runtime cannot schedule (a collective with a
+// non-elementary reducer), the interpreter's own SPMD mode.
+struct CompiledProgram::Engine {
+  BackendKernelFactory factory;
+  std::unique_ptr<runtime::Executable> executable;
+  std::unique_ptr<runtime::DeviceMesh> mesh;
+};
+
+CompiledProgram::~CompiledProgram() = default;
+
+absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Compile(
+    const hlo::Module& global, const ProgramOptions& options) {
+  if (options.num_devices < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the device count must be at least 1, got ", options.num_devices));
+  }
+  std::unique_ptr<CompiledProgram> program(new CompiledProgram());
+  program->options_ = options;
+  program->engine_ = std::make_unique<Engine>();
+  const bool partition = options.num_devices > 1 || LaunchedByMpirun();
+  program->partitioned_ = partition;
+
+  // Propagation works in place; the caller's module stays as written.
+  program->propagated_ = global.Clone();
+  if (partition) {
+    if (auto result = spmd::PropagateShardings(*program->propagated_); !result.ok()) {
+      return Prefix(result.status(), "sharding propagation failed");
+    }
+    spmd::PartitionOptions partition_options;
+    partition_options.num_devices = options.num_devices;
+    absl::StatusOr<std::unique_ptr<hlo::Module>> local =
+        spmd::PartitionModule(*program->propagated_, partition_options);
+    if (!local.ok()) return Prefix(local.status(), "partitioning failed");
+    // A partitioner bug should surface as a clear compile error, not as a
+    // confusing failure inside a kernel.
+    if (absl::Status verified = hlo::VerifyModule(**local); !verified.ok()) {
+      return absl::InternalError(
+          absl::StrCat("the partitioned module does not verify: ", verified.message()));
+    }
+    program->per_device_ = *std::move(local);
+  } else {
+    program->per_device_ = global.Clone();
+  }
+
+  // Halide support is decided on the per-device program (partitioning
+  // removes sharding custom-calls, for one).
+  Engine& engine = *program->engine_;
+  std::unique_ptr<hlo::Module> runnable = program->per_device_->Clone();
+  if (options.backend == Backend::kInterpreter) {
+    engine.factory.UseInterpreter();
+  } else if (absl::Status st = codegen::CheckHalideSupports(*runnable); !st.ok()) {
+    if (options.backend == Backend::kHalide) {
+      return absl::InvalidArgumentError(absl::StrCat("--backend halide: ", st.message()));
+    }
+    if (options.note) options.note(absl::StrCat("running with the interpreter: ", st.message()));
+    engine.factory.UseInterpreter();
+  } else {
+    codegen::PrecompileOptions precompile;
+    precompile.show_progress = options.show_progress;
+    if (absl::Status prepared = codegen::PrepareForHalide(*runnable, precompile); !prepared.ok()) {
+      return prepared;
+    }
+  }
+  program->uses_halide_ = engine.factory.uses_halide();
+
+  absl::StatusOr<std::unique_ptr<runtime::Executable>> executable =
+      runtime::Executable::Create(*runnable, engine.factory);
+  if (executable.ok()) {
+    engine.executable = *std::move(executable);
+  } else if (!absl::IsUnimplemented(executable.status()) || LaunchedByMpirun()) {
+    return Prefix(executable.status(), "building the per-device executable");
+  }
+  if (engine.executable != nullptr && !LaunchedByMpirun()) {
+    runtime::MeshOptions mesh_options;
+    mesh_options.num_devices = options.num_devices;
+    mesh_options.collective_timeout = options.collective_timeout;
+    engine.mesh = std::make_unique<runtime::DeviceMesh>(mesh_options);
+  }
+  return program;
+}
+
+absl::StatusOr<std::vector<std::vector<runtime::Buffer>>> CompiledProgram::SplitArguments(
+    const std::vector<hlo::Literal>& args) const {
+  const hlo::Computation& entry = *propagated_->entry();
+  if (static_cast<int64_t>(args.size()) != entry.num_parameters()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the program takes ", entry.num_parameters(), " arguments, got ", args.size()));
+  }
+  for (int64_t i = 0; i < entry.num_parameters(); ++i) {
+    const hlo::Instruction& parameter = *entry.parameter(i);
+    if (!(args[static_cast<size_t>(i)].shape() == parameter.shape())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", i, " (%", parameter.name(), ") is ", args[static_cast<size_t>(i)].shape().ToString(),
+          " but the program takes ", parameter.shape().ToString()));
+    }
+  }
+  std::vector<std::vector<runtime::Buffer>> device_args;
+  if (!partitioned_) {
+    std::vector<runtime::Buffer> buffers;
+    for (const hlo::Literal& a : args) {
+      absl::StatusOr<runtime::Buffer> b = runtime::Buffer::FromLiteral(a);
+      if (!b.ok()) return b.status();
+      buffers.push_back(*std::move(b));
+    }
+    device_args.push_back(std::move(buffers));
+    return device_args;
+  }
+  for (int64_t d = 0; d < options_.num_devices; ++d) {
+    absl::StatusOr<std::vector<runtime::Buffer>> a = DeviceArgumentBuffers(entry, args, d);
+    if (!a.ok()) return a.status();
+    device_args.push_back(*std::move(a));
+  }
+  return device_args;
+}
+
+absl::StatusOr<hlo::Literal> CompiledProgram::Run(const std::vector<hlo::Literal>& args) {
+  const int64_t n = options_.num_devices;
+  const hlo::Computation& entry = *propagated_->entry();
+  std::vector<hlo::Literal> parts;
+  if (LaunchedByMpirun()) {
+    absl::StatusOr<std::vector<hlo::Literal>> gathered =
+        RunOnMpiProcesses(*per_device_, entry, args, *engine_->executable, n,
+                          options_.collective_timeout);
+    if (!gathered.ok()) {
+      // Bad flags stay input errors; anything else failed the run.
+      if (absl::IsAborted(gathered.status()) || absl::IsInvalidArgument(gathered.status())) {
+        return gathered.status();
+      }
+      return RunFailed(n, gathered.status());
+    }
+    if (!IsMainProcess()) return hlo::Literal();
+    parts = *std::move(gathered);
+  } else if (engine_->executable != nullptr) {
+    absl::StatusOr<std::vector<std::vector<runtime::Buffer>>> device_args = SplitArguments(args);
+    if (!device_args.ok()) return device_args.status();
+    last_stats_.clear();
+    absl::StatusOr<std::vector<runtime::Buffer>> outputs =
+        engine_->mesh->RunBuffers(*engine_->executable, *device_args, &last_stats_);
+    if (!outputs.ok()) return RunFailed(n, outputs.status());
+    for (const runtime::Buffer& b : *outputs) {
+      absl::StatusOr<hlo::Literal> l = DeviceResultLiteral(b);
+      if (!l.ok()) return l.status();
+      parts.push_back(*std::move(l));
+    }
+  } else if (!partitioned_) {
+    absl::StatusOr<hlo::Literal> evaluated = hlo::Evaluate(*per_device_, args);
+    if (!evaluated.ok()) return RunFailed(n, evaluated.status());
+    return evaluated;
+  } else {
+    std::vector<std::vector<hlo::Literal>> device_args(static_cast<size_t>(n));
+    for (int64_t i = 0; i < entry.num_parameters(); ++i) {
+      const hlo::Sharding sharding = ShardingOrReplicated(*entry.parameter(i));
+      for (int64_t d = 0; d < n; ++d) {
+        absl::StatusOr<hlo::Literal> part =
+            spmd::ShardLiteral(args[static_cast<size_t>(i)], sharding, d);
+        if (!part.ok()) {
+          return Prefix(part.status(), absl::StrCat("splitting parameter ", i, " for device ", d));
+        }
+        device_args[static_cast<size_t>(d)].push_back(*std::move(part));
+      }
+    }
+    hlo::SpmdOptions spmd_options;
+    spmd_options.num_devices = n;
+    spmd_options.collective_timeout = options_.collective_timeout;
+    absl::StatusOr<std::vector<hlo::Literal>> evaluated =
+        hlo::EvaluateSpmd(*per_device_, device_args, spmd_options);
+    if (!evaluated.ok()) return RunFailed(n, evaluated.status());
+    parts = *std::move(evaluated);
+  }
+  const hlo::Instruction& root = *entry.root();
+  if (!partitioned_) return std::move(parts[0]);
+  absl::StatusOr<hlo::Literal> assembled =
+      spmd::AssembleLiteral(parts, ShardingOrReplicated(root), root.shape());
+  if (!assembled.ok()) return Prefix(assembled.status(), "assembling the result");
+  return assembled;
+}
+
+absl::StatusOr<std::vector<double>> CompiledProgram::TimeRuns(
+    const std::vector<hlo::Literal>& args, int64_t iterations) {
+  std::vector<double> seconds;
+  if (engine_->executable == nullptr || LaunchedByMpirun()) {
+    // Nothing stays compiled in the interpreter's own modes: time whole runs.
+    for (int64_t i = 0; i < iterations; ++i) {
+      const absl::Time start = absl::Now();
+      absl::StatusOr<hlo::Literal> again = Run(args);
+      if (!again.ok()) return again.status();
+      seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
+    }
+    return seconds;
+  }
+  absl::StatusOr<std::vector<std::vector<runtime::Buffer>>> device_args = SplitArguments(args);
+  if (!device_args.ok()) return device_args.status();
+  for (int64_t i = 0; i < iterations; ++i) {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<std::vector<runtime::Buffer>> again =
+        engine_->mesh->RunBuffers(*engine_->executable, *device_args);
+    if (!again.ok()) return RunFailed(options_.num_devices, again.status());
+    seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
+  }
+  return seconds;
+}
+
+absl::StatusOr<spmd::CostReport> CompiledProgram::Report(int top_buffers) const {
+  return spmd::AnalyzeCost(*per_device_, propagated_.get(), top_buffers);
+}
+
+}  // namespace sharc::tools

@@ -1,0 +1,44 @@
+#include "tools/device_arguments.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "spmd/partition/device_values.h"
+
+namespace sharc::tools {
+
+hlo::Sharding ShardingOrReplicated(const hlo::Instruction& instruction) {
+  return instruction.sharding() ? *instruction.sharding() : hlo::Sharding::Replicated();
+}
+
+absl::StatusOr<std::vector<runtime::Buffer>> DeviceArgumentBuffers(
+    const hlo::Computation& entry, const std::vector<hlo::Literal>& args, int64_t d) {
+  std::vector<runtime::Buffer> out;
+  for (int64_t i = 0; i < entry.num_parameters(); ++i) {
+    const hlo::Sharding sharding = ShardingOrReplicated(*entry.parameter(i));
+    absl::StatusOr<hlo::Literal> part =
+        spmd::ShardLiteral(args[static_cast<size_t>(i)], sharding, d);
+    if (!part.ok()) {
+      return absl::Status(part.status().code(),
+                          absl::StrCat("splitting parameter ", i, " for device ", d, ": ",
+                                       part.status().message()));
+    }
+    absl::StatusOr<runtime::Buffer> buffer = runtime::Buffer::FromLiteral(*part);
+    if (!buffer.ok()) return buffer.status();
+    out.push_back(*std::move(buffer));
+  }
+  return out;
+}
+
+absl::StatusOr<hlo::Literal> DeviceResultLiteral(const runtime::Buffer& result) {
+  if (!result.is_tuple()) return result.ToLiteral();
+  std::vector<hlo::Literal> elements;
+  for (const runtime::Buffer& e : result.elements()) {
+    absl::StatusOr<hlo::Literal> l = e.ToLiteral();
+    if (!l.ok()) return l.status();
+    elements.push_back(*std::move(l));
+  }
+  return hlo::Literal::Tuple(std::move(elements));
+}
+
+}  // namespace sharc::tools
