@@ -42,9 +42,11 @@ int64_t BytesSent(const Instruction& inst, int64_t num_devices) {
   }
 }
 
-// Peak of the bytes of values alive at once while the entry runs in order;
-// a value lives from its definition to its last use (parameters from the
-// start, the root to the end).
+// Peak of the bytes of values alive at once while `comp` runs in order; a
+// value lives from its definition to its last use (parameters from the
+// start, the root to the end). While a call, loop or conditional runs, its
+// callee's own temporaries are alive on top of the caller's values (its
+// parameters alias the caller's operands, so they are not counted twice).
 int64_t PeakLiveBytes(const Computation& comp) {
   std::vector<Instruction*> order = comp.instructions();
   absl::flat_hash_map<const Instruction*, size_t> last_use;
@@ -64,6 +66,17 @@ int64_t PeakLiveBytes(const Computation& comp) {
     const bool aliases = inst->opcode() == Opcode::kTuple ||
                          inst->opcode() == Opcode::kGetTupleElement ||
                          inst->opcode() == Opcode::kParameter;
+    int64_t callee_extra = 0;
+    if (inst->opcode() == Opcode::kWhile || inst->opcode() == Opcode::kCall ||
+        inst->opcode() == Opcode::kConditional) {
+      for (const Computation* callee : inst->called_computations()) {
+        int64_t parameters = 0;
+        for (const Instruction* p : callee->parameters())
+          if (p != nullptr) parameters += p->shape().byte_size();
+        callee_extra = std::max(callee_extra, PeakLiveBytes(*callee) - parameters);
+      }
+    }
+    peak = std::max(peak, live + callee_extra);
     if (!aliases) live += inst->shape().byte_size();
     peak = std::max(peak, live);
     for (const Instruction* dead : dies[i]) {

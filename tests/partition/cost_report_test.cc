@@ -55,6 +55,31 @@ ENTRY e {
   EXPECT_EQ(r.padding_bytes, 2 * (2 * 16 * 4) / 4);
 }
 
+TEST(CostReportTest, PeakMemoryCountsTheTemporariesOfACallee) {
+  // The callee's 4 KiB broadcast lives only while the call runs; the entry
+  // alone never holds more than its 16-byte values.
+  ASSERT_OK_AND_ASSIGN(auto module, hlo::ParseAndVerifyModule(R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+body {
+  p = f32[4] parameter(0)
+  big = f32[4,256] broadcast(p), dimensions={0}
+  zero = f32[] constant(0)
+  s = f32[] reduce(big, zero), dimensions={0,1}, to_apply=add
+  ROOT r = f32[4] broadcast(s), dimensions={}
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT y = f32[4] call(x), to_apply=body
+})"));
+  ASSERT_OK_AND_ASSIGN(CostReport r, AnalyzeCost(*module, nullptr));
+  EXPECT_GE(r.peak_memory_in_bytes, 1024 * 4 + 16);
+  EXPECT_LT(r.peak_memory_in_bytes, 1024 * 4 + 64);
+}
+
 TEST(CostReportTest, DrawsWhichDeviceHoldsWhichTile) {
   ASSERT_OK_AND_ASSIGN(hlo::Sharding s, hlo::ParseSharding("{devices=[2,2]0,2,1,3}"));
   std::string grid = DrawShardingGrid(hlo::Shape(hlo::PrimitiveType::kF32, {8, 8}), s);
