@@ -6,6 +6,7 @@ set output "docs/weak_scaling.png"
 set multiplot layout 2,2 title "FedAvg transformer LM, weak scaling (n groups on n devices)"
 set logscale x 2
 set xtics (1, 2, 4, 8)
+set xrange [0.8:10]
 set xlabel "partition size n = devices"
 set key top left
 set grid

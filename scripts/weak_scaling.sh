@@ -24,7 +24,7 @@ fi
 generator=()
 if [ ! -f "$build_dir/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
 cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DSHARC_BUILD_BENCHMARKS=ON -DSHARC_BUILD_TESTS=OFF >/dev/null
+  -DSHARC_BUILD_BENCHMARKS=ON >/dev/null
 cmake --build "$build_dir" -j "$jobs" --target bm_fedavg_weak_scaling
 
 json="$build_dir/weak_scaling.json"
