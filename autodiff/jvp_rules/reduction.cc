@@ -1,11 +1,14 @@
 // JVP rules of dot and the reductions. dot and sums are (bi)linear; max/min
 // reductions send the tangent of the elements that attain the extremum
-// (averaged over ties, as JAX does).
+// (averaged over ties, as JAX does); max/min pooling and reductions with
+// other reducers have rules of their own (reduction_rules.h).
 #include <algorithm>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "autodiff/jvp_rules/linear_op.h"
+#include "autodiff/jvp_rules/reduction_rules.h"
+#include "autodiff/linearizer.h"
 #include "hlo/ops/op_util.h"
 
 namespace sharc::autodiff {
@@ -28,29 +31,43 @@ IntList KeptDims(int64_t rank, const IntList& reduced) {
 
 absl::StatusOr<Instruction*> ReduceJvp(const Instruction& inst, const JvpArgs& a,
                                        JvpContext& ctx) {
+  if (!CarriesTangent(inst.shape())) return nullptr;
   std::optional<Opcode> op = ReducerOp(inst);
-  if (inst.operand_count() != 2 || !op.has_value()) {
-    return hlo::OpError(inst, "is differentiable only as a single-operand sum, max or min "
-                              "reduction (its reducer is not one of add, maximum, minimum)");
+  if (inst.operand_count() != 2 ||
+      (op != Opcode::kAdd && op != Opcode::kMaximum && op != Opcode::kMinimum)) {
+    return ReduceTreeJvp(inst, a, ctx);
   }
-  if (!hlo::IsFloatingPoint(inst.shape().type())) return nullptr;
   if (*op == Opcode::kAdd) return SameOpOnTangents(inst, a, ctx, {true, true});
-  if (*op != Opcode::kMaximum && *op != Opcode::kMinimum) {
-    return hlo::OpError(inst, "is differentiable only as a sum, max or min reduction, not with a ",
-                        hlo::OpcodeName(*op), " reducer");
-  }
-  if (a.tangents[0] == nullptr) return nullptr;
+  // Every element equal to the extremum shares its tangent, and so does the
+  // init value when it attains it (an init that is differentiated, rare, is
+  // one more candidate).
   Emitter& p = ctx.primal();
+  Emitter& t = ctx.tangent();
   Instruction* x = a.primals[0];
+  const PrimitiveType type = x->shape().type();
   const IntList& dims = inst.attr_ints("dimensions");
   IntList kept = KeptDims(x->shape().rank(), dims);
-  Instruction* hit = Convert(p, Cmp(p, x, BroadcastInDim(p, a.result, x->shape(), kept), "EQ"),
-                             x->shape().type());
+  Instruction* hit =
+      Convert(p, Cmp(p, x, BroadcastInDim(p, a.result, x->shape(), kept), "EQ"), type);
   Instruction* count = ReduceSum(p, hit, dims);
+  Instruction* init_hit = nullptr;
+  if (a.tangents[1] != nullptr) {
+    init_hit = Convert(p, Cmp(p, BroadcastInDim(p, a.primals[1], inst.shape(), {}), a.result, "EQ"),
+                       type);
+    count = Add(p, count, init_hit);
+  }
   count = Binary(p, Opcode::kMaximum, count, Full(p, count->shape(), 1.0));
-  Instruction* weight = Div(p, hit, BroadcastInDim(p, count, x->shape(), kept));
-  Emitter& t = ctx.tangent();
-  return ReduceSum(t, Mul(t, a.tangents[0], ctx.Residual(weight)), dims);
+  Instruction* tangent = nullptr;
+  if (a.tangents[0] != nullptr) {
+    Instruction* weight = Div(p, hit, BroadcastInDim(p, count, x->shape(), kept));
+    tangent = ReduceSum(t, Mul(t, a.tangents[0], ctx.Residual(weight)), dims);
+  }
+  if (init_hit != nullptr) {
+    Instruction* term = Mul(t, BroadcastInDim(t, a.tangents[1], inst.shape(), {}),
+                            ctx.Residual(Div(p, init_hit, count)));
+    tangent = tangent == nullptr ? term : Add(t, tangent, term);
+  }
+  return tangent;
 }
 
 }  // namespace
@@ -70,13 +87,14 @@ void RegisterReductionJvpRules(JvpRuleRegistry& r) {
   r.Register(Opcode::kReduce, ReduceJvp);
   r.Register(Opcode::kReduceWindow, [](const Instruction& inst, const JvpArgs& a,
                                        JvpContext& ctx) -> absl::StatusOr<Instruction*> {
+    if (!CarriesTangent(inst.shape())) return nullptr;
     std::optional<Opcode> op = ReducerOp(inst);
-    if (inst.operand_count() != 2 || op != Opcode::kAdd) {
-      return hlo::OpError(inst, "is differentiable only as a single-operand windowed sum "
-                                "(max pooling needs select-and-scatter, which sharc lacks)");
+    if (inst.operand_count() != 2) return WindowFoldJvp(inst, a, ctx);
+    if (op == Opcode::kAdd) return SameOpOnTangents(inst, a, ctx, {true, true});
+    if (op == Opcode::kMaximum || op == Opcode::kMinimum) {
+      return WindowExtremumJvp(inst, *op, a, ctx);
     }
-    if (!hlo::IsFloatingPoint(inst.shape().type())) return nullptr;
-    return SameOpOnTangents(inst, a, ctx, {true, true});
+    return WindowFoldJvp(inst, a, ctx);
   });
 }
 

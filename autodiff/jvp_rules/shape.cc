@@ -1,22 +1,11 @@
 // JVP rules of the data-movement ops: all are linear in the data they move,
 // so the tangent moves the same way; indices are residuals.
 #include "autodiff/jvp_rules/linear_op.h"
+#include "autodiff/jvp_rules/scatter_combiner.h"
 #include "hlo/ir/computation.h"
+#include "hlo/ops/op_util.h"
 
 namespace sharc::autodiff {
-namespace {
-
-// The scatter combiner keeps the op linear only when it adds or overwrites.
-bool IsAddOrOverwrite(const Computation& combiner) {
-  const Instruction* root = combiner.root();
-  if (root == nullptr || combiner.num_parameters() != 2) return false;
-  if (root == combiner.parameter(1)) return true;
-  return root->opcode() == Opcode::kAdd &&
-         ((root->operand(0) == combiner.parameter(0) && root->operand(1) == combiner.parameter(1)) ||
-          (root->operand(0) == combiner.parameter(1) && root->operand(1) == combiner.parameter(0)));
-}
-
-}  // namespace
 
 void RegisterShapeJvpRules(JvpRuleRegistry& r) {
   for (Opcode op : {Opcode::kBroadcast, Opcode::kReshape, Opcode::kTranspose, Opcode::kSlice,
@@ -28,10 +17,18 @@ void RegisterShapeJvpRules(JvpRuleRegistry& r) {
   r.Register(Opcode::kGather, LinearIn({1}));
   r.Register(Opcode::kScatter, [](const Instruction& inst, const JvpArgs& args,
                                   JvpContext& ctx) -> absl::StatusOr<Instruction*> {
-    if (inst.operand_count() != 3 || !IsAddOrOverwrite(*inst.attr_computation("to_apply"))) {
-      return absl::UnimplementedError(absl::StrCat(
-          "scatter is differentiable only with one operand and an add or overwrite combiner, in ",
-          inst.Describe()));
+    // Adding and overwriting are linear in (operand, updates), so the tangent
+    // is scattered the same way (with duplicate indices, the same update wins
+    // an overwrite as in the primal: the op and the indices are the same).
+    if (inst.operand_count() != 3) {
+      return hlo::OpError(inst, "is not differentiable: autodiff handles scatter of one operand, "
+                                "not a variadic scatter of ", (inst.operand_count() - 1) / 2);
+    }
+    const Computation& combiner = *inst.attr_computation("to_apply");
+    if (ClassifyScatterCombiner(combiner) == ScatterCombiner::kOther) {
+      return hlo::OpError(inst, "is not differentiable: its combiner %", combiner.name(),
+                          " neither adds nor overwrites (autodiff handles scatter-add and "
+                          "scatter with a `ROOT update` combiner)");
     }
     return SameOpOnTangents(inst, args, ctx, {true, false, true});
   });

@@ -1,7 +1,10 @@
 // Transpose rules of the indexed ops: dynamic-slice <-> dynamic-update-slice
-// and gather <-> scatter-add. Indices are never linear.
+// and gather -> scatter-add (scatter's own rule is in scatter.cc). Indices
+// are never linear.
 #include "absl/strings/str_cat.h"
 #include "autodiff/transpose_rule.h"
+#include "autodiff/transpose_rules/index_bounds.h"
+#include "autodiff/transpose_rules/scatter.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/batching/batch_util.h"
 #include "hlo/ops/op_util.h"
@@ -18,13 +21,6 @@ absl::StatusOr<std::vector<Instruction*>> Indices(const Instruction& inst, int64
     out.push_back(v);
   }
   return out;
-}
-
-bool IsAddCombiner(const Computation& combiner) {
-  const Instruction* root = combiner.root();
-  return root != nullptr && combiner.num_parameters() == 2 && root->opcode() == Opcode::kAdd &&
-         root->operand(0)->opcode() == Opcode::kParameter &&
-         root->operand(1)->opcode() == Opcode::kParameter;
 }
 
 }  // namespace
@@ -64,12 +60,20 @@ void RegisterIndexingTransposeRules(TransposeRuleRegistry& r) {
     }
     return out;
   });
-  // gather -> scatter-add of the cotangent into zeros.
+  // gather -> scatter-add of the cotangent into zeros, at the start indices
+  // gather read from: it clamps them into the operand where scatter would
+  // skip them.
   r.Register(Opcode::kGather, [](const Instruction& inst, const Cotangent& ct,
                                  TransposeContext& ctx) -> absl::StatusOr<std::vector<Cotangent>> {
     Emitter& e = ctx.emitter();
-    ASSIGN_OR_RETURN(Instruction * indices, ctx.Primal(inst.operand(1)));
     const Shape& operand = inst.operand(0)->shape();
+    StartIndices starts;
+    ASSIGN_OR_RETURN(starts.indices, ctx.Primal(inst.operand(1)));
+    starts.index_vector_dim = inst.attr_int("index_vector_dim");
+    for (int64_t d : inst.attr_ints("start_index_map")) {
+      starts.upper.push_back(operand.dim(d) - inst.attr_ints("slice_sizes")[static_cast<size_t>(d)]);
+    }
+    Instruction* indices = starts.Clamped(e);
     std::vector<hlo::Attribute> attrs = {
         {"update_window_dims", inst.attr_ints("offset_dims")},
         {"inserted_window_dims", inst.attr_ints("collapsed_slice_dims")},
@@ -86,47 +90,7 @@ void RegisterIndexingTransposeRules(TransposeRuleRegistry& r) {
                                  {Zeros(e, operand), indices, ct.value}, std::move(attrs)));
     return out;
   });
-  // scatter-add -> the operand gets the cotangent, the updates gather it.
-  r.Register(Opcode::kScatter, [](const Instruction& inst, const Cotangent& ct,
-                                  TransposeContext& ctx) -> absl::StatusOr<std::vector<Cotangent>> {
-    if (inst.operand_count() != 3 || !IsAddCombiner(*inst.attr_computation("to_apply"))) {
-      return hlo::OpError(inst, "can be transposed only with one operand and an add combiner");
-    }
-    Emitter& e = ctx.emitter();
-    ASSIGN_OR_RETURN(Instruction * indices, ctx.Primal(inst.operand(1)));
-    std::vector<Cotangent> out = NoCotangents(inst);
-    if (ctx.IsLinear(inst.operand(0))) out[0] = ct;
-    if (ctx.IsLinear(inst.operand(2))) {
-      const Shape& operand = inst.shape();
-      const Shape& updates = inst.operand(2)->shape();
-      const IntList& window = inst.attr_ints("update_window_dims");
-      const IntList& inserted = inst.attr_ints("inserted_window_dims");
-      const IntList batching = inst.has_attr("input_batching_dims")
-                                   ? inst.attr_ints("input_batching_dims")
-                                   : IntList{};
-      IntList slice_sizes;
-      size_t next_window = 0;
-      for (int64_t d = 0; d < operand.rank(); ++d) {
-        const bool collapsed = std::find(inserted.begin(), inserted.end(), d) != inserted.end() ||
-                               std::find(batching.begin(), batching.end(), d) != batching.end();
-        slice_sizes.push_back(collapsed ? 1 : updates.dim(window.at(next_window++)));
-      }
-      std::vector<hlo::Attribute> attrs = {
-          {"offset_dims", window},
-          {"collapsed_slice_dims", inserted},
-          {"start_index_map", inst.attr_ints("scatter_dims_to_operand_dims")},
-          {"index_vector_dim", inst.attr_int("index_vector_dim")},
-          {"slice_sizes", slice_sizes}};
-      if (inst.has_attr("input_batching_dims")) {
-        attrs.push_back({"operand_batching_dims", batching});
-        attrs.push_back(
-            {"start_indices_batching_dims", inst.attr_ints("scatter_indices_batching_dims")});
-      }
-      out[2] = Cotangent::Of(
-          e.Add(Opcode::kGather, updates, {ct.value, indices}, std::move(attrs)));
-    }
-    return out;
-  });
+  RegisterScatterTransposeRule(r);
 }
 
 }  // namespace sharc::autodiff

@@ -75,16 +75,22 @@ Instruction* DotOperandCotangent(Emitter& e, Instruction* ct, Instruction* y, co
   return Transpose(e, product, perm);
 }
 
-// A windowed sum without dilation: input position j of the padded operand
-// receives ct[o] for every window o covering it, which is a windowed sum
-// (size as before, stride 1) over ct spread out by the stride and padded by
-// size - 1 on each side; the edge padding is then cut off again.
+// A windowed sum: element j of the padded, base-dilated operand receives
+// ct[o] for every window o and position k with o*stride + k*wd = j (wd the
+// window dilation). Spread ct out by the stride and pad it by the window's
+// span - 1 on each side; then that sum is a windowed sum over the spread
+// cotangent with the same window size and dilation and stride 1 (the window
+// flipped, which a sum does not notice). The operand's elements sit at
+// positions pad_lo + i * base_dilation of the result, read with a strided
+// slice (positions before 0 or past the end are not covered by any window:
+// zero).
 absl::StatusOr<std::vector<Cotangent>> ReduceWindowTranspose(const Instruction& inst,
                                                              const Cotangent& ct,
                                                              TransposeContext& ctx) {
   std::optional<Opcode> op = hlo::MatchBinaryReducer(*inst.attr_computation("to_apply"));
   if (inst.operand_count() != 2 || op != Opcode::kAdd) {
-    return hlo::OpError(inst, "can be transposed only as a single-operand windowed sum");
+    return hlo::OpError(inst, "can be transposed only as a single-operand windowed sum (the "
+                              "JVP rules make no other reduce-window linear)");
   }
   Emitter& e = ctx.emitter();
   const Shape& operand = inst.operand(0)->shape();
@@ -92,47 +98,45 @@ absl::StatusOr<std::vector<Cotangent>> ReduceWindowTranspose(const Instruction& 
   hlo::IntListList spread_padding;
   hlo::IntListList unit_window;
   std::vector<int64_t> spread_dims;
+  std::vector<int64_t> summed_dims;
   for (int64_t d = 0; d < operand.rank(); ++d) {
     const std::vector<int64_t>& w = window[static_cast<size_t>(d)];  // size stride lo hi lhs rhs
-    if (w[4] != 1 || w[5] != 1) {
-      return hlo::OpError(inst, "can be transposed only without dilation");
-    }
+    const int64_t span = (w[0] - 1) * w[5] + 1;
     const int64_t n = inst.shape().dim(d);
-    spread_padding.push_back({w[0] - 1, w[0] - 1, w[1] - 1});
-    spread_dims.push_back(n == 0 ? 2 * (w[0] - 1) : (n - 1) * w[1] + 1 + 2 * (w[0] - 1));
-    unit_window.push_back({w[0], 1, 0, 0, 1, 1});
+    spread_padding.push_back({span - 1, span - 1, w[1] - 1});
+    spread_dims.push_back(n == 0 ? 2 * (span - 1) : (n - 1) * w[1] + 1 + 2 * (span - 1));
+    summed_dims.push_back(spread_dims.back() - span + 1);
+    unit_window.push_back({w[0], 1, 0, 0, 1, w[5]});
   }
   Instruction* zero = ScalarOf(e, operand.type(), 0.0);
   Instruction* spread = e.Add(Opcode::kPad, Shape(operand.type(), spread_dims), {ct.value, zero},
                               {{"padding", spread_padding}});
-  std::vector<int64_t> summed_dims;
-  for (int64_t d = 0; d < operand.rank(); ++d) {
-    summed_dims.push_back(spread_dims[static_cast<size_t>(d)] - window[static_cast<size_t>(d)][0] + 1);
-  }
   Instruction* summed = e.Add(Opcode::kReduceWindow, Shape(operand.type(), summed_dims),
                               {spread, zero},
                               {{"window", unit_window},
                                {"to_apply", hlo::BinaryReducer(ModuleOf(e), Opcode::kAdd, operand.type())}});
-  // `summed` covers the padded operand from its start; pad the uncovered
-  // tail with zeros, then cut out the operand.
-  hlo::IntListList crop;
-  std::vector<int64_t> start, limit, stride;
-  std::vector<int64_t> padded_dims;
-  for (int64_t d = 0; d < operand.rank(); ++d) {
-    const std::vector<int64_t>& w = window[static_cast<size_t>(d)];
-    const int64_t padded = operand.dim(d) + w[2] + w[3];
-    const int64_t tail = std::max<int64_t>(0, padded - summed_dims[static_cast<size_t>(d)]);
-    crop.push_back({0, tail, 0});
-    padded_dims.push_back(summed_dims[static_cast<size_t>(d)] + tail);
-    start.push_back(w[2]);
-    limit.push_back(w[2] + operand.dim(d));
-    stride.push_back(1);
-  }
-  Instruction* full = e.Add(Opcode::kPad, Shape(operand.type(), padded_dims), {summed, zero},
-                            {{"padding", crop}});
+  // `summed` covers positions [0, summed size) of the padded operand; pad
+  // it (with zeros, non-negatively) until it covers every operand element,
+  // then read those.
+  hlo::IntListList extend;
+  std::vector<int64_t> extended_dims;
   hlo::IntListList spec;
   for (int64_t d = 0; d < operand.rank(); ++d) {
-    spec.push_back({start[static_cast<size_t>(d)], limit[static_cast<size_t>(d)], 1});
+    const std::vector<int64_t>& w = window[static_cast<size_t>(d)];
+    const int64_t n = operand.dim(d);
+    const int64_t size = summed_dims[static_cast<size_t>(d)];
+    const int64_t front = std::max<int64_t>(0, -w[2]);
+    const int64_t first = w[2] + front;  // element 0's position in the extended array
+    const int64_t end = n == 0 ? first : first + (n - 1) * w[4] + 1;
+    const int64_t back = std::max<int64_t>(0, end - (front + size));
+    extend.push_back({front, back, 0});
+    extended_dims.push_back(front + size + back);
+    spec.push_back({first, end, w[4]});
+  }
+  Instruction* full = summed;
+  if (extended_dims != summed_dims) {
+    full = e.Add(Opcode::kPad, Shape(operand.type(), extended_dims), {summed, zero},
+                 {{"padding", extend}});
   }
   std::vector<Cotangent> out = NoCotangents(inst);
   if (ctx.IsLinear(inst.operand(0))) {
@@ -180,7 +184,8 @@ void RegisterReductionTransposeRules(TransposeRuleRegistry& r) {
                                  TransposeContext& ctx) -> absl::StatusOr<std::vector<Cotangent>> {
     std::optional<Opcode> op = hlo::MatchBinaryReducer(*inst.attr_computation("to_apply"));
     if (inst.operand_count() != 2 || op != Opcode::kAdd) {
-      return hlo::OpError(inst, "can be transposed only as a single-operand sum");
+      return hlo::OpError(inst, "can be transposed only as a single-operand sum (the JVP rules "
+                                "make no other reduce linear)");
     }
     Emitter& e = ctx.emitter();
     const Shape& operand = inst.operand(0)->shape();

@@ -91,28 +91,36 @@ void RegisterShapeTransposeRules(TransposeRuleRegistry& r) {
     Instruction* zero = ScalarOf(e, operand.type(), 0.0);
     return Only(e.Add(Opcode::kPad, operand, {ct.value, zero}, {{"padding", std::move(padding)}}));
   });
-  // pad -> slice out the operand; the padding value gets the rest.
+  // pad -> slice out the operand; the padding value gets the rest. Negative
+  // edge padding cropped elements away: their cotangent is zero, so the
+  // cotangent is first padded back out to the uncropped size.
   r.Register(Opcode::kPad, [](const Instruction& inst, const Cotangent& ct,
                               TransposeContext& ctx) -> absl::StatusOr<std::vector<Cotangent>> {
     Emitter& e = ctx.emitter();
     const Shape& operand = inst.operand(0)->shape();
     const hlo::IntListList& padding = inst.attr_int_lists("padding");
     std::vector<int64_t> start, limit, stride;
-    hlo::IntListList crop;  // negative edge padding removed elements: pad them back
-    bool negative = false;
+    hlo::IntListList uncrop;
+    std::vector<int64_t> uncropped_dims;
+    bool cropped = false;
     for (int64_t d = 0; d < operand.rank(); ++d) {
       const std::vector<int64_t>& p = padding[static_cast<size_t>(d)];
-      negative |= p[0] < 0 || p[1] < 0;
-      start.push_back(p[0]);
+      const int64_t lo = std::max<int64_t>(p[0], 0);
+      const int64_t hi = std::max<int64_t>(p[1], 0);
+      cropped |= p[0] < 0 || p[1] < 0;
+      uncrop.push_back({lo - p[0], hi - p[1], 0});
+      uncropped_dims.push_back(inst.shape().dim(d) + (lo - p[0]) + (hi - p[1]));
+      start.push_back(lo);
       stride.push_back(p[2] + 1);
-      limit.push_back(operand.dim(d) == 0 ? p[0] : p[0] + (operand.dim(d) - 1) * (p[2] + 1) + 1);
+      limit.push_back(operand.dim(d) == 0 ? lo : lo + (operand.dim(d) - 1) * (p[2] + 1) + 1);
     }
-    if (negative) {
-      return absl::UnimplementedError(absl::StrCat(
-          "cannot transpose pad with negative edge padding, in ", inst.Describe()));
+    Instruction* full = ct.value;
+    if (cropped) {
+      full = e.Add(Opcode::kPad, Shape(operand.type(), uncropped_dims),
+                   {ct.value, ScalarOf(e, operand.type(), 0.0)}, {{"padding", std::move(uncrop)}});
     }
     std::vector<Cotangent> out = NoCotangents(inst);
-    Instruction* inner = SliceOf(e, ct.value, start, limit, stride);
+    Instruction* inner = SliceOf(e, full, start, limit, stride);
     if (ctx.IsLinear(inst.operand(0))) out[0] = Cotangent::Of(inner);
     if (ctx.IsLinear(inst.operand(1))) {
       IntList all(static_cast<size_t>(inst.shape().rank()));

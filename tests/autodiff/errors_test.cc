@@ -52,25 +52,56 @@ ENTRY %main {
 }
 
 TEST(AutodiffErrorsTest, OpWithoutDerivativeIsNamed) {
+  // A scatter that multiplies is not linear in its updates, and autodiff has
+  // no rule for it.
   auto m = testing::Parse(R"(HloModule m
-%max {
+%mul {
   %a = f32[] parameter(0)
   %b = f32[] parameter(1)
-  ROOT %m = f32[] maximum(%a, %b)
+  ROOT %m = f32[] multiply(%a, %b)
+}
+%add {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %m = f32[] add(%a, %b)
 }
 ENTRY %main {
   %x = f32[4] parameter(0)
-  %z = f32[] constant(-inf)
-  %w = f32[2] reduce-window(%x, %z), window={size=2 stride=2}, to_apply=%max
+  %u = f32[2] parameter(1)
+  %i = s32[2,1] constant({{0}, {2}})
+  %w = f32[4] scatter(%x, %i, %u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%mul
   %zero = f32[] constant(0)
-  ROOT %s = f32[] reduce(%w, %zero), dimensions={0}, to_apply=%max
+  ROOT %s = f32[] reduce(%w, %zero), dimensions={0}, to_apply=%add
 }
 )");
   ASSERT_NE(m, nullptr);
   EXPECT_THAT(JvpModule(*m), StatusIs(absl::StatusCode::kInvalidArgument,
-                                      AllOf(HasSubstr("reduce-window"), HasSubstr("%w"))));
+                                      AllOf(HasSubstr("scatter"), HasSubstr("%w"),
+                                            HasSubstr("combiner %mul"))));
   EXPECT_THAT(GradModule(*m), StatusIs(absl::StatusCode::kInvalidArgument,
-                                       HasSubstr("reduce-window is differentiable only")));
+                                       HasSubstr("scatter is not differentiable")));
+}
+
+// A reducer made of ops is differentiated through them; one that calls
+// something opaque is refused, naming the reduce and its reducer.
+TEST(AutodiffErrorsTest, ReducerWithoutDerivativeIsNamed) {
+  auto m = testing::Parse(R"(HloModule m
+%opaque {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  %s = f32[] add(%a, %b)
+  ROOT %k = f32[] custom-call(%s), custom_call_target="my_kernel"
+}
+ENTRY %main {
+  %x = f32[4] parameter(0)
+  %zero = f32[] constant(0)
+  ROOT %r = f32[] reduce(%x, %zero), dimensions={0}, to_apply=%opaque
+}
+)");
+  ASSERT_NE(m, nullptr);
+  auto grad = GradModule(*m);
+  ASSERT_FALSE(grad.ok());
+  EXPECT_THAT(grad.status().message(), AllOf(HasSubstr("reducer %opaque"), HasSubstr("%r")));
 }
 
 TEST(AutodiffErrorsTest, CollectivesAreRefused) {

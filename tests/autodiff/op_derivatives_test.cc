@@ -38,6 +38,58 @@ constexpr char kAdd[] = R"(
 }
 )";
 
+// Reducers and combiners beyond add and max: min, multiply, a composite
+// (log-add-exp), argmax's value-and-index pairs (ties to the lower index),
+// and scatter's overwrite.
+constexpr char kReducers[] = R"(
+%min {
+  %a = f64[] parameter(0)
+  %b = f64[] parameter(1)
+  ROOT %s = f64[] minimum(%a, %b)
+}
+%max {
+  %a = f64[] parameter(0)
+  %b = f64[] parameter(1)
+  ROOT %s = f64[] maximum(%a, %b)
+}
+%mul {
+  %a = f64[] parameter(0)
+  %b = f64[] parameter(1)
+  ROOT %s = f64[] multiply(%a, %b)
+}
+%add {
+  %a = f64[] parameter(0)
+  %b = f64[] parameter(1)
+  ROOT %s = f64[] add(%a, %b)
+}
+%logaddexp {
+  %a = f64[] parameter(0)
+  %b = f64[] parameter(1)
+  %ea = f64[] exponential(%a)
+  %eb = f64[] exponential(%b)
+  %s = f64[] add(%ea, %eb)
+  ROOT %l = f64[] log(%s)
+}
+%argmax {
+  %av = f64[] parameter(0)
+  %ai = s32[] parameter(1)
+  %bv = f64[] parameter(2)
+  %bi = s32[] parameter(3)
+  %gt = pred[] compare(%av, %bv), direction=GT
+  %eq = pred[] compare(%av, %bv), direction=EQ
+  %lt = pred[] compare(%ai, %bi), direction=LT
+  %tie = pred[] and(%eq, %lt)
+  %pick = pred[] or(%gt, %tie)
+  %v = f64[] select(%pick, %av, %bv)
+  %i = s32[] select(%pick, %ai, %bi)
+  ROOT %t = (f64[], s32[]) tuple(%v, %i)
+}
+%overwrite {
+  %current = f64[] parameter(0)
+  ROOT %update = f64[] parameter(1)
+}
+)";
+
 std::vector<OpCase> Cases() {
   std::vector<OpCase> cases;
   for (const char* op :
@@ -141,6 +193,10 @@ std::vector<OpCase> Cases() {
   %z = f64[] constant(-inf)
   ROOT %r = f64[2] reduce(%p, %z), dimensions={1}, to_apply=%max
 )"});
+  cases.push_back({"reduce_min_init", kReducers, R"(  %p = f64[4,3] parameter(0)
+  %z = f64[] parameter(1)
+  ROOT %r = f64[3] reduce(%p, %z), dimensions={0}, to_apply=%min
+)"});
   cases.push_back({"reduce_window_sum", kAdd, R"(  %p = f64[5] parameter(0)
   %z = f64[] constant(0)
   ROOT %r = f64[3] reduce-window(%p, %z), window={size=3}, to_apply=%add
@@ -148,6 +204,83 @@ std::vector<OpCase> Cases() {
   cases.push_back({"reduce_window_strided", kAdd, R"(  %p = f64[7,4] parameter(0)
   %z = f64[] parameter(1)
   ROOT %r = f64[4,2] reduce-window(%p, %z), window={size=2x3 stride=2x1 pad=1_0x0_0}, to_apply=%add
+)"});
+  cases.push_back({"reduce_window_dilated_sum", kAdd, R"(  %p = f64[5,4] parameter(0)
+  %z = f64[] parameter(1)
+  ROOT %r = f64[5,3] reduce-window(%p, %z), window={size=2x2 stride=2x1 pad=0_1x1_0 lhs_dilate=2x1 rhs_dilate=1x2}, to_apply=%add
+)"});
+  cases.push_back({"reduce_window_negative_padding", kAdd, R"(  %p = f64[7] parameter(0)
+  %z = f64[] constant(0)
+  ROOT %r = f64[2] reduce-window(%p, %z), window={size=3 stride=2 pad=-2_1}, to_apply=%add
+)"});
+  // Max and min pooling: overlapping windows, padding, dilation, and an init
+  // value that is itself differentiated (and sometimes wins).
+  cases.push_back({"max_pool", kReducers, R"(  %p = f64[6,5] parameter(0)
+  %z = f64[] constant(-inf)
+  ROOT %r = f64[3,4] reduce-window(%p, %z), window={size=3x2 stride=2x1 pad=1_1x0_0}, to_apply=%max
+)"});
+  cases.push_back({"max_pool_dilated_init", kReducers, R"(  %p = f64[5,4] parameter(0)
+  %z = f64[] parameter(1)
+  ROOT %r = f64[9,2] reduce-window(%p, %z), window={size=2x2 stride=1x2 pad=1_0x1_1 lhs_dilate=2x1 rhs_dilate=1x2}, to_apply=%max
+)"});
+  cases.push_back({"min_pool_negative_padding", kReducers, R"(  %p = f64[6] parameter(0)
+  %z = f64[] constant(inf)
+  ROOT %r = f64[3] reduce-window(%p, %z), window={size=2 stride=2 pad=-1_1}, to_apply=%min
+)"});
+  // Reducers that are not one of add, maximum, minimum.
+  cases.push_back({"reduce_multiply", kReducers, R"(  %p = f64[5,3] parameter(0)
+  %z = f64[] parameter(1)
+  ROOT %r = f64[3] reduce(%p, %z), dimensions={0}, to_apply=%mul
+)"});
+  cases.push_back({"reduce_logaddexp", kReducers, R"(  %p = f64[2,7,3] parameter(0)
+  %z = f64[] parameter(1)
+  ROOT %r = f64[3] reduce(%p, %z), dimensions={1,0}, to_apply=%logaddexp
+)"});
+  cases.push_back({"reduce_argmax", kReducers, R"(  %p = f64[3,6] parameter(0)
+  %i = s32[3,6] iota(), iota_dimension=1
+  %ninf = f64[] constant(-inf)
+  %zero = s32[] constant(0)
+  %r = (f64[3], s32[3]) reduce(%p, %i, %ninf, %zero), dimensions={1}, to_apply=%argmax
+  %v = f64[3] get-tuple-element(%r), index=0
+  %w = f64[3] multiply(%v, %v)
+  %k = s32[3] get-tuple-element(%r), index=1
+  ROOT %t = (f64[3], s32[3]) tuple(%w, %k)
+)"});
+  cases.push_back({"reduce_window_multiply", kReducers, R"(  %p = f64[5] parameter(0)
+  %z = f64[] parameter(1)
+  ROOT %r = f64[6] reduce-window(%p, %z), window={size=2 pad=1_1}, to_apply=%mul
+)"});
+  cases.push_back({"reduce_window_argmax", kReducers, R"(  %p = f64[6] parameter(0)
+  %i = s32[6] iota(), iota_dimension=0
+  %ninf = f64[] constant(-inf)
+  %zero = s32[] constant(-1)
+  ROOT %r = (f64[3], s32[3]) reduce-window(%p, %i, %ninf, %zero), window={size=3 stride=2 pad=1_0}, to_apply=%argmax
+)"});
+  // Scatter that overwrites: a duplicate index (the later update wins) and
+  // one out of bounds (skipped); then with indices only known at run time
+  // (all zero here: every update hits row 0).
+  cases.push_back({"scatter_overwrite", kReducers, R"(  %p = f64[5,2] parameter(0)
+  %u = f64[4,2] parameter(1)
+  %i = s32[4,1] constant({{1}, {3}, {1}, {7}})
+  ROOT %r = f64[5,2] scatter(%p, %i, %u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%overwrite
+)"});
+  cases.push_back({"scatter_overwrite_runtime_indices", kReducers, R"(  %p = f64[5,2] parameter(0)
+  %u = f64[3,2] parameter(1)
+  %i = s32[3] parameter(2)
+  ROOT %r = f64[5,2] scatter(%p, %i, %u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%overwrite
+)"});
+  cases.push_back({"scatter_add_out_of_bounds", kReducers, R"(  %p = f64[4] parameter(0)
+  %u = f64[3] parameter(1)
+  %i = s32[3,1] constant({{1}, {9}, {-1}})
+  ROOT %r = f64[4] scatter(%p, %i, %u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%add
+)"});
+  cases.push_back({"gather_out_of_bounds", "", R"(  %p = f64[5,3] parameter(0)
+  %i = s32[3,2] constant({{0, 2}, {7, 0}, {-2, 1}})
+  ROOT %r = f64[3,2] gather(%p, %i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={1,2}
+)"});
+  cases.push_back({"pad_negative", "", R"(  %p = f64[6] parameter(0)
+  %v = f64[] parameter(1)
+  ROOT %r = f64[10] pad(%p, %v), padding=-2_1_1
 )"});
   cases.push_back({"tuple", "", R"(  %a = f64[3] parameter(0)
   %b = f64[3] parameter(1)

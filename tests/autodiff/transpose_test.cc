@@ -35,6 +35,10 @@ constexpr char kHeader[] = R"(HloModule m, mesh={clients=2}
   %b = f64[] parameter(1)
   ROOT %s = f64[] add(%a, %b)
 }
+%overwrite {
+  %current = f64[] parameter(0)
+  ROOT %update = f64[] parameter(1)
+}
 )";
 
 std::vector<LinearCase> Cases() {
@@ -79,6 +83,39 @@ std::vector<LinearCase> Cases() {
                             "  ROOT %r = f64[4,2] scatter(%a, %i, %u), update_window_dims={1}, "
                             "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
                             "index_vector_dim=1, to_apply=%add\n"), 2},
+      {"scatter_add_out_of_bounds",
+       entry("  %a = f64[4,2] parameter(0)\n  %u = f64[3,2] parameter(1)\n"
+             "  %i = s32[3,1] constant({{1}, {5}, {-1}})\n"
+             "  ROOT %r = f64[4,2] scatter(%a, %i, %u), update_window_dims={1}, "
+             "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+             "index_vector_dim=1, to_apply=%add\n"), 2},
+      // Overwrite: a duplicate index, one out of bounds, a window of 2 rows
+      // that fits at row 2 but not at row 3.
+      {"scatter_overwrite",
+       entry("  %a = f64[4,3] parameter(0)\n  %u = f64[4,2,3] parameter(1)\n"
+             "  %i = s32[4] constant({2, 0, 3, 0})\n"
+             "  ROOT %r = f64[4,3] scatter(%a, %i, %u), update_window_dims={1,2}, "
+             "inserted_window_dims={}, scatter_dims_to_operand_dims={0}, "
+             "index_vector_dim=1, to_apply=%overwrite\n"), 2},
+      {"scatter_overwrite_runtime_indices",
+       entry("  %a = f64[5] parameter(0)\n  %u = f64[4] parameter(1)\n"
+             "  %n = s32[4] parameter(2)\n"
+             "  %c = s32[4] constant({1, 5, 1, 2})\n"
+             "  %i = s32[4] add(%n, %c)\n"
+             "  ROOT %r = f64[5] scatter(%a, %i, %u), update_window_dims={}, "
+             "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+             "index_vector_dim=1, to_apply=%overwrite\n"), 2},
+      {"gather_out_of_bounds",
+       entry("  %a = f64[5,3] parameter(0)\n  %i = s32[3,2] constant({{0, 2}, {7, 0}, {-2, 1}})\n"
+             "  ROOT %r = f64[3,2] gather(%a, %i), offset_dims={1}, collapsed_slice_dims={0}, "
+             "start_index_map={0,1}, index_vector_dim=1, slice_sizes={1,2}\n")},
+      {"gather_runtime_indices",
+       entry("  %a = f64[5,3] parameter(0)\n  %n = s32[3] parameter(1)\n"
+             "  %c = s32[3] constant({6, 2, -3})\n  %i = s32[3] add(%n, %c)\n"
+             "  ROOT %r = f64[3,3] gather(%a, %i), offset_dims={1}, collapsed_slice_dims={0}, "
+             "start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}\n")},
+      {"pad_negative", entry("  %a = f64[6,3] parameter(0)\n  %v = f64[] parameter(1)\n"
+                             "  ROOT %r = f64[10,2] pad(%a, %v), padding=-2_1_1x1_-2\n"), 2},
       {"dot_lhs", entry("  %a = f64[3,2,4] parameter(0)\n  %b = f64[2,3,5] parameter(1)\n"
                         "  ROOT %r = f64[2,4,5] dot(%a, %b), lhs_batch_dims={1}, "
                         "lhs_contracting_dims={0}, rhs_batch_dims={0}, rhs_contracting_dims={1}\n")},
@@ -90,6 +127,14 @@ std::vector<LinearCase> Cases() {
       {"reduce_window", entry("  %a = f64[7,5] parameter(0)\n  %z = f64[] parameter(1)\n"
                               "  ROOT %r = f64[3,5] reduce-window(%a, %z), window={size=3x2 "
                               "stride=2x1 pad=0_1x1_0}, to_apply=%add\n"), 2},
+      {"reduce_window_dilated",
+       entry("  %a = f64[5,4] parameter(0)\n  %z = f64[] parameter(1)\n"
+             "  ROOT %r = f64[5,3] reduce-window(%a, %z), window={size=2x2 stride=2x1 pad=0_1x1_0 "
+             "lhs_dilate=2x1 rhs_dilate=1x2}, to_apply=%add\n"), 2},
+      {"reduce_window_negative_padding",
+       entry("  %a = f64[9,3] parameter(0)\n  %z = f64[] parameter(1)\n"
+             "  ROOT %r = f64[3,2] reduce-window(%a, %z), window={size=3x2 stride=2x2 "
+             "pad=-2_1x0_-1 lhs_dilate=1x2}, to_apply=%add\n"), 2},
       {"tuple_gte", entry("  %a = f64[3] parameter(0)\n  %b = f64[3] parameter(1)\n"
                           "  %t = (f64[3], f64[3]) tuple(%a, %b)\n"
                           "  %x = f64[3] get-tuple-element(%t), index=1\n"
