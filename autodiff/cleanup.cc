@@ -1,6 +1,7 @@
 #include "autodiff/cleanup.h"
 
 #include "absl/container/flat_hash_set.h"
+#include "autodiff/shard_map_pruning.h"
 #include "hlo/ops/op_def.h"
 
 namespace sharc::autodiff {
@@ -55,6 +56,9 @@ void CleanUp(hlo::Module& module, const std::vector<Computation*>& keep,
   for (Computation* c : keep) Reach(c, reached);
   for (Computation* c : module.computations()) {
     if (reached.contains(c) && created_set.contains(c)) SimplifyComputation(*c);
+  }
+  for (Computation* c : module.computations()) {
+    if (reached.contains(c) && created_set.contains(c)) PruneShardMapOutputs(*c, created_set);
   }
   // Simplifying can drop the last call of a helper: reach again.
   reached.clear();

@@ -3,6 +3,7 @@
 #include "absl/strings/str_split.h"
 #include "autodiff/grad.h"
 #include "hlo/text/printer.h"
+#include "spmd/variance.h"
 #include "tools/command.h"
 #include "tools/exit_codes.h"
 #include "tools/flags.h"
@@ -62,7 +63,17 @@ int RunGrad(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     err << module.status().message() << "\n";
     return kExitInputError;
   }
-  auto grad = autodiff::GradModule(**module, wrt);
+  // shard_map bodies are typed (their implicit casts made explicit
+  // pbroadcasts) before their transposes read the variance, and the new
+  // bodies after, for printing.
+  absl::Status typed = spmd::InferDeviceVariance(**module);
+  absl::StatusOr<std::unique_ptr<hlo::Module>> grad =
+      typed.ok() ? autodiff::GradModule(**module, wrt)
+                 : absl::StatusOr<std::unique_ptr<hlo::Module>>(typed);
+  if (grad.ok()) {
+    typed = spmd::InferDeviceVariance(**grad);
+    if (!typed.ok()) grad = typed;
+  }
   if (!grad.ok()) {
     err << DisplayName(path) << ": error: " << grad.status().message() << "\n";
     return kExitInputError;

@@ -16,6 +16,7 @@ extern const Command kCompareCommand;
 extern const Command kCompileCommand;
 extern const Command kGradCommand;
 extern const Command kJvpCommand;
+extern const Command kTransposeCommand;
 
 const std::vector<const Command*>& AllCommands() {
   static const std::vector<const Command*> commands = {
@@ -29,6 +30,7 @@ const std::vector<const Command*>& AllCommands() {
       &kCompileCommand,
       &kGradCommand,
       &kJvpCommand,
+      &kTransposeCommand,
   };
   return commands;
 }

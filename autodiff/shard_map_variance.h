@@ -1,0 +1,45 @@
+// The device variance autodiff needs inside shard_map bodies it builds or
+// transposes: for every value, the mesh axes along which it may differ
+// between devices. spmd's variance pass (spmd/variance.h) types user
+// programs and inserts the pbroadcasts they need; autodiff must not depend
+// on spmd, and only needs to *read* variance: which axes a residual varies
+// over (its spec when it crosses from the primal shard_map to the tangent
+// one), whether a linear value's casts are explicit before transposing, and
+// the annotations of the bodies it creates. So this is the pass's
+// propagation without its rewriting, keyed on the same table
+// (hlo/ops/named_collectives.h). It is sound whatever the program: a value
+// computed from values invariant over an axis is invariant over it.
+#pragma once
+
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "autodiff/shard_map_region.h"
+
+namespace sharc::autodiff {
+
+class BodyVariance {
+ public:
+  // Propagates through `body` (and its calls, loops and branches) from
+  // parameter i varying over params[i].
+  static absl::StatusOr<BodyVariance> Infer(const Computation& body,
+                                            const std::vector<Axes>& params,
+                                            const hlo::ManualMesh& mesh);
+
+  // The axes `value` may vary over (the union over a tuple's elements).
+  Axes Of(const Instruction* value) const;
+  // Per element of a tuple-shaped value (one entry for an array), so an
+  // invariant loop counter stays invariant beside a varying accumulator.
+  const std::vector<Axes>& Elements(const Instruction* value) const;
+
+  // Writes Of() into Instruction::variance (the printed `{V:i}`) of every
+  // instruction of `body` and the computations it calls.
+  void Annotate(Computation& body) const;
+
+ private:
+  absl::flat_hash_map<const Instruction*, std::vector<Axes>> elements_;
+  hlo::ManualMesh mesh_;
+};
+
+}  // namespace sharc::autodiff
