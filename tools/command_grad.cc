@@ -2,12 +2,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "autodiff/grad.h"
-#include "hlo/text/printer.h"
-#include "spmd/variance.h"
 #include "tools/command.h"
 #include "tools/exit_codes.h"
 #include "tools/flags.h"
 #include "tools/module_loader.h"
+#include "tools/module_transform.h"
 
 namespace sharc::tools {
 namespace {
@@ -58,28 +57,8 @@ int RunGrad(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
   }
   std::string path = parsed->positionals.empty() ? "-" : parsed->positionals[0];
-  auto module = LoadModule(path);
-  if (!module.ok()) {
-    err << module.status().message() << "\n";
-    return kExitInputError;
-  }
-  // shard_map bodies are typed (their implicit casts made explicit
-  // pbroadcasts) before their transposes read the variance, and the new
-  // bodies after, for printing.
-  absl::Status typed = spmd::InferDeviceVariance(**module);
-  absl::StatusOr<std::unique_ptr<hlo::Module>> grad =
-      typed.ok() ? autodiff::GradModule(**module, wrt)
-                 : absl::StatusOr<std::unique_ptr<hlo::Module>>(typed);
-  if (grad.ok()) {
-    typed = spmd::InferDeviceVariance(**grad);
-    if (!typed.ok()) grad = typed;
-  }
-  if (!grad.ok()) {
-    err << DisplayName(path) << ": error: " << grad.status().message() << "\n";
-    return kExitInputError;
-  }
-  out << hlo::PrintModule(**grad);
-  return kExitOk;
+  return PrintTransformedModule(
+      path, [&wrt](const hlo::Module& m) { return autodiff::GradModule(m, wrt); }, out, err);
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
 // `sharc jvp FILE`: the forward-mode (JVP) module of the entry.
 #include "autodiff/jvp.h"
-#include "hlo/text/printer.h"
 #include "tools/command.h"
 #include "tools/exit_codes.h"
 #include "tools/flags.h"
 #include "tools/module_loader.h"
+#include "tools/module_transform.h"
 
 namespace sharc::tools {
 namespace {
@@ -38,18 +38,8 @@ int RunJvp(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   if (parsed->positionals.size() > 1) return UsageError(kJvpCommand, "expected one FILE", err);
   std::string path = parsed->positionals.empty() ? "-" : parsed->positionals[0];
-  auto module = LoadModule(path);
-  if (!module.ok()) {
-    err << module.status().message() << "\n";
-    return kExitInputError;
-  }
-  auto jvp = autodiff::JvpModule(**module);
-  if (!jvp.ok()) {
-    err << DisplayName(path) << ": error: " << jvp.status().message() << "\n";
-    return kExitInputError;
-  }
-  out << hlo::PrintModule(**jvp);
-  return kExitOk;
+  return PrintTransformedModule(
+      path, [](const hlo::Module& m) { return autodiff::JvpModule(m); }, out, err);
 }
 
 }  // namespace

@@ -1,12 +1,11 @@
 // `sharc transpose FILE [--linear K]`: the transpose of an entry linear in
 // its parameters.
 #include "autodiff/transpose_module.h"
-#include "hlo/text/printer.h"
-#include "spmd/variance.h"
 #include "tools/command.h"
 #include "tools/exit_codes.h"
 #include "tools/flags.h"
 #include "tools/module_loader.h"
+#include "tools/module_transform.h"
 
 namespace sharc::tools {
 namespace {
@@ -61,28 +60,9 @@ int RunTranspose(const std::vector<std::string>& args, std::ostream& out, std::o
     num_linear = *k;
   }
   std::string path = parsed->positionals.empty() ? "-" : parsed->positionals[0];
-  auto module = LoadModule(path);
-  if (!module.ok()) {
-    err << module.status().message() << "\n";
-    return kExitInputError;
-  }
-  // The transposes of a checked body read its variance: type it (making
-  // its implicit casts explicit pbroadcasts), transpose, and type the new
-  // bodies for printing.
-  absl::Status typed = spmd::InferDeviceVariance(**module);
-  absl::StatusOr<std::unique_ptr<hlo::Module>> transposed =
-      typed.ok() ? autodiff::TransposeModule(**module, num_linear)
-                 : absl::StatusOr<std::unique_ptr<hlo::Module>>(typed);
-  if (transposed.ok()) {
-    typed = spmd::InferDeviceVariance(**transposed);
-    if (!typed.ok()) transposed = typed;
-  }
-  if (!transposed.ok()) {
-    err << DisplayName(path) << ": error: " << transposed.status().message() << "\n";
-    return kExitInputError;
-  }
-  out << hlo::PrintModule(**transposed);
-  return kExitOk;
+  return PrintTransformedModule(
+      path, [num_linear](const hlo::Module& m) { return autodiff::TransposeModule(m, num_linear); },
+      out, err);
 }
 
 }  // namespace
