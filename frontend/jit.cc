@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "spmd/shard_map_lowering.h"
 
 namespace sharc::frontend {
 
@@ -93,6 +94,15 @@ absl::StatusOr<std::shared_ptr<Jitted::Compiled>> Jitted::CompiledFor(
   }
   tools::ProgramOptions options;
   options.num_devices = program.mesh.has_value() ? program.mesh->num_devices() : 1;
+  // On a mesh, shard_maps become the partitioner's manual regions (as
+  // tools::PrepareModule does); on one device the interpreter runs them.
+  if (options.num_devices > 1) {
+    if (absl::Status lowered = spmd::LowerShardMaps(*runnable); !lowered.ok()) {
+      return absl::Status(lowered.code(), absl::StrCat(FormatLocation(state_->loc), ": compiling ",
+                                                       program.module->name(), ": ",
+                                                       lowered.message()));
+    }
+  }
   options.backend = state_->options.backend;
   absl::StatusOr<std::unique_ptr<tools::CompiledProgram>> compiled =
       tools::CompiledProgram::Compile(*runnable, options);

@@ -1,5 +1,8 @@
 #include "spmd/shard_map_lowering.h"
 
+#include <memory>
+#include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -174,22 +177,106 @@ absl::StatusOr<hlo::Sharding> SpecSharding(const ManualMesh& mesh, const hlo::Ax
   return ToSharding(m, PartitionSpec(spec), rank);
 }
 
-// A named-axis op inside a computation called from the body (a loop, a
-// branch): only the body's own instructions are rewritten, so such a program
-// is refused rather than handed to the partitioner half-lowered.
-const Instruction* NestedNamedOp(const Computation& computation, int depth = 0) {
-  if (depth > 64) return nullptr;
-  for (const Instruction* inst : computation.instructions()) {
-    if (depth > 0 && hlo::FindNamedCollective(inst->opcode()) != nullptr) return inst;
-    for (const Computation* callee : inst->called_computations()) {
-      if (const Instruction* found = NestedNamedOp(*callee, depth + 1)) return found;
-    }
-  }
-  return nullptr;
+bool IsControlFlow(Opcode op) {
+  return op == Opcode::kWhile || op == Opcode::kConditional || op == Opcode::kCall;
 }
 
+using ValueMap = absl::flat_hash_map<const Instruction*, Instruction*>;
+
+// Copies a shard_map body, and the computations its loops, branches and
+// calls run, into per-device code: named collectives become XLA collectives
+// and every control-flow callee is cloned the same way (once per
+// shard_map), its values marked manual, so the partitioner treats the
+// whole region as already partitioned. Scalar callees (reducers,
+// comparators) are shared as they are.
+class RegionCopier {
+ public:
+  RegionCopier(hlo::Module& module, PartitionContext& context, ManualMesh mesh,
+               const Instruction& shard_map)
+      : module_(module), context_(context), mesh_(std::move(mesh)), shard_map_(shard_map) {}
+
+  // Copies the non-parameter instructions of `source` into b's computation;
+  // `value` already maps `source`'s parameters.
+  absl::Status Copy(const Computation& source, LocalBuilder& b, ValueMap& value) {
+    RegionLowering region(b, mesh_);
+    for (Instruction* inst : source.instructions()) {
+      if (inst->opcode() == Opcode::kParameter) continue;
+      if (inst->opcode() == Opcode::kShardMap) {
+        return hlo::OpError(*inst, "is nested in the body of shard_map %", shard_map_.name(),
+                            ", which sharc does not lower; merge the meshes into one shard_map");
+      }
+      std::vector<Instruction*> operands;
+      for (const Instruction* op : inst->operands()) operands.push_back(value.at(op));
+      if (hlo::FindNamedCollective(inst->opcode()) != nullptr) {
+        ASSIGN_OR_RETURN(value[inst],
+                         region.Collective(*inst, operands.empty() ? nullptr : operands[0]));
+        continue;
+      }
+      auto copy = Instruction::Create(inst->opcode(), b.FreshName(inst->name()), inst->shape(),
+                                      operands);
+      for (const hlo::Attribute& a : inst->attributes()) {
+        hlo::AttrValue v = a.value;
+        if (IsControlFlow(inst->opcode())) {
+          if (auto* callee = std::get_if<Computation*>(&v)) {
+            ASSIGN_OR_RETURN(*callee, Clone(**callee));
+          }
+          if (auto* callees = std::get_if<std::vector<Computation*>>(&v)) {
+            for (Computation*& callee : *callees) {
+              ASSIGN_OR_RETURN(callee, Clone(*callee));
+            }
+          }
+        }
+        copy->set_attr(a.name, std::move(v));
+      }
+      copy->set_literal(inst->literal());
+      copy->mutable_metadata() = inst->metadata();
+      copy->set_location(inst->location());
+      value[inst] = b.Add(std::move(copy));
+    }
+    return absl::OkStatus();
+  }
+
+  // The computations that were cloned (to drop once nothing calls them).
+  std::vector<Computation*> originals() const {
+    std::vector<Computation*> out;
+    for (const auto& [original, clone] : clones_) out.push_back(original);
+    return out;
+  }
+
+ private:
+  absl::StatusOr<Computation*> Clone(Computation& callee) {
+    auto it = clones_.find(&callee);
+    if (it != clones_.end()) return it->second;
+    std::string name = absl::StrCat(callee.name(), ".manual");
+    for (int k = 1; module_.FindComputation(name) != nullptr; ++k) {
+      name = absl::StrCat(callee.name(), ".manual.", k);
+    }
+    Computation* clone = module_.AddComputation(std::make_unique<Computation>(name));
+    clones_[&callee] = clone;
+    LocalBuilder b(context_, *clone);
+    ValueMap value;
+    for (int64_t i = 0; i < callee.num_parameters(); ++i) {
+      const Instruction* p = callee.parameter(i);
+      auto param = Instruction::CreateParameter(i, p->name(), p->shape());
+      param->set_location(p->location());
+      value[p] = b.Add(std::move(param));
+    }
+    RETURN_IF_ERROR(Copy(callee, b, value));
+    clone->set_root(value.at(callee.root()));
+    for (Instruction* inst : clone->instructions()) inst->set_sharding(ManualLike(inst->shape()));
+    clone->SortInDefinitionOrder();
+    return clone;
+  }
+
+  hlo::Module& module_;
+  PartitionContext& context_;
+  ManualMesh mesh_;
+  const Instruction& shard_map_;
+  absl::flat_hash_map<Computation*, Computation*> clones_;
+};
+
 absl::Status LowerOne(hlo::Module& module, Computation& caller, Instruction* shard_map,
-                      PartitionContext& context) {
+                      PartitionContext& context, std::vector<Computation*>& replaced) {
   ASSIGN_OR_RETURN(ManualMesh mesh, hlo::ShardMapMesh(*shard_map));
   ASSIGN_OR_RETURN(std::vector<hlo::AxisSpec> in_specs, hlo::ShardMapSpecs(*shard_map, "in_specs"));
   ASSIGN_OR_RETURN(std::vector<hlo::AxisSpec> out_specs,
@@ -201,19 +288,14 @@ absl::Status LowerOne(hlo::Module& module, Computation& caller, Instruction* sha
                         " devices but the module has num_partitions=", config.num_partitions);
   }
   Computation* body = shard_map->attr_computation("to_apply");
-  if (const Instruction* nested = NestedNamedOp(*body)) {
-    return hlo::OpError(*nested, "sits in a computation called from the body of shard_map %",
-                        shard_map->name(), "; the lowering handles named-axis ops only directly "
-                        "in the body (hoist it out of the loop or branch)");
-  }
   context.num_devices = mesh.num_devices();
   LocalBuilder b(context, caller);
-  RegionLowering region(b, mesh);
+  RegionCopier copier(module, context, mesh, *shard_map);
   absl::flat_hash_set<const Instruction*> boundary;
   absl::flat_hash_set<const Instruction*> existing;
   for (const Instruction* inst : caller.instructions()) existing.insert(inst);
 
-  absl::flat_hash_map<const Instruction*, Instruction*> value;
+  ValueMap value;
   for (int64_t i = 0; i < shard_map->operand_count(); ++i) {
     Instruction* x = shard_map->operand(i);
     const hlo::AxisSpec& spec = in_specs[static_cast<size_t>(i)];
@@ -224,35 +306,7 @@ absl::Status LowerOne(hlo::Module& module, Computation& caller, Instruction* sha
     value[body->parameter(i)] = CustomCall(b, annotated, local, "SPMDFullToShardShape",
                                            hlo::Sharding::Manual());
   }
-  for (Instruction* inst : body->instructions()) {
-    if (inst->opcode() == Opcode::kParameter) continue;
-    if (inst->opcode() == Opcode::kWhile || inst->opcode() == Opcode::kConditional ||
-        inst->opcode() == Opcode::kCall) {
-      // The partitioner does not yet partition control-flow callees inside
-      // manual regions; refuse here with the reason rather than fail there.
-      return hlo::OpError(*inst, "in the body of shard_map %", shard_map->name(),
-                          " cannot be lowered yet: control flow inside manual regions is not "
-                          "partitioned (the interpreter runs it; sharc run --devices does not)");
-    }
-    if (inst->opcode() == Opcode::kShardMap) {
-      return hlo::OpError(*inst, "is nested in another shard_map's body, which sharc does not "
-                                 "lower; merge the meshes into one shard_map");
-    }
-    std::vector<Instruction*> operands;
-    for (const Instruction* op : inst->operands()) operands.push_back(value.at(op));
-    if (hlo::FindNamedCollective(inst->opcode()) != nullptr) {
-      ASSIGN_OR_RETURN(value[inst],
-                       region.Collective(*inst, operands.empty() ? nullptr : operands[0]));
-      continue;
-    }
-    auto copy = Instruction::Create(inst->opcode(), b.FreshName(inst->name()), inst->shape(),
-                                    operands);
-    for (const hlo::Attribute& a : inst->attributes()) copy->set_attr(a.name, a.value);
-    copy->set_literal(inst->literal());
-    copy->mutable_metadata() = inst->metadata();
-    copy->set_location(inst->location());
-    value[inst] = b.Add(std::move(copy));
-  }
+  RETURN_IF_ERROR(copier.Copy(*body, b, value));
   Instruction* root = value.at(body->root());
   std::vector<Instruction*> outputs;
   for (size_t k = 0; k < out_specs.size(); ++k) {
@@ -285,6 +339,8 @@ absl::Status LowerOne(hlo::Module& module, Computation& caller, Instruction* sha
   shard_map->ReplaceAllUsesWith(result);
   RETURN_IF_ERROR(caller.RemoveInstruction(shard_map));
   caller.SortInDefinitionOrder();
+  replaced.push_back(body);
+  for (Computation* original : copier.originals()) replaced.push_back(original);
   return absl::OkStatus();
 }
 
@@ -312,16 +368,29 @@ absl::Status LowerShardMaps(hlo::Module& module) {
   RETURN_IF_ERROR(InferDeviceVariance(module));
   PartitionContext context;
   context.module = &module;
-  std::vector<Computation*> bodies;
+  std::vector<Computation*> replaced;
   for (auto& [caller, shard_map] : sites) {
-    bodies.push_back(shard_map->attr_computation("to_apply"));
-    RETURN_IF_ERROR(LowerOne(module, *caller, shard_map, context));
+    RETURN_IF_ERROR(LowerOne(module, *caller, shard_map, context, replaced));
   }
-  for (Computation* body : bodies) {
-    bool listed = false;
-    for (const Computation* c : module.computations()) listed = listed || c == body;
-    if (listed && !CalledBySomething(module, body)) module.RemoveComputation(body);
+  // Bodies and the callees they were copied from go once nothing calls
+  // them; a callee also called from outside a shard_map stays. Removing one
+  // can leave another uncalled, hence the repeat.
+  for (bool removed = true; removed;) {
+    removed = false;
+    for (Computation*& c : replaced) {
+      if (c == nullptr) continue;
+      bool listed = false;
+      for (const Computation* m : module.computations()) listed = listed || m == c;
+      if (!listed) {
+        c = nullptr;
+      } else if (!CalledBySomething(module, c)) {
+        module.RemoveComputation(c);
+        c = nullptr;
+        removed = true;
+      }
+    }
   }
+  module.SortCalleesFirst();
   return absl::OkStatus();
 }
 

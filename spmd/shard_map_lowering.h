@@ -14,9 +14,9 @@ namespace sharc::spmd {
 // Type-checks every shard_map body (spmd/variance.h) and replaces every
 // shard_map in `module`. A module without shard_map is left unchanged. The
 // module's num_partitions becomes the mesh's device count when it was 1;
-// any other disagreement is an error, as are a shard_map nested in a body
-// and control flow (while, conditional, call) in a body, which the
-// partitioner cannot yet partition inside a manual region.
+// any other disagreement is an error, as is a shard_map nested in a body.
+// Loops, branches and calls in a body run per device: their computations
+// are cloned with manual shardings and their named collectives lowered.
 absl::Status LowerShardMaps(hlo::Module& module);
 
 }  // namespace sharc::spmd

@@ -361,19 +361,26 @@ class BodyTyper {
 
 }  // namespace
 
+absl::Status InferShardMapVariance(Instruction& shard_map, const VarianceOptions& options) {
+  if (shard_map.opcode() != Opcode::kShardMap) {
+    return hlo::OpError(shard_map, "is not a shard_map");
+  }
+  hlo::Computation* body = shard_map.attr_computation("to_apply");
+  if (body == nullptr) return hlo::OpError(shard_map, "needs a to_apply body");
+  if (!shard_map.attr_bool("check_variance", true)) {
+    for (Instruction* v : body->instructions()) v->set_variance({});
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(ManualMesh mesh, hlo::ShardMapMesh(shard_map));
+  BodyTyper typer(shard_map, *body, std::move(mesh), options);
+  return typer.Run();
+}
+
 absl::Status InferDeviceVariance(hlo::Module& module, const VarianceOptions& options) {
   for (hlo::Computation* computation : module.computations()) {
     for (Instruction* inst : computation->instructions()) {
       if (inst->opcode() != Opcode::kShardMap) continue;
-      hlo::Computation* body = inst->attr_computation("to_apply");
-      if (body == nullptr) return hlo::OpError(*inst, "needs a to_apply body");
-      if (!inst->attr_bool("check_variance", true)) {
-        for (Instruction* v : body->instructions()) v->set_variance({});
-        continue;
-      }
-      ASSIGN_OR_RETURN(ManualMesh mesh, hlo::ShardMapMesh(*inst));
-      BodyTyper typer(*inst, *body, std::move(mesh), options);
-      RETURN_IF_ERROR(typer.Run());
+      RETURN_IF_ERROR(InferShardMapVariance(*inst, options));
     }
   }
   return absl::OkStatus();

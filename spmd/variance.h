@@ -29,4 +29,10 @@ struct VarianceOptions {
 // get empty variance and no checks, JAX's check_vma=False).
 absl::Status InferDeviceVariance(hlo::Module& module, const VarianceOptions& options = {});
 
+// Types the body of one shard_map (what InferDeviceVariance does for each):
+// the frontend calls it as soon as it emits a shard_map, so a bad out_spec
+// is reported at the user's line rather than when the program is compiled.
+absl::Status InferShardMapVariance(hlo::Instruction& shard_map,
+                                   const VarianceOptions& options = {});
+
 }  // namespace sharc::spmd

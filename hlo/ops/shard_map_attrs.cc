@@ -300,6 +300,16 @@ absl::StatusOr<ManualMesh> ShardMapMesh(const Instruction& shard_map) {
   return OpError(shard_map, "needs a mesh: write mesh={i=4, ...} on it or in the module header");
 }
 
+namespace {
+thread_local std::vector<std::vector<MeshAxis>> tracing_meshes;
+}  // namespace
+
+TracingMeshScope::TracingMeshScope(std::vector<MeshAxis> mesh) {
+  tracing_meshes.push_back(std::move(mesh));
+}
+
+TracingMeshScope::~TracingMeshScope() { tracing_meshes.pop_back(); }
+
 absl::StatusOr<ManualMesh> EnclosingMesh(const Instruction& inst) {
   const Computation* computation = inst.parent();
   // Bounded walk up the callers (a malformed module could call in a cycle).
@@ -311,6 +321,7 @@ absl::StatusOr<ManualMesh> EnclosingMesh(const Instruction& inst) {
   }
   absl::StatusOr<ManualMesh> header = HeaderMesh(inst.parent());
   if (header.ok()) return header;
+  if (!tracing_meshes.empty()) return ManualMesh(tracing_meshes.back());
   return OpError(inst, "names mesh axes but is neither inside a shard_map body nor in a module "
                        "with a mesh={...} header");
 }

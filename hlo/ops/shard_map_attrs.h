@@ -65,6 +65,18 @@ absl::StatusOr<ManualMesh> ShardMapMesh(const Instruction& shard_map);
 // else the module header's mesh. Errors when there is neither.
 absl::StatusOr<ManualMesh> EnclosingMesh(const Instruction& inst);
 
+// While a frontend traces a shard_map body, its instructions belong to no
+// module yet, so EnclosingMesh cannot reach the shard_map; the tracer names
+// the body's mesh for the duration (innermost scope wins), and EnclosingMesh
+// falls back to it.
+class TracingMeshScope {
+ public:
+  explicit TracingMeshScope(std::vector<MeshAxis> mesh);
+  ~TracingMeshScope();
+  TracingMeshScope(const TracingMeshScope&) = delete;
+  TracingMeshScope& operator=(const TracingMeshScope&) = delete;
+};
+
 // in_specs / out_specs of a shard_map, parsed.
 absl::StatusOr<std::vector<AxisSpec>> ShardMapSpecs(const Instruction& shard_map,
                                                     std::string_view attr);

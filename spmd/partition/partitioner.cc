@@ -38,6 +38,16 @@ Sharding ShardingOf(const Instruction& inst) {
   return inst.sharding() ? *inst.sharding() : Sharding::Replicated();
 }
 
+// Manual, or a tuple of manual leaves: a value of a manual region.
+bool IsManualLike(const Sharding& s) {
+  if (s.IsManual()) return true;
+  if (!s.IsTuple() || s.tuple_elements().empty()) return false;
+  for (const Sharding& e : s.tuple_elements()) {
+    if (!IsManualLike(e)) return false;
+  }
+  return true;
+}
+
 // Copies a computation unchanged (scalar reducers and comparators).
 Computation* CopyComputation(const Computation& comp, Module& into,
                              const absl::flat_hash_map<const Computation*, Computation*>& mapped) {
@@ -99,6 +109,9 @@ class ComputationPartitioner {
   absl::StatusOr<Local> ToOwnSharding(LocalBuilder& b, const Instruction& inst, Local local) {
     if (!inst.has_sharding() || inst.opcode() == Opcode::kParameter) return local;
     const Sharding& own = *inst.sharding();
+    // A constant or iota in a manual region is the whole value on every
+    // device, which is what the region's per-device value is.
+    if (own.IsManual() && local.sharding.IsReplicated()) return Local{local.value, own};
     if (own.IsManual() || own.HasManualSubgroup() || local.sharding.IsManual()) return local;
     ASSIGN_OR_RETURN(Instruction* v, Reshard(b, local.value, inst.shape(), local.sharding, own));
     if (v != local.value && v->opcode() != Opcode::kParameter) {
@@ -320,8 +333,10 @@ class ComputationPartitioner {
       }
       case Opcode::kWhile: {
         ASSIGN_OR_RETURN(Instruction* init, Operand(b, inst, 0, locals, own));
+        // In a manual region each device decides its own trip count.
+        const Sharding predicate = IsManualLike(own) ? Sharding::Manual() : Sharding::Replicated();
         ASSIGN_OR_RETURN(Computation * cond, PartitionCallee(*inst.attr_computation("condition"),
-                                                             own, Sharding::Replicated()));
+                                                             own, predicate));
         ASSIGN_OR_RETURN(Computation * body, PartitionCallee(*inst.attr_computation("body"), own, own));
         Instruction* local = EmitLocal(b, inst, {init}, init->shape());
         SetCallees(local, "condition", {cond});
@@ -342,7 +357,8 @@ class ComputationPartitioner {
         return Local{local, own};
       }
       case Opcode::kConditional: {
-        ASSIGN_OR_RETURN(Instruction* pred, Operand(b, inst, 0, locals, Sharding::Replicated()));
+        const Sharding selector = IsManualLike(own) ? Sharding::Manual() : Sharding::Replicated();
+        ASSIGN_OR_RETURN(Instruction* pred, Operand(b, inst, 0, locals, selector));
         std::vector<Instruction*> ops{pred};
         std::vector<Computation*> branches = inst.called_computations();
         std::vector<Computation*> partitioned;
