@@ -39,6 +39,7 @@ const BatchingRule* FindBatchingRule(Opcode opcode) {
     RegisterConditionalBatchingRule(*r);
     RegisterCustomCallBatchingRule(*r);
     RegisterCollectiveBatchingRules(*r);
+    RegisterShardMapBatchingRules(*r);
     RegisterMapReduceBatchingRules(*r);
     return r;
   }();

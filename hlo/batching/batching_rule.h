@@ -99,6 +99,7 @@ void RegisterWhileBatchingRule(BatchingRuleRegistry& registry);           // whi
 void RegisterConditionalBatchingRule(BatchingRuleRegistry& registry);     // conditional_rule.cc
 void RegisterCustomCallBatchingRule(BatchingRuleRegistry& registry);      // custom_call_rule.cc
 void RegisterCollectiveBatchingRules(BatchingRuleRegistry& registry);     // collective_rules.cc
+void RegisterShardMapBatchingRules(BatchingRuleRegistry& registry);       // shard_map_rules.cc
 void RegisterMapReduceBatchingRules(BatchingRuleRegistry& registry);      // mapreduce_rules.cc
 
 }  // namespace sharc::hlo

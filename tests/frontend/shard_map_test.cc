@@ -11,6 +11,7 @@
 #include <string>
 
 #include "frontend/autodiff.h"
+#include "frontend/mapreduce.h"
 #include "frontend/named_collectives.h"
 #include "hlo/eval/interpreter.h"
 #include "tests/frontend/frontend_test_util.h"
@@ -68,6 +69,27 @@ TEST(ShardMapTest, PsumOfTheDocExample) {
   EXPECT_THAT(text, HasSubstr("mesh={i=4}, in_specs={P(i)}, out_specs={P()}"));
   EXPECT_THAT(text, HasSubstr("f32[4] psum(%"));
   EXPECT_THAT(text, HasSubstr("f32[4]{V:i} parameter(0)"));
+}
+
+// A shard_map inside a MapReduce map_fn: each of 2 groups (placed at
+// "clients") sums its row's two halves over "data". The map becomes a
+// vmapped call, so the region is batched (its operands enter with a leading
+// unsplit dim) and then lowered and partitioned on the 2x2 mesh.
+TEST(ShardMapTest, InsideMapFnOfAMapReduceProgram) {
+  const spmd::Mesh mesh = MeshOf("clients=2,data=2");
+  auto halves = shard_map([](Tensor block) { return psum(block, "data"); }, mesh,
+                          SpecTree(P("data")), SpecTree(P()));
+  mapreduce::Program clients("clients", 2);
+  JitOptions options;
+  options.mesh = mesh;
+  Jitted f = jit(clients.wrap([halves](Tensor rows) {
+                   return mapreduce::map_fn([halves](Tensor row) { return halves(row).leaf(); },
+                                            rows);
+                 }),
+                 options);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal out, RunBothWays(f, {Ramp({2, 4})}));
+  // Row 0 = [0,1,2,3] -> [0+2, 1+3]; row 1 = [4,5,6,7] -> [4+6, 5+7].
+  EXPECT_THAT(Values(out), ElementsAre(2, 4, 10, 12));
 }
 
 // test_repeated_psum_allowed: the inner psum's invariant result is cast

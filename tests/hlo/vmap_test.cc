@@ -839,5 +839,46 @@ TEST(VmapErrorTest, BatchedSelectorWithSideEffectingBranchIsRefused) {
                                ::testing::AllOf(HasSubstr("%c"), HasSubstr("side effects"))));
 }
 
+// ------------------------------------------------------------- shard_map --
+
+TEST(VmapShardMapTest, RegionWithPsumAllGatherAndAxisIndexBatches) {
+  // The vmapped dim enters every region operand unsplit; psum acts per
+  // element, all_gather's dimension moves right, axis_index is unbatched.
+  ExpectVmapMatchesSlicesForAllPatterns(R"(HloModule m
+%body {
+  %a = f32[2,3]{V:i} parameter(0)
+  %w = f32[3] parameter(1)
+  %wa = f32[3]{V:i} pbroadcast(%w), axes={i}
+  %wb = f32[2,3]{V:i} broadcast(%wa), dimensions={1}
+  %m = f32[2,3]{V:i} multiply(%a, %wb)
+  %s = f32[2,3] psum(%m), axes={i}
+  %g = f32[4,3]{V:i} all_gather(%m), axes={i}, dimension=0, tiled=true
+  %k = s32[]{V:i} axis_index(), axes={i}
+  %kf = f32[]{V:i} convert(%k)
+  %kb = f32[4,3]{V:i} broadcast(%kf), dimensions={}
+  %gk = f32[4,3]{V:i} add(%g, %kb)
+  ROOT %t = (f32[2,3], f32[4,3]) tuple(%s, %gk)
+}
+ENTRY %e {
+  %x = f32[4,3] parameter(0)
+  %y = f32[3] parameter(1)
+  ROOT %r = (f32[2,3], f32[8,3]) shard_map(%x, %y), mesh={i=2}, in_specs={P(i), P()}, out_specs={P(), P(i)}, to_apply=%body
+})");
+}
+
+TEST(VmapShardMapTest, AllToAllAndPsumScatterShiftTheirDimensions) {
+  ExpectVmapMatchesSlicesForAllPatterns(R"(HloModule m
+%body {
+  %a = f32[2,4]{V:i} parameter(0)
+  %t = f32[4,2]{V:i} all_to_all(%a), axes={i}, split_dimension=1, concat_dimension=0, tiled=true
+  %s = f32[2,2]{V:i} psum_scatter(%t), axes={i}, dimension=0, tiled=true
+  ROOT %r = f32[2,2]{V:i} negate(%s)
+}
+ENTRY %e {
+  %x = f32[4,4] parameter(0)
+  ROOT %r = f32[4,2] shard_map(%x), mesh={i=2}, in_specs={P(i)}, out_specs={P(i)}, to_apply=%body
+})");
+}
+
 }  // namespace
 }  // namespace sharc::hlo
