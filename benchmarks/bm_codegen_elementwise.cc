@@ -2,6 +2,7 @@
 // -O3 -march=native -ffast-math and against STREAM copy, in the same run:
 //   HL_NUM_THREADS=1 OMP_NUM_THREADS=1 ./bm_codegen_elementwise
 // Counter GBps = bytes read + written per run / time.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -103,12 +104,104 @@ ENTRY main {
   state.counters["compile_ms"] = e.compile_ms;
 }
 
+// The plain loop peer: per row, the max, then exp(x - max) written out and
+// summed, then scaled, while the row is in L1.
+void BM_LoopSoftmaxRows(benchmark::State& state) {
+  constexpr int64_t kRows = 4096, kCols = 1024;
+  std::vector<float> x(kRows * kCols), y(kRows * kCols);
+  for (int64_t i = 0; i < kRows * kCols; ++i) x[i] = static_cast<float>((i * 7919) % 2000) / 1000.f - 1.f;
+  for (auto _ : state) {
+    for (int64_t r = 0; r < kRows; ++r) {
+      const float* xr = x.data() + r * kCols;
+      float* yr = y.data() + r * kCols;
+      float m = -INFINITY;
+#pragma omp simd reduction(max : m)
+      for (int64_t c = 0; c < kCols; ++c) m = std::max(m, xr[c]);
+      float sum = 0;
+#pragma omp simd reduction(+ : sum)
+      for (int64_t c = 0; c < kCols; ++c) {
+        yr[c] = std::exp(xr[c] - m);
+        sum += yr[c];
+      }
+      const float inv = 1.f / sum;
+#pragma omp simd
+      for (int64_t c = 0; c < kCols; ++c) yr[c] *= inv;
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetBytes(state, 2.0 * kRows * kCols * sizeof(float));
+}
+
+// layernorm over rows of [4096,1024] with a scale and a shift, in the
+// two-pass form a frontend traces (mean, then the variance of x - mean).
+void BM_HalideLayernormRows(benchmark::State& state) {
+  CompiledEntry e = CompileEntry(R"(
+HloModule layernorm
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
+ENTRY main {
+  x = f32[4096,1024] parameter(0)
+  gamma = f32[1024] parameter(1)
+  beta = f32[1024] parameter(2)
+  zero = f32[] constant(0)
+  n = f32[] constant(1024)
+  eps = f32[] constant(1e-5)
+  sum = f32[4096] reduce(x, zero), dimensions={1}, to_apply=add
+  bn = f32[4096] broadcast(n), dimensions={}
+  mean = f32[4096] divide(sum, bn)
+  bmean = f32[4096,1024] broadcast(mean), dimensions={0}
+  xc = f32[4096,1024] subtract(x, bmean)
+  sq = f32[4096,1024] multiply(xc, xc)
+  ss = f32[4096] reduce(sq, zero), dimensions={1}, to_apply=add
+  var = f32[4096] divide(ss, bn)
+  beps = f32[4096] broadcast(eps), dimensions={}
+  ve = f32[4096] add(var, beps)
+  rs = f32[4096] rsqrt(ve)
+  brs = f32[4096,1024] broadcast(rs), dimensions={0}
+  normed = f32[4096,1024] multiply(xc, brs)
+  bg = f32[4096,1024] broadcast(gamma), dimensions={1}
+  scaled = f32[4096,1024] multiply(normed, bg)
+  bb = f32[4096,1024] broadcast(beta), dimensions={1}
+  ROOT y = f32[4096,1024] add(scaled, bb)
+}
+)");
+  for (auto _ : state) e.Run();
+  SetBytes(state, 2.0 * 4096 * 1024 * sizeof(float));
+  state.counters["compile_ms"] = e.compile_ms;
+}
+
+void BM_LoopLayernormRows(benchmark::State& state) {
+  constexpr int64_t kRows = 4096, kCols = 1024;
+  std::vector<float> x(kRows * kCols), y(kRows * kCols), gamma(kCols, 1.5f), beta(kCols, 0.25f);
+  for (int64_t i = 0; i < kRows * kCols; ++i) x[i] = static_cast<float>((i * 7919) % 2000) / 1000.f - 1.f;
+  for (auto _ : state) {
+    for (int64_t r = 0; r < kRows; ++r) {
+      const float* xr = x.data() + r * kCols;
+      float* yr = y.data() + r * kCols;
+      float sum = 0;
+#pragma omp simd reduction(+ : sum)
+      for (int64_t c = 0; c < kCols; ++c) sum += xr[c];
+      const float mean = sum / kCols;
+      float ss = 0;
+#pragma omp simd reduction(+ : ss)
+      for (int64_t c = 0; c < kCols; ++c) ss += (xr[c] - mean) * (xr[c] - mean);
+      const float rs = 1.f / std::sqrt(ss / kCols + 1e-5f);
+#pragma omp simd
+      for (int64_t c = 0; c < kCols; ++c) yr[c] = (xr[c] - mean) * rs * gamma[c] + beta[c];
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetBytes(state, 2.0 * kRows * kCols * sizeof(float));
+}
+
 BENCHMARK(BM_StreamCopy)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_HalideTanhChain)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LoopTanhChain)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_HalideSum)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LoopSum)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_HalideSoftmaxRows)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_LoopSoftmaxRows)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_HalideLayernormRows)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_LoopLayernormRows)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace sharc::bench

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -27,6 +28,19 @@ bool IsHeavy(const Instruction& inst) {
          inst.opcode() == Opcode::kReduceWindow;
 }
 
+// The input dims of a reduce over its innermost dim only (one value per
+// row), else nothing. Reductions over the same rows are siblings: a group
+// may hold several of them (see row_kernel_schedule.h).
+std::optional<std::vector<int64_t>> RowReductionInput(const Instruction& inst) {
+  if (inst.opcode() != Opcode::kReduce || inst.operand_count() != 2) return std::nullopt;
+  const hlo::Shape& input = inst.operand(0)->shape();
+  const hlo::IntList& dims = inst.attr_ints("dimensions");
+  if (!input.is_array() || input.rank() < 2 || dims.size() != 1 || dims[0] != input.rank() - 1) {
+    return std::nullopt;
+  }
+  return input.dims();
+}
+
 bool IsSmallConstant(const Instruction& inst) {
   return inst.opcode() == Opcode::kConstant && inst.shape().is_array() &&
          inst.shape().num_elements() <= kMaxInlinedConstant;
@@ -44,6 +58,8 @@ struct Group {
   absl::flat_hash_set<Instruction*> members;
   absl::flat_hash_set<Instruction*> copied_constants;  // members that stay outside too
   bool has_heavy = false;
+  // Set while every heavy member is a reduction of rows of these dims.
+  std::optional<std::vector<int64_t>> row_dims;
 };
 
 class Fuser {
@@ -114,7 +130,11 @@ class Fuser {
 
   void Add(Group& g, Instruction* inst, absl::flat_hash_map<Instruction*, Group*>& group_of) {
     g.members.insert(inst);
-    if (IsHeavy(*inst)) g.has_heavy = true;
+    if (IsHeavy(*inst)) {
+      std::optional<std::vector<int64_t>> rows = RowReductionInput(*inst);
+      g.row_dims = (!g.has_heavy || g.row_dims == rows) ? rows : std::nullopt;
+      g.has_heavy = true;
+    }
     if (inst->opcode() == Opcode::kConstant) {
       g.copied_constants.insert(inst);
     } else {
@@ -136,7 +156,10 @@ class Fuser {
           Add(g, p, group_of);
           continue;
         }
-        if (IsHeavy(*p) && g.has_heavy) continue;
+        if (IsHeavy(*p) && g.has_heavy &&
+            !(g.row_dims.has_value() && RowReductionInput(*p) == g.row_dims)) {
+          continue;
+        }
         if (p->opcode() == Opcode::kDot && !EpilogueOnly(g)) continue;
         bool all_users_inside = true;
         for (Instruction* u : p->users()) all_users_inside &= g.members.contains(u);

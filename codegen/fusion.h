@@ -9,7 +9,10 @@
 //   pad, concatenate, reverse, iota, dynamic slices) fuse freely;
 // - a group holds at most one reduction or dot: a reduction takes its
 //   producers in, a dot takes only its elementwise epilogue (its operands
-//   stay kernel inputs so the GEMM schedule reads packed memory);
+//   stay kernel inputs so the GEMM schedule reads packed memory); the
+//   exception are sibling reductions over the same rows (softmax's max and
+//   sum, layernorm's mean and variance), which share one group so the
+//   kernel computes them per row in one pass (row_kernel_schedule.h);
 // - a producer joins only if all its users are in the group (no work is
 //   duplicated), except small constants, which are copied in;
 // - collectives, control flow, tuples, parameters and ops without a Halide

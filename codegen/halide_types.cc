@@ -1,5 +1,6 @@
 // Type mapping between the IR and Halide, and the index helpers every
 // lowering uses (see lowering.h for the conventions).
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <limits>
@@ -70,6 +71,10 @@ Halide::Expr Call(const Halide::Func& f, const std::vector<Halide::Expr>& index)
 void Define(Halide::Func& f, const std::vector<Halide::Var>& vars, const Halide::Expr& value) {
   std::vector<Halide::Var> reversed(vars.rbegin(), vars.rend());
   f(reversed) = value;
+}
+
+int VectorLanes(hlo::PrimitiveType type) {
+  return 64 / std::max(1, static_cast<int>(hlo::ByteWidth(type)));
 }
 
 Halide::Expr ClampIndex(const Halide::Expr& i, int64_t extent) {

@@ -12,13 +12,14 @@
 #include "absl/strings/str_format.h"
 #include "codegen/lowering.h"
 #include "codegen/pipeline_builder.h"
+#include "runtime/kernel_loop_pool.h"
 
 namespace sharc::codegen {
 namespace {
 
 // Bumped whenever lowerings or schedules change, so stale disk entries are
 // never loaded.
-constexpr const char* kCodegenVersion = "sharc-codegen-5";
+constexpr const char* kCodegenVersion = "sharc-codegen-6";
 
 uint64_t Fnv1a(const std::string& text, uint64_t seed) {
   uint64_t h = seed;
@@ -230,6 +231,12 @@ absl::Status KernelCompiler::EnsureRuntime() {
   if (auto set = reinterpret_cast<SetHandler>(dlsym(handle, "halide_set_error_handler"))) {
     set(&SharcHalideErrorHandler);
   }
+  // Kernels' parallel loops go through the runtime, which keeps them within
+  // the launching device's share of the cores (runtime/kernel_loop_pool.h).
+  using SetParFor = runtime::KernelLoopRunner (*)(runtime::KernelLoopRunner);
+  if (auto set = reinterpret_cast<SetParFor>(dlsym(handle, "halide_set_custom_do_par_for"))) {
+    runtime::SetLibraryKernelLoopRunner(set(&runtime::RunKernelParallelLoop));
+  }
   runtime_ = handle;
   return absl::OkStatus();
 }
@@ -247,7 +254,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Load(
   }
   std::vector<hlo::Shape> inputs, outputs;
   for (const hlo::Instruction* i : graph.inputs) inputs.push_back(i->shape());
-  for (const hlo::Instruction* o : graph.outputs) outputs.push_back(o->shape());
+  for (size_t k = 0; k < graph.outputs.size(); ++k) outputs.push_back(OutputShape(graph, k));
   auto kernel = std::make_shared<const CompiledKernel>(graph.name, key, handle, entry,
                                                        std::move(inputs), std::move(outputs),
                                                        graph.tuple_output);

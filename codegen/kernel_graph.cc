@@ -36,12 +36,37 @@ std::string ComputationText(const hlo::Computation& c) {
   return out + "}";
 }
 
+// Adds `inst` as the kernel's output, element by element if it is a tuple
+// of arrays (then the kernel's output buffer is a tuple).
+absl::Status AddOutputs(KernelGraph& g, const hlo::Instruction* inst) {
+  if (inst->shape().is_array()) {
+    g.outputs.push_back(inst);
+    g.output_elements.push_back(-1);
+    return absl::OkStatus();
+  }
+  for (int64_t k = 0; k < inst->shape().tuple_size(); ++k) {
+    if (!inst->shape().tuple_shape(k).is_array()) {
+      return LoweringError(*inst, "a kernel cannot produce a nested tuple");
+    }
+    g.outputs.push_back(inst);
+    g.output_elements.push_back(k);
+  }
+  g.tuple_output = true;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
+const hlo::Shape& OutputShape(const KernelGraph& graph, size_t k) {
+  const int64_t e = OutputElement(graph, k);
+  return e < 0 ? graph.outputs[k]->shape() : graph.outputs[k]->shape().tuple_shape(e);
+}
+
+int64_t OutputElement(const KernelGraph& graph, size_t k) {
+  return k < graph.output_elements.size() ? graph.output_elements[k] : -1;
+}
+
 absl::StatusOr<KernelGraph> GraphForInstruction(const hlo::Instruction& instruction) {
-  if (!instruction.shape().is_array()) {
-    return LoweringError(instruction, "a kernel must produce an array");
-  }
   KernelGraph g;
   g.name = instruction.name();
   for (const hlo::Instruction* op : instruction.operands()) {
@@ -49,7 +74,7 @@ absl::StatusOr<KernelGraph> GraphForInstruction(const hlo::Instruction& instruct
     g.inputs.push_back(op);
   }
   g.body = {&instruction};
-  g.outputs = {&instruction};
+  if (absl::Status s = AddOutputs(g, &instruction); !s.ok()) return s;
   return g;
 }
 
@@ -80,13 +105,10 @@ absl::StatusOr<KernelGraph> GraphForComputation(const hlo::Computation& computat
             "fused computation '", computation.name(), "' returns a nested tuple"));
       }
       g.outputs.push_back(op);
+      g.output_elements.push_back(-1);
     }
-  } else {
-    if (!root->shape().is_array()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("fused computation '", computation.name(), "' returns a non-array"));
-    }
-    g.outputs.push_back(root);
+  } else if (absl::Status s = AddOutputs(g, root); !s.ok()) {
+    return s;
   }
   return g;
 }
@@ -97,12 +119,15 @@ absl::Status CheckLowerable(const hlo::Instruction& inst) {
     return LoweringError(inst, absl::StrCat("op ", hlo::OpcodeName(inst.opcode()), " has no lowering rule"));
   }
   if (!rule->lower) return LoweringError(inst, rule->unsupported_reason);
-  if (!inst.shape().is_array()) return LoweringError(inst, "a kernel value must be an array");
-  for (const hlo::Instruction* op : inst.operands()) {
-    if (!op->shape().is_array()) return LoweringError(inst, "tuple operands are not kernel inputs");
-  }
+  // The op's own reason first: it says more than the generic checks below.
   if (rule->supports) {
     if (absl::Status s = rule->supports(inst); !s.ok()) return s;
+  }
+  if (!inst.shape().is_array() && !rule->tuple_result) {
+    return LoweringError(inst, "a kernel value must be an array");
+  }
+  for (const hlo::Instruction* op : inst.operands()) {
+    if (!op->shape().is_array()) return LoweringError(inst, "tuple operands are not kernel inputs");
   }
   return CheckIndexable(inst);
 }
@@ -132,9 +157,11 @@ std::string CanonicalText(const KernelGraph& graph) {
     }
   }
   absl::StrAppend(&out, graph.tuple_output ? "tuple " : "", "outputs:");
-  for (const hlo::Instruction* o : graph.outputs) {
+  for (size_t k = 0; k < graph.outputs.size(); ++k) {
+    const hlo::Instruction* o = graph.outputs[k];
     auto it = rename.find(o->name());
     absl::StrAppend(&out, " ", it == rename.end() ? o->name() : it->second);
+    if (OutputElement(graph, k) >= 0) absl::StrAppend(&out, "#", OutputElement(graph, k));
   }
   return out + "\n";
 }

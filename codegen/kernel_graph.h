@@ -19,8 +19,17 @@ struct KernelGraph {
   std::vector<const hlo::Instruction*> inputs;  // one per kernel argument
   std::vector<const hlo::Instruction*> body;    // in definition order
   std::vector<const hlo::Instruction*> outputs;
+  // For each output, -1 if it is the instruction's array value, else which
+  // element of its tuple value (a variadic reduce yields a tuple; it is
+  // always a kernel's root, as get-tuple-element is the runtime's).
+  std::vector<int64_t> output_elements;
   bool tuple_output = false;  // the kernel's output buffer is a tuple of `outputs`
 };
+
+// The array shape written by output `k` of `graph`.
+const hlo::Shape& OutputShape(const KernelGraph& graph, size_t k);
+// -1 or the tuple element output `k` takes (see KernelGraph).
+int64_t OutputElement(const KernelGraph& graph, size_t k);
 
 absl::StatusOr<KernelGraph> GraphForInstruction(const hlo::Instruction& instruction);
 absl::StatusOr<KernelGraph> GraphForComputation(const hlo::Computation& computation);

@@ -21,6 +21,7 @@
 #include "Halide.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "hlo/ir/computation.h"
 #include "hlo/ir/instruction.h"
 #include "hlo/ir/opcode.h"
 
@@ -49,6 +50,9 @@ struct Lowered {
   Halide::Func accumulator;
   std::vector<Halide::Func> helpers;
   std::function<void(Halide::Func)> schedule;
+  // For a reduction of rows (row_reduction.h): computes one row of it, and
+  // its helper stages, at `at`, a row loop of a consumer in the same kernel.
+  std::function<void(Halide::Func, Halide::LoopLevel)> schedule_in_row;
 };
 
 using LowerFn = std::function<absl::StatusOr<Lowered>(const hlo::Instruction&,
@@ -65,6 +69,9 @@ struct LoweringRule {
   LowerFn lower;
   std::string unsupported_reason;
   SupportsFn supports;  // optional
+  // The lowering may yield a tuple (a Tuple-valued Func, one value per
+  // element); such a value is only ever a kernel output.
+  bool tuple_result = false;
 };
 
 // The table; a rule missing for an opcode is a bug the completeness test
@@ -77,6 +84,7 @@ void RegisterElementwiseLowerings(LoweringTable& table);  // elementwise_lowerin
 void RegisterShapeLowerings(LoweringTable& table);        // shape_lowerings.cc
 void RegisterSourceLowerings(LoweringTable& table);       // source_lowerings.cc
 void RegisterReduceLowerings(LoweringTable& table);       // reduce_lowering.cc
+void RegisterGatherScatterLowerings(LoweringTable& table);  // gather_scatter_lowering.cc
 void RegisterDotLowering(LoweringTable& table);           // dot_lowering.cc
 void RegisterCustomCallLowering(LoweringTable& table);    // custom_call_lowering.cc
 void RegisterUnsupportedOps(LoweringTable& table);        // unsupported_ops.cc
@@ -84,6 +92,8 @@ void RegisterUnsupportedOps(LoweringTable& table);        // unsupported_ops.cc
 class LoweringTable {
  public:
   void Add(hlo::Opcode opcode, LowerFn lower, SupportsFn supports = nullptr);
+  // Marks an added rule as able to yield tuples (see LoweringRule).
+  void AllowTupleResult(hlo::Opcode opcode);
   void AddUnsupported(hlo::Opcode opcode, std::string reason);
   const LoweringRule* Find(hlo::Opcode opcode) const;
 
@@ -105,6 +115,9 @@ Halide::Type ComputeType(hlo::PrimitiveType type);
 Halide::Expr ToCompute(const Halide::Expr& e, hlo::PrimitiveType type);
 Halide::Expr ToStorage(const Halide::Expr& e, hlo::PrimitiveType type);
 
+// Lanes of one 512-bit vector of `type`'s storage.
+int VectorLanes(hlo::PrimitiveType type);
+
 // Fresh variables for the HLO dims 0..rank-1 (named d0, d1, ...).
 std::vector<Halide::Var> HloVars(int64_t rank);
 std::vector<Halide::Expr> AsExprs(const std::vector<Halide::Var>& vars);
@@ -119,6 +132,15 @@ absl::Status CheckIndexable(const hlo::Instruction& inst);
 // A Halide name for a stage of `inst`: Halide reserves '.' (HLO names often
 // have it), so other characters become '_', and a counter keeps names unique.
 std::string HalideName(const std::string& prefix, const hlo::Instruction& inst);
+// Applies the scalar computation `reducer` (elementwise ops and constants
+// of its parameters, returning a scalar or a tuple of scalars) to `args`
+// (storage-typed Exprs, one per parameter), through the same lowerings as
+// kernels use; one storage-typed Expr per result (computation_reducer.cc).
+absl::StatusOr<std::vector<Halide::Expr>> ApplyReducer(const hlo::Instruction& inst,
+                                                       const hlo::Computation& reducer,
+                                                       const std::vector<Halide::Expr>& args);
+// OK if ApplyReducer can lower `reducer`, else why not, naming `inst`.
+absl::Status CheckReducerLowerable(const hlo::Instruction& inst, const hlo::Computation& reducer);
 // An error naming the instruction.
 absl::Status LoweringError(const hlo::Instruction& inst, const std::string& message);
 

@@ -11,6 +11,10 @@ void LoweringTable::Add(hlo::Opcode opcode, LowerFn lower, SupportsFn supports) 
   present_[i] = true;
 }
 
+void LoweringTable::AllowTupleResult(hlo::Opcode opcode) {
+  rules_[static_cast<size_t>(opcode)].tuple_result = true;
+}
+
 void LoweringTable::AddUnsupported(hlo::Opcode opcode, std::string reason) {
   auto i = static_cast<size_t>(opcode);
   rules_[i] = LoweringRule{opcode, nullptr, std::move(reason), nullptr};
@@ -29,6 +33,7 @@ const LoweringRule* FindLoweringRule(hlo::Opcode opcode) {
     RegisterShapeLowerings(*t);
     RegisterSourceLowerings(*t);
     RegisterReduceLowerings(*t);
+    RegisterGatherScatterLowerings(*t);
     RegisterDotLowering(*t);
     RegisterCustomCallLowering(*t);
     RegisterUnsupportedOps(*t);

@@ -4,6 +4,8 @@
 // - every op is inlined into its consumer unless it is a reduction or a dot;
 // - each output owns its loops: innermost dim vectorised at the native width
 //   (64 bytes), outer loop parallel when there is enough work;
+// - a kernel of one [rows..., C] output whose reductions give one value per
+//   row computes them per row inside the output's loop (row_kernel_schedule.h);
 // - a dot whose only path to an output is elementwise with the dot's dims is
 //   computed inside that output's tiles (the epilogue is fused into the GEMM
 //   micro-kernel); other dots and reductions are computed once (compute_root)
@@ -15,6 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "codegen/lowering.h"
+#include "codegen/row_kernel_schedule.h"
 #include "hlo/ops/op_def.h"
 
 namespace sharc::codegen {
@@ -128,10 +131,17 @@ absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
   std::vector<Halide::Func> outputs;
   for (size_t k = 0; k < graph.outputs.size(); ++k) {
     const hlo::Instruction* o = graph.outputs[k];
-    const hlo::Shape& shape = o->shape();
+    const hlo::Shape& shape = OutputShape(graph, k);
     std::vector<Halide::Var> vars = HloVars(shape.rank());
     Halide::Func out(absl::StrCat("out", k));
-    Define(out, vars, Call(values.at(o).func, AsExprs(vars)));
+    const int64_t element = OutputElement(graph, k);
+    const Halide::Func& source = values.at(o).func;
+    if (element >= 0 && source.outputs() > 1) {
+      std::vector<Halide::Expr> at(vars.rbegin(), vars.rend());
+      Define(out, vars, Halide::Func(source)(at)[static_cast<int>(element)]);
+    } else {
+      Define(out, vars, Call(source, AsExprs(vars)));
+    }
     std::vector<int64_t> strides = hlo::RowMajorStrides(shape.dims());
     for (int64_t d = 0; d < shape.rank(); ++d) {
       const int hd = static_cast<int>(shape.rank() - 1 - d);
@@ -141,16 +151,20 @@ absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
     outputs.push_back(out);
   }
 
-  // Dots first: one may claim an output's loops.
+  // A row kernel (softmax, layernorm) computes its reductions inside the
+  // output's row loop; otherwise dots first: one may claim an output's loops.
   std::vector<bool> output_scheduled(outputs.size(), false);
+  const bool row_kernel = outputs.size() == 1 && ScheduleRowKernel(graph, lowered, outputs[0]);
+  if (row_kernel) output_scheduled[0] = true;
   for (const hlo::Instruction* inst : graph.body) {
+    if (row_kernel) break;
     Lowered& l = lowered.at(inst);
     if (l.kind == LoweringKind::kDot) {
       built.has_contraction = true;
       bool fused = false;
       for (size_t k = 0; k < outputs.size() && !fused; ++k) {
         if (!output_scheduled[k] && FeedsOnlyElementwise(inst, graph.outputs[k], in_body) &&
-            graph.outputs[k]->shape().dims() == inst->shape().dims()) {
+            OutputShape(graph, k).dims() == inst->shape().dims()) {
           l.schedule(outputs[k]);
           output_scheduled[k] = true;
           fused = true;
@@ -169,7 +183,7 @@ absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
     }
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
-    if (!output_scheduled[k]) ScheduleElementwise(outputs[k], graph.outputs[k]->shape());
+    if (!output_scheduled[k]) ScheduleElementwise(outputs[k], OutputShape(graph, k));
   }
   built.pipeline = Halide::Pipeline(outputs);
   std::ostringstream text;
@@ -177,9 +191,13 @@ absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
     const Halide::Func& f = lowered.at(inst).func;
     text << inst->name() << " -> " << f.name() << "(";
     for (size_t i = 0; i < f.args().size(); ++i) text << (i ? ", " : "") << f.args()[i].name();
-    text << ") = " << f.value() << "\n";
+    text << ") = ";
+    for (size_t i = 0; i < f.values().size(); ++i) text << (i ? ", " : "") << f.values()[i];
+    text << "\n";
     if (f.has_update_definition()) {
-      text << "  update: " << f.name() << "(...) = " << f.update_value() << "\n";
+      text << "  update: " << f.name() << "(...) =";
+      for (size_t i = 0; i < f.update_values().size(); ++i) text << " " << f.update_values()[i];
+      text << "\n";
     }
   }
   built.lowered_text = text.str();

@@ -1,11 +1,14 @@
 // Halide lowerings of reduce and reduce-window whose reducer is one plain
 // binary op of its two parameters (add, multiply, maximum, minimum, and, or,
 // xor). Each step rounds to the storage type, as the interpreter's fast path
-// does, so f16/bf16 results agree step for step. Reducers that are whole
-// computations (variadic argmax and friends) are refused with a reason.
+// does, so f16/bf16 results agree step for step. A reduce whose reducer is a
+// whole computation (variadic argmax and friends) folds in the interpreter's
+// order through ApplyReducer, as a Tuple-valued Func for several inputs;
+// reduce-window still needs a plain reducer.
 #include "absl/strings/str_cat.h"
 #include "codegen/lowering.h"
 #include "codegen/reducer.h"
+#include "codegen/row_reduction.h"
 #include "hlo/ir/computation.h"
 
 namespace sharc::codegen {
@@ -15,7 +18,8 @@ using Halide::Expr;
 
 absl::StatusOr<hlo::Opcode> PlainReducer(const hlo::Instruction& inst) {
   if (inst.operand_count() != 2) {
-    return LoweringError(inst, "variadic reductions have no Halide lowering yet");
+    return LoweringError(inst, "variadic reduce-window has no Halide lowering; run with "
+                               "--backend interpreter");
   }
   const hlo::Computation* reducer = inst.attr_computation("to_apply");
   if (reducer == nullptr) return LoweringError(inst, "has no reducer");
@@ -27,10 +31,10 @@ absl::StatusOr<hlo::Opcode> PlainReducer(const hlo::Instruction& inst) {
   return *op;
 }
 
-// Rows at least this long are summed as 64 interleaved partial sums (one
+// A long 1-d sum (to a scalar) is summed as 64 interleaved partial sums (one
 // vector accumulator set, perf_anchors.md §3) and then combined: float sums
-// of long rows are then not in the interpreter's order, as in XLA.
-constexpr int64_t kLongRow = 256;
+// of long rows are then not in the interpreter's order, as in XLA. Rows of
+// a rank >= 2 input take row_reduction.h instead.
 
 void ScheduleLongRowSum(Halide::Func f, Halide::RDom r, const hlo::Shape& result,
                         hlo::PrimitiveType t) {
@@ -50,10 +54,142 @@ void ScheduleLongRowSum(Halide::Func f, Halide::RDom r, const hlo::Shape& result
   partial.update().vectorize(u, lanes).unroll(u);
 }
 
+// Where reduce's operand dim d is read from: a kept output var or an RDom
+// dim (the last reduced dim innermost, as the interpreter visits them).
+struct ReduceIndex {
+  std::vector<Halide::Range> ranges;  // empty if nothing is reduced
+  std::vector<int64_t> reduced_dims;  // HLO dim of each RDom dim
+};
+
+ReduceIndex GetReduceIndex(const hlo::Instruction& inst, const hlo::Shape& input) {
+  std::vector<bool> reduced(static_cast<size_t>(input.rank()), false);
+  for (int64_t d : inst.attr_ints("dimensions")) reduced[static_cast<size_t>(d)] = true;
+  ReduceIndex ri;
+  for (int64_t d = input.rank(); d-- > 0;) {
+    if (!reduced[static_cast<size_t>(d)]) continue;
+    ri.ranges.emplace_back(0, static_cast<int>(input.dim(d)));
+    ri.reduced_dims.push_back(d);
+  }
+  return ri;
+}
+
+// reduce with any elementwise reducer over N inputs and N inits.
+absl::StatusOr<Lowered> LowerComputationReduce(const hlo::Instruction& inst,
+                                               absl::Span<const LoweredValue> ops) {
+  const size_t n = ops.size() / 2;
+  const hlo::Computation& reducer = *inst.attr_computation("to_apply");
+  const hlo::Shape& input = ops[0].shape;
+  const hlo::Shape& result = inst.shape().is_tuple() ? inst.shape().tuple_shape(0) : inst.shape();
+  std::vector<Halide::Var> vars = HloVars(result.rank());
+  std::vector<Expr> kept = AsExprs(vars);
+  std::vector<Expr> lhs(kept.rbegin(), kept.rend());
+  std::vector<Halide::Var> pure(vars.rbegin(), vars.rend());
+  Lowered out;
+  out.func = Halide::Func(HalideName("reduce", inst));
+  // One input: a plain Func (Halide refuses [] on a single-valued Func).
+  auto define = [&](const std::vector<Expr>& at, const std::vector<Expr>& v) {
+    if (n == 1) {
+      out.func(at) = v[0];
+    } else {
+      out.func(at) = Halide::Tuple(v);
+    }
+  };
+  std::vector<Expr> inits;
+  for (size_t k = 0; k < n; ++k) inits.push_back(Call(ops[n + k].func, {}));
+  ReduceIndex ri = GetReduceIndex(inst, input);
+  auto element = [&](const std::vector<Expr>& index) {
+    std::vector<Expr> xs;
+    for (size_t k = 0; k < n; ++k) xs.push_back(Call(ops[k].func, index));
+    return xs;
+  };
+  if (ri.ranges.empty()) {
+    // Nothing reduced: the reducer sees init and each element once.
+    std::vector<Expr> args = inits;
+    for (Expr& x : element(kept)) args.push_back(x);
+    absl::StatusOr<std::vector<Expr>> v = ApplyReducer(inst, reducer, args);
+    if (!v.ok()) return v.status();
+    define(std::vector<Expr>(pure.begin(), pure.end()), *v);
+    return out;
+  }
+  define(std::vector<Expr>(pure.begin(), pure.end()), inits);
+  if (input.num_elements() == 0) return out;
+  Halide::RDom r(ri.ranges, HalideName("r", inst));
+  std::vector<Expr> index(static_cast<size_t>(input.rank()));
+  std::vector<bool> is_reduced(static_cast<size_t>(input.rank()), false);
+  for (size_t i = 0; i < ri.reduced_dims.size(); ++i) {
+    index[static_cast<size_t>(ri.reduced_dims[i])] = r[static_cast<int>(i)];
+    is_reduced[static_cast<size_t>(ri.reduced_dims[i])] = true;
+  }
+  for (int64_t d = 0, k = 0; d < input.rank(); ++d) {
+    if (!is_reduced[static_cast<size_t>(d)]) index[static_cast<size_t>(d)] = kept[static_cast<size_t>(k++)];
+  }
+  if (n == 1) {
+    std::vector<Expr> args = {out.func(lhs)};
+    for (Expr& x : element(index)) args.push_back(x);
+    absl::StatusOr<std::vector<Expr>> v = ApplyReducer(inst, reducer, args);
+    if (!v.ok()) return v.status();
+    define(lhs, *v);
+    out.kind = LoweringKind::kReduction;
+    return out;
+  }
+  // Several values: Halide 14 stores a Tuple update's elements one after
+  // the other and, under StrictFloat, a later element may re-read an
+  // element already overwritten in the same step (argmax then never moves
+  // its index). So the fold alternates between two slots: step i reads
+  // slot i%2 and writes slot 1-i%2, and nothing read is overwritten.
+  Halide::Var slot("slot");
+  Halide::Func state(HalideName("reduce_state", inst));
+  std::vector<Expr> pure_slot = {slot};
+  pure_slot.insert(pure_slot.end(), pure.begin(), pure.end());
+  state(pure_slot) = Halide::Tuple(inits);
+  Expr step = r[0];
+  int64_t stride = 1;
+  for (size_t i = 1; i < ri.ranges.size(); ++i) {
+    stride *= input.dim(ri.reduced_dims[i - 1]);
+    step = step + r[static_cast<int>(i)] * static_cast<int>(stride);
+  }
+  int64_t steps = 1;
+  for (int64_t d : ri.reduced_dims) steps *= input.dim(d);
+  auto at_slot = [&](const Expr& s, const std::vector<Expr>& where) {
+    std::vector<Expr> a = {s};
+    a.insert(a.end(), where.begin(), where.end());
+    return a;
+  };
+  std::vector<Expr> args;
+  for (size_t k = 0; k < n; ++k) args.push_back(state(at_slot(step % 2, lhs))[static_cast<int>(k)]);
+  for (Expr& x : element(index)) args.push_back(x);
+  absl::StatusOr<std::vector<Expr>> v = ApplyReducer(inst, reducer, args);
+  if (!v.ok()) return v.status();
+  state(at_slot(1 - step % 2, lhs)) = Halide::Tuple(*v);
+  std::vector<Expr> final_values;
+  const std::vector<Expr> pure_exprs(pure.begin(), pure.end());
+  for (size_t k = 0; k < n; ++k) {
+    final_values.push_back(state(at_slot(static_cast<int>(steps % 2), pure_exprs))[static_cast<int>(k)]);
+  }
+  out.func = Halide::Func(HalideName("reduce", inst));
+  out.func(pure_exprs) = Halide::Tuple(final_values);
+  out.kind = LoweringKind::kReduction;
+  out.helpers = {state};
+  const hlo::Shape shape = result;
+  out.schedule = [state, shape](Halide::Func f) mutable {
+    state.compute_root();
+    f.compute_root();
+    if (shape.rank() >= 1 && shape.num_elements() >= 64) {
+      std::vector<Halide::Var> a = f.args();
+      f.parallel(a.back());
+    }
+  };
+  return out;
+}
+
 absl::StatusOr<Lowered> LowerReduce(const hlo::Instruction& inst,
                                     absl::Span<const LoweredValue> ops) {
+  if (inst.operand_count() != 2 || !PlainBinaryReducer(*inst.attr_computation("to_apply"))) {
+    return LowerComputationReduce(inst, ops);
+  }
   absl::StatusOr<hlo::Opcode> op = PlainReducer(inst);
   if (!op.ok()) return op.status();
+  if (IsVectorizableRowReduction(inst, *op)) return LowerRowReduction(inst, ops, *op);
   const hlo::Shape& input = ops[0].shape;
   const hlo::PrimitiveType t = inst.shape().type();
   const hlo::IntList& dims = inst.attr_ints("dimensions");
@@ -76,8 +212,10 @@ absl::StatusOr<Lowered> LowerReduce(const hlo::Instruction& inst,
   }
   if (ranges.empty() || input.num_elements() == 0) {
     if (ranges.empty()) {
-      // Nothing reduced: combine init with each element once.
+      // Nothing reduced: combine init with each element once (a fresh Func:
+      // redefining the first would be a Halide update that hides it).
       Expr x = Call(ops[0].func, kept);
+      out.func = Halide::Func(HalideName("reduce", inst));
       Define(out.func, vars,
              ToStorage(Combine(*op, ToCompute(Call(ops[1].func, {}), t), ToCompute(x, t)), t));
     }
@@ -158,9 +296,14 @@ absl::StatusOr<Lowered> LowerReduceWindow(const hlo::Instruction& inst,
 }  // namespace
 
 void RegisterReduceLowerings(LoweringTable& table) {
-  auto supports = [](const hlo::Instruction& inst) { return PlainReducer(inst).status(); };
-  table.Add(hlo::Opcode::kReduce, LowerReduce, supports);
-  table.Add(hlo::Opcode::kReduceWindow, LowerReduceWindow, supports);
+  table.Add(hlo::Opcode::kReduce, LowerReduce, [](const hlo::Instruction& inst) {
+    const hlo::Computation* reducer = inst.attr_computation("to_apply");
+    if (reducer == nullptr) return LoweringError(inst, "has no reducer");
+    return CheckReducerLowerable(inst, *reducer);
+  });
+  table.AllowTupleResult(hlo::Opcode::kReduce);
+  table.Add(hlo::Opcode::kReduceWindow, LowerReduceWindow,
+            [](const hlo::Instruction& inst) { return PlainReducer(inst).status(); });
 }
 
 }  // namespace sharc::codegen

@@ -1,7 +1,6 @@
 // Ops that are not Halide kernels, each with the reason a user sees when a
 // module asks the Halide backend for one. Most are not computation at all
-// (the runtime runs them); the rest are listed here until they get a
-// lowering.
+// (the runtime runs them).
 #include "codegen/lowering.h"
 
 namespace sharc::codegen {
@@ -40,11 +39,6 @@ void RegisterUnsupportedOps(LoweringTable& table) {
                          "shard_map and its named-axis ops are lowered to ordinary ops and "
                          "collectives (spmd/) before codegen");
   }
-  table.AddUnsupported(Opcode::kGather,
-                       "gather has no Halide lowering yet; run with --backend interpreter");
-  table.AddUnsupported(Opcode::kScatter,
-                       "scatter (an ordered read-modify-write) has no Halide lowering yet; run "
-                       "with --backend interpreter");
 }
 
 }  // namespace sharc::codegen

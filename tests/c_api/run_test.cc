@@ -315,12 +315,19 @@ TEST(CApiCompile, ShardingsThatDoNotFitTheDevicesAreCompileErrors) {
 // interpreter's kernels and says so in the notes; asking for Halide is a
 // compile error naming the op.
 TEST(CApiBackend, InterpreterFallbackIsANoteAndHalideOnlyAnError) {
-  Owned<sharc_module> module = ParseOrDie(R"(HloModule gather_rows, num_partitions=2
+  // reduce-window with a reducer that is not one binary op (subtract).
+  Owned<sharc_module> module = ParseOrDie(R"(HloModule window_diff, num_partitions=2
+
+%sub {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %d = f32[] subtract(%a, %b)
+}
 
 ENTRY %main {
   %operand = f32[5,4] parameter(0)
-  %indices = s32[3,1] constant({ {0}, {2}, {4} })
-  ROOT %rows = f32[3,4] gather(%operand, %indices), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
+  %zero = f32[] constant(0)
+  ROOT %diff = f32[4,4] reduce-window(%operand, %zero), window={size=2x1}, to_apply=%sub
 }
 )");
   ASSERT_NE(module, nullptr);
@@ -328,7 +335,7 @@ ENTRY %main {
   ASSERT_NE(program, nullptr);
   const char* notes = nullptr;
   SHARC_ASSERT_OK(sharc_program_notes(program.get(), &notes));
-  EXPECT_THAT(notes, HasSubstr("gather"));
+  EXPECT_THAT(notes, HasSubstr("reduce-window"));
   int uses_halide = 1;
   SHARC_ASSERT_OK(sharc_program_uses_halide(program.get(), &uses_halide));
   EXPECT_EQ(uses_halide, 0);
@@ -346,7 +353,7 @@ ENTRY %main {
   ASSERT_NE(error, nullptr);
   EXPECT_EQ(sharc_error_exit_code(error.get()), 1);
   EXPECT_THAT(sharc_error_message(error.get()),
-              AllOf(StartsWith("sharc_compile: "), HasSubstr("gather")));
+              AllOf(StartsWith("sharc_compile: "), HasSubstr("reduce-window")));
 }
 
 // Distinct programs compile and run on different threads at the same time.

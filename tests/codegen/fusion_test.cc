@@ -49,11 +49,20 @@ TEST(FusionTest, GroupsReductionsWithProducersAndDotsWithEpilogues) {
   std::unique_ptr<hlo::Module> fused = module->Clone();
   ASSERT_OK_AND_ASSIGN(FusionStats stats, FuseModule(*fused));
   const std::string text = hlo::PrintModule(*fused);
-  // Fusions: subtract/exp/sum/divide (the second reduction with its
-  // producers and consumer; the row max stays a kernel of its own, one
-  // reduction per kernel) and the dot with its bias+tanh epilogue. The
-  // transpose reads `act`, which the tuple also needs, so it stays alone.
+  // Fusions: the softmax (row max and row sum are sibling reductions over
+  // the same rows, so they share the kernel with their producers and the
+  // divide) and the dot with its bias+tanh epilogue. The transpose reads
+  // `act`, which the tuple also needs, so it stays alone.
   EXPECT_EQ(stats.fusions, 2) << text;
+  int reduces_in_fusions = 0;
+  for (const hlo::Instruction* inst : fused->entry()->instructions()) {
+    EXPECT_NE(inst->opcode(), hlo::Opcode::kReduce) << text;
+    if (!IsFusionCall(*inst)) continue;
+    for (const hlo::Instruction* i : inst->attr_computation("to_apply")->instructions()) {
+      reduces_in_fusions += i->opcode() == hlo::Opcode::kReduce;
+    }
+  }
+  EXPECT_EQ(reduces_in_fusions, 2) << text;
   EXPECT_EQ(CountFusions(*fused), stats.fusions);
   // The dot and its epilogue share one fused computation.
   bool dot_with_tanh = false;

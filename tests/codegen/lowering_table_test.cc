@@ -19,7 +19,8 @@ TEST(LoweringTableTest, EveryOpcodeHasALoweringOrAReason) {
                          hlo::Opcode::kTranspose, hlo::Opcode::kSlice, hlo::Opcode::kPad,
                          hlo::Opcode::kConcatenate, hlo::Opcode::kReverse, hlo::Opcode::kIota,
                          hlo::Opcode::kConstant, hlo::Opcode::kConvert, hlo::Opcode::kSelect,
-                         hlo::Opcode::kCompare, hlo::Opcode::kReduce, hlo::Opcode::kDot}) {
+                         hlo::Opcode::kCompare, hlo::Opcode::kReduce, hlo::Opcode::kDot,
+                         hlo::Opcode::kGather, hlo::Opcode::kScatter}) {
     EXPECT_EQ(UnsupportedReason(op), "") << hlo::OpcodeName(op);
   }
   EXPECT_GE(lowered, 50);

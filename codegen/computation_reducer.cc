@@ -1,0 +1,95 @@
+// Reducers that are whole computations (argmax's value+index pairs,
+// composites such as add-then-clamp) as Halide expressions. The reducer's
+// instructions are lowered with the ordinary lowering table on 0-d Funcs
+// whose parameters are placeholders; the Funcs are then inlined into one
+// expression per result and the placeholders replaced by the actual
+// accumulator and element, so reducers get exactly the kernels' semantics
+// (NaN rules, f16 rounding after every op) without a second implementation.
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "codegen/kernel_graph.h"
+#include "codegen/lowering.h"
+#include "hlo/ops/op_def.h"
+
+namespace sharc::codegen {
+namespace {
+
+// The instructions whose values the reducer returns.
+std::vector<const hlo::Instruction*> ReducerResults(const hlo::Computation& reducer) {
+  const hlo::Instruction* root = reducer.root();
+  if (root->opcode() != hlo::Opcode::kTuple) return {root};
+  return std::vector<const hlo::Instruction*>(root->operands().begin(), root->operands().end());
+}
+
+}  // namespace
+
+absl::Status CheckReducerLowerable(const hlo::Instruction& inst, const hlo::Computation& reducer) {
+  if (reducer.root() == nullptr) return LoweringError(inst, "reducer '" + reducer.name() + "' has no root");
+  for (const hlo::Instruction* r : ReducerResults(reducer)) {
+    if (!r->shape().is_array() || !r->shape().is_scalar()) {
+      return LoweringError(inst, "reducer '" + reducer.name() + "' returns a non-scalar " +
+                                     r->shape().ToString());
+    }
+  }
+  for (const hlo::Instruction* i : reducer.instructions()) {
+    const hlo::Opcode op = i->opcode();
+    if (op == hlo::Opcode::kParameter || (i == reducer.root() && op == hlo::Opcode::kTuple)) continue;
+    const bool elementwise = hlo::HasOpDef(op) && hlo::GetOpDef(op).traits.elementwise;
+    if (!elementwise && op != hlo::Opcode::kConstant) {
+      return LoweringError(inst, absl::StrCat("reducer '", reducer.name(), "' uses ",
+                                              hlo::OpcodeName(op), " (", i->name(),
+                                              "); only elementwise ops and constants lower"));
+    }
+    if (absl::Status s = CheckLowerable(*i); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Halide::Expr>> ApplyReducer(const hlo::Instruction& inst,
+                                                       const hlo::Computation& reducer,
+                                                       const std::vector<Halide::Expr>& args) {
+  if (absl::Status s = CheckReducerLowerable(inst, reducer); !s.ok()) return s;
+  if (static_cast<size_t>(reducer.num_parameters()) != args.size()) {
+    return LoweringError(inst, absl::StrCat("reducer '", reducer.name(), "' takes ",
+                                            reducer.num_parameters(), " values, given ", args.size()));
+  }
+  absl::flat_hash_map<const hlo::Instruction*, LoweredValue> values;
+  std::vector<Halide::Func> funcs;  // in definition order
+  std::vector<std::pair<std::string, Halide::Expr>> placeholders;
+  for (int64_t k = 0; k < reducer.num_parameters(); ++k) {
+    const hlo::Instruction* p = reducer.parameter(k);
+    // A Param may appear in a Func's definition where a free variable may not.
+    Halide::Param<void> placeholder(StorageType(p->shape().type()), HalideName("arg", inst));
+    Halide::Func f(HalideName("param", inst));
+    f() = Halide::Expr(placeholder);
+    values[p] = LoweredValue{f, p->shape()};
+    funcs.push_back(f);
+    placeholders.emplace_back(placeholder.name(), args[static_cast<size_t>(k)]);
+  }
+  for (const hlo::Instruction* i : reducer.instructions()) {
+    if (values.contains(i) || (i == reducer.root() && i->opcode() == hlo::Opcode::kTuple)) continue;
+    std::vector<LoweredValue> operands;
+    for (const hlo::Instruction* op : i->operands()) operands.push_back(values.at(op));
+    absl::StatusOr<Lowered> l = FindLoweringRule(i->opcode())->lower(*i, operands);
+    if (!l.ok()) return l.status();
+    if (l->kind != LoweringKind::kInline) {
+      return LoweringError(inst, "reducer '" + reducer.name() + "' is not elementwise");
+    }
+    values[i] = LoweredValue{l->func, i->shape()};
+    funcs.push_back(l->func);
+  }
+  // inline_function reads each Func's (default, inline) schedule, which
+  // Halide only lets one inspect once its loop levels are locked.
+  for (Halide::Func& f : funcs) f.function().lock_loop_levels();
+  std::vector<Halide::Expr> results;
+  for (const hlo::Instruction* r : ReducerResults(reducer)) {
+    Halide::Expr e = values.at(r).func.value();
+    // Later Funcs call earlier ones, so inlining from the last exposes all.
+    for (size_t j = funcs.size(); j-- > 0;) e = Halide::Internal::inline_function(e, funcs[j].function());
+    for (const auto& [name, value] : placeholders) e = Halide::Internal::substitute(name, value, e);
+    results.push_back(e);
+  }
+  return results;
+}
+
+}  // namespace sharc::codegen
