@@ -105,28 +105,50 @@ uint64_t HashCall(const CollectiveFingerprint& fp, absl::Span<const int64_t> gro
 
 }  // namespace
 
-// Per device, on its own cache lines. `input`/`output` are written by the
-// owner before it arrives and read by the members of the same round after
-// they see the round complete (the arrival counter orders them). The atomics
-// below them describe the device's latest call for diagnosis and may be read
-// by anyone at any time.
+// Per device, on its own cache lines. `round` is written by the owner
+// before it arrives and read by the members of the same round once they see
+// it arrived (an eager round: `progress`; a round in place: the group's
+// arrival counter). The atomics of the diagnosis line describe the device's
+// latest call and may be read by anyone at any time.
 struct alignas(128) InProcessCommunicator::Slot {
-  // What the device published for its rounds, by sequence parity. Members
-  // read round[seq & 1] after the round is complete; the owner rewrites it
-  // two rounds later, once every eager reader has acknowledged it in
-  // `consumed` (non-eager readers are done when the round's departures are).
+  // What the device published for its rounds, by sequence parity. The owner
+  // rewrites round[p] two rounds later, once every reader of the last eager
+  // round of that parity is done with it (readers of a round in place are
+  // done when its departures are).
   struct Published {
     const void* input = nullptr;
     void* output = nullptr;
     uint64_t hash = 0;
   };
   Published round[2];
-  alignas(64) std::atomic<int64_t> consumed[2] = {};
-  // Owner-only: acknowledgements owed for each parity, and the eager staging
-  // buffers (allocated on first use).
-  int64_t owed[2] = {0, 0};
-  std::unique_ptr<uint8_t, void (*)(void*)> staging[2] = {{nullptr, std::free},
-                                                          {nullptr, std::free}};
+  // Eager rounds only, on the same cache line as `round`, so a peer gets
+  // both with one transfer: 2s+1 once the device has published round s, 2s+2
+  // once it has finished reading its peers' round s. It only grows, because
+  // a device's sequence numbers do; so "done with s" also reads as "done with
+  // every eager round before s", and a device never needs a shared counter
+  // or an acknowledgement sent to each peer.
+  std::atomic<int64_t> progress{-1};
+
+  // Owner-only, off the shared line: the eager staging buffers (allocated on
+  // first use), and for each parity the last eager round that used it, whose
+  // other members must be done with it before it is rewritten.
+  alignas(64) std::unique_ptr<uint8_t, void (*)(void*)> staging[2] = {{nullptr, std::free},
+                                                                      {nullptr, std::free}};
+  int64_t staged_sequence[2] = {-1, -1};
+  GroupState* staged_group[2] = {nullptr, nullptr};
+  // The latest eager round whose members we saw all arrive: they were done
+  // with every earlier round then, which usually settles the check above
+  // without reading the peers' lines again.
+  GroupState* seen_group = nullptr;
+  int64_t seen_sequence = -1;
+  // The adaptive spin budget (see InProcessOptions::spin).
+  int64_t spin_ns = -1;
+  // The last group used, so repeated collectives skip the map.
+  std::vector<int64_t> cached_members;
+  GroupState* cached_group = nullptr;
+  // The last name published to `name`, so repeated calls skip rewriting it.
+  std::string_view published_name;
+
   // Diagnosis: the device's latest call.
   alignas(64) std::atomic<int64_t> sequence{-1};
   std::atomic<uint64_t> hash{0};
@@ -135,11 +157,6 @@ struct alignas(128) InProcessCommunicator::Slot {
   std::atomic<int64_t> bytes{0};
   std::atomic<uint64_t> name[kNameWords] = {};
   std::atomic<bool> finished{false};
-  // Owner-only: the adaptive spin budget (see InProcessOptions::spin).
-  int64_t spin_ns = -1;
-  // Owner-only: the last group used, so repeated collectives skip the map.
-  std::vector<int64_t> cached_members;
-  GroupState* cached_group = nullptr;
 };
 
 struct InProcessCommunicator::GroupState {
@@ -353,6 +370,56 @@ absl::Status InProcessCommunicator::Wait(Slot& me, absl::FunctionRef<bool()> rea
   }
 }
 
+namespace {
+inline int64_t Arrived(int64_t sequence) { return 2 * sequence + 1; }
+inline int64_t Done(int64_t sequence) { return 2 * sequence + 2; }
+}  // namespace
+
+absl::Status InProcessCommunicator::Mismatch(const Call& call, int64_t peer) const {
+  const CollectiveFingerprint& fp = *call.fingerprint;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "collective mismatch at sequence ", fp.sequence, ": device ", call.device, " runs ",
+      fp.ToString(), " on group ", GroupString(call.group), " with ", call.bytes,
+      " bytes, but device ", peer, " runs ", DescribePublished(peer)));
+}
+
+absl::Status InProcessCommunicator::AwaitPeers(const Call& call, Slot& me,
+                                               absl::FunctionRef<bool()> ready) {
+  const CollectiveFingerprint& fp = *call.fingerprint;
+  const int64_t seq = fp.sequence;
+  auto diagnose = [&]() -> absl::Status {
+    for (int64_t m : call.group) {
+      if (m == call.device) continue;
+      const Slot& s = slots_[static_cast<size_t>(m)];
+      const int64_t ms = s.sequence.load(std::memory_order_acquire);
+      const bool diverged = (ms == seq && s.hash.load(std::memory_order_relaxed) != call.hash) ||
+                            ms > seq;
+      // A peer past our round may just have finished it: `ready` says.
+      if (diverged && !ready()) return Mismatch(call, m);
+      if (ms < seq && s.finished.load(std::memory_order_acquire) && !ready()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("device ", m, " finished its program without reaching ", fp.ToString(),
+                         " on group ", GroupString(call.group), " (device ", call.device,
+                         " waited for it)"));
+      }
+    }
+    return absl::OkStatus();
+  };
+  auto on_timeout = [&]() -> absl::Status {
+    std::vector<int64_t> missing;
+    for (int64_t m : call.group) {
+      if (slots_[static_cast<size_t>(m)].sequence.load(std::memory_order_acquire) != seq) {
+        missing.push_back(m);
+      }
+    }
+    return absl::DeadlineExceededError(absl::StrCat(
+        fp.ToString(), " on group ", GroupString(call.group), " timed out after ",
+        absl::FormatDuration(options_.timeout), ": device", missing.size() == 1 ? " " : "s ",
+        absl::StrJoin(missing, ","), " never arrived (device ", call.device, " waited)"));
+  };
+  return Wait(me, ready, /*honor_poison=*/true, diagnose, on_timeout);
+}
+
 absl::Status InProcessCommunicator::Run(const Call& call,
                                         absl::FunctionRef<void(const Round&)> compute) {
   if (poisoned_.load(std::memory_order_acquire)) return failure();
@@ -377,43 +444,45 @@ absl::Status InProcessCommunicator::Run(const Call& call,
   Slot& me = slots_[static_cast<size_t>(call.device)];
 
   // The parity's published fields and staging buffer are ours to rewrite
-  // once every eager reader of their last round has acknowledged them.
-  if (me.consumed[parity].load(std::memory_order_acquire) < me.owed[parity]) {
-    auto none = []() { return absl::OkStatus(); };
-    auto late = [&]() {
-      return absl::DeadlineExceededError(absl::StrCat(
-          fp.ToString(), ": device ", call.device, "'s previous contribution was not read by its ",
-          "peers within ", absl::FormatDuration(options_.timeout)));
-    };
-    absl::Status st = Wait(
-        me,
-        [&] { return me.consumed[parity].load(std::memory_order_acquire) >= me.owed[parity]; },
-        /*honor_poison=*/true, none, late);
-    if (!st.ok()) {
-      Poison(st);
-      return failure();
-    }
+  // once every other member of the last eager round that used them is done
+  // with that round. Two rounds later that is almost always already so.
+  GroupState* staged = me.staged_group[parity];
+  if (staged != nullptr && staged == me.seen_group &&
+      me.seen_sequence > me.staged_sequence[parity]) {
+    staged = nullptr;
   }
-
-  // Publish.
-  const void* published_input = call.input;
-  if (eager && call.bytes > 0) {
-    if (me.staging[parity] == nullptr) {
-      void* p = std::aligned_alloc(64, static_cast<size_t>(kEagerBytes));
-      if (p == nullptr) {
-        return LocalError(call.device, absl::ResourceExhaustedError("cannot allocate staging"));
+  if (staged != nullptr) {
+    const int64_t done = Done(me.staged_sequence[parity]);
+    auto read = [&] {
+      for (int64_t m : staged->members) {
+        if (slots_[static_cast<size_t>(m)].progress.load(std::memory_order_acquire) < done) {
+          return false;
+        }
       }
-      me.staging[parity].reset(static_cast<uint8_t*>(p));
+      return true;
+    };
+    if (!read()) {
+      auto none = []() { return absl::OkStatus(); };
+      auto late = [&]() {
+        return absl::DeadlineExceededError(absl::StrCat(
+            fp.ToString(), ": device ", call.device, "'s previous contribution was not read by ",
+            "its peers within ", absl::FormatDuration(options_.timeout)));
+      };
+      absl::Status st = Wait(me, read, /*honor_poison=*/true, none, late);
+      if (!st.ok()) {
+        Poison(st);
+        return failure();
+      }
     }
-    std::memcpy(me.staging[parity].get(), call.input, static_cast<size_t>(call.bytes));
-    published_input = me.staging[parity].get();
   }
-  me.round[parity] = Slot::Published{published_input, call.output, call.hash};
+  me.staged_group[parity] = nullptr;
+
+  // Publish: first what diagnosis reads, then the round itself.
   me.hash.store(call.hash, std::memory_order_relaxed);
   me.opcode.store(static_cast<int32_t>(fp.opcode), std::memory_order_relaxed);
   me.channel_id.store(fp.channel_id, std::memory_order_relaxed);
   me.bytes.store(call.bytes, std::memory_order_relaxed);
-  {
+  if (fp.name.data() != me.published_name.data() || fp.name.size() != me.published_name.size()) {
     char name[kNameWords * 8] = {};
     std::memcpy(name, fp.name.data(), std::min<size_t>(fp.name.size(), sizeof(name) - 1));
     for (int i = 0; i < kNameWords; ++i) {
@@ -421,18 +490,113 @@ absl::Status InProcessCommunicator::Run(const Call& call,
       std::memcpy(&w, name + 8 * i, 8);
       me.name[i].store(w, std::memory_order_relaxed);
     }
+    me.published_name = fp.name;
   }
   me.sequence.store(seq, std::memory_order_release);
+  if (eager) return RunEager(call, gs, me, compute);
+  me.round[parity] = Slot::Published{call.input, call.output, call.hash};
+  return RunInPlace(call, gs, me, compute);
+}
 
-  auto mismatch = [&](int64_t peer) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "collective mismatch at sequence ", seq, ": device ", call.device, " runs ",
-        fp.ToString(), " on group ", GroupString(call.group), " with ", call.bytes,
-        " bytes, but device ", peer, " runs ", DescribePublished(peer)));
+// One rendezvous: copy our input to staging, announce it, wait until every
+// peer has announced, reduce or gather from the peers' staging into our own
+// output, and say that we are done reading. Nothing shared is written but
+// our own slot's line, so the only cache-line transfers are the peers'
+// announcements and staged data.
+absl::Status InProcessCommunicator::RunEager(const Call& call, GroupState& gs, Slot& me,
+                                             absl::FunctionRef<void(const Round&)> compute) {
+  const int64_t seq = call.fingerprint->sequence;
+  const int parity = static_cast<int>(seq & 1);
+  const int64_t g = static_cast<int64_t>(call.group.size());
+  const void* staged = call.input;
+  if (call.bytes > 0) {
+    if (me.staging[parity] == nullptr) {
+      void* p = std::aligned_alloc(64, static_cast<size_t>(kEagerBytes));
+      if (p == nullptr) {
+        return LocalError(call.device, absl::ResourceExhaustedError(absl::StrCat(
+                                           call.fingerprint->ToString(),
+                                           ": cannot allocate a staging buffer")));
+      }
+      me.staging[parity].reset(static_cast<uint8_t*>(p));
+    }
+    std::memcpy(me.staging[parity].get(), call.input, static_cast<size_t>(call.bytes));
+    staged = me.staging[parity].get();
+  }
+  me.round[parity] = Slot::Published{staged, call.output, call.hash};
+  me.staged_sequence[parity] = seq;
+  me.staged_group[parity] = &gs;
+  me.progress.store(Arrived(seq), std::memory_order_seq_cst);
+  Notify();
+
+  // Peers that have arrived stay arrived (progress only grows), so scan
+  // from the first one not yet seen.
+  size_t next = 0;
+  auto ready = [&] {
+    for (; next < call.group.size(); ++next) {
+      const int64_t m = call.group[next];
+      if (slots_[static_cast<size_t>(m)].progress.load(std::memory_order_acquire) < Arrived(seq)) {
+        return false;
+      }
+    }
+    return true;
   };
+  if (!ready()) {
+    // A late peer may still read our staging buffer after we give up: it
+    // belongs to the communicator, so that is safe, and the poison fails
+    // the run anyway.
+    if (absl::Status st = AwaitPeers(call, me, ready); !st.ok()) {
+      Poison(st);
+      return failure();
+    }
+  }
+  me.seen_group = &gs;
+  me.seen_sequence = seq;
+
+  // Every member has published round `seq`. A peer cannot have rewritten
+  // it since: it waits for our Done first. Check that all run the same
+  // collective; every member compares the same published values, so either
+  // all of them compute or none does.
+  absl::InlinedVector<const void*, 8> inputs(static_cast<size_t>(g));
+  absl::InlinedVector<void*, 8> outputs(static_cast<size_t>(g));
+  for (int64_t j = 0; j < g; ++j) {
+    const int64_t m = call.group[static_cast<size_t>(j)];
+    if (m == call.device) {
+      inputs[static_cast<size_t>(j)] = call.input;  // our own input is still ours
+      outputs[static_cast<size_t>(j)] = call.output;
+      continue;
+    }
+    const Slot::Published& pub = slots_[static_cast<size_t>(m)].round[parity];
+    if (pub.hash != call.hash) {
+      Poison(Mismatch(call, m));
+      return failure();
+    }
+    inputs[static_cast<size_t>(j)] = pub.input;
+    outputs[static_cast<size_t>(j)] = pub.output;
+  }
+  compute(Round{call.position, g, inputs.data(), outputs.data(), /*eager=*/true});
+  // A peer about to rewrite its staging may be asleep waiting for this, and
+  // this device may not reach another collective for a long time (kernels,
+  // or the end of the program): wake it now rather than at its 50 ms
+  // re-check, which under oversubscription (4 MPI processes on 2 cores)
+  // stalled every round.
+  me.progress.store(Done(seq), std::memory_order_seq_cst);
+  Notify();
+  return absl::OkStatus();
+}
+
+// Two rendezvous on the group's counters: arrive, let `compute` read and
+// write the members' buffers in place, then depart and wait until every
+// member has, so that no buffer is released while a peer still uses it.
+absl::Status InProcessCommunicator::RunInPlace(const Call& call, GroupState& gs, Slot& me,
+                                               absl::FunctionRef<void(const Round&)> compute) {
+  const CollectiveFingerprint& fp = *call.fingerprint;
+  const int64_t seq = fp.sequence;
+  const int parity = static_cast<int>(seq & 1);
+  const int64_t g = static_cast<int64_t>(call.group.size());
 
   // Arrive. A counter tagged with a later round means ours is complete:
-  // after an eager round, fast members move on before slow ones look.
+  // fast members may move on to the group's next round before slow ones
+  // have looked.
   const uint64_t want = static_cast<uint64_t>(seq + 1);
   const uint64_t target = Pack(seq, static_cast<uint64_t>(g));
   auto complete = [&](uint64_t v) { return v == target || TagOf(v) > want; };
@@ -459,37 +623,7 @@ absl::Status InProcessCommunicator::Run(const Call& call,
   Notify();
 
   auto ready = [&] { return complete(gs.arrivals.load(std::memory_order_acquire)); };
-  auto diagnose = [&]() -> absl::Status {
-    for (int64_t m : call.group) {
-      if (m == call.device) continue;
-      const Slot& s = slots_[static_cast<size_t>(m)];
-      const int64_t ms = s.sequence.load(std::memory_order_acquire);
-      const bool diverged = (ms == seq && s.hash.load(std::memory_order_relaxed) != call.hash) ||
-                            ms > seq;
-      // A peer past our round may just have finished it: the counter says.
-      if (diverged && !ready()) return mismatch(m);
-      if (ms < seq && s.finished.load(std::memory_order_acquire) && !ready()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("device ", m, " finished its program without reaching ", fp.ToString(),
-                         " on group ", GroupString(call.group), " (device ", call.device,
-                         " waited for it)"));
-      }
-    }
-    return absl::OkStatus();
-  };
-  auto on_timeout = [&]() -> absl::Status {
-    std::vector<int64_t> missing;
-    for (int64_t m : call.group) {
-      if (slots_[static_cast<size_t>(m)].sequence.load(std::memory_order_acquire) != seq) {
-        missing.push_back(m);
-      }
-    }
-    return absl::DeadlineExceededError(absl::StrCat(
-        fp.ToString(), " on group ", GroupString(call.group), " timed out after ",
-        absl::FormatDuration(options_.timeout), ": device", missing.size() == 1 ? " " : "s ",
-        absl::StrJoin(missing, ","), " never arrived (device ", call.device, " waited)"));
-  };
-  absl::Status waited = Wait(me, ready, /*honor_poison=*/true, diagnose, on_timeout);
+  absl::Status waited = AwaitPeers(call, me, ready);
   if (!waited.ok()) {
     // Withdraw, unless the round completed meanwhile: then peers may already
     // be using our buffers and we must finish it with them.
@@ -521,26 +655,13 @@ absl::Status InProcessCommunicator::Run(const Call& call,
     const Slot& s = slots_[static_cast<size_t>(call.group[static_cast<size_t>(j)])];
     const Slot::Published& pub = s.round[parity];
     if (pub.hash != call.hash) {
-      absl::Status st = mismatch(call.group[static_cast<size_t>(j)]);
-      Poison(st);
+      Poison(Mismatch(call, call.group[static_cast<size_t>(j)]));
       return failure();
     }
     inputs[static_cast<size_t>(j)] = pub.input;
     outputs[static_cast<size_t>(j)] = pub.output;
   }
-  if (eager) me.owed[parity] += g - 1;
-  compute(Round{call.position, g, inputs.data(), outputs.data(), eager});
-
-  if (eager) {
-    // We wrote only our own output: tell the others we are done with their
-    // contributions, and go.
-    for (int64_t m : call.group) {
-      if (m == call.device) continue;
-      slots_[static_cast<size_t>(m)].consumed[parity].fetch_add(1, std::memory_order_seq_cst);
-    }
-    Notify();
-    return absl::OkStatus();
-  }
+  compute(Round{call.position, g, inputs.data(), outputs.data(), /*eager=*/false});
 
   // Depart, and wait until no member touches our buffers any more. This wait
   // cannot hang: every member has committed and computing never blocks.

@@ -6,19 +6,25 @@
 // it into every member's output: every element is combined once, in one
 // fixed order, so all members get the same bits on every run.
 //
-// Synchronisation is two counters per group (arrivals, departures), each
-// packed with the round's sequence number. Small inputs (up to
-// kEagerBytes) go eagerly: the device copies its input into one of two
-// staging buffers it owns and returns as soon as it has computed its own
-// output, so a small collective costs one rendezvous instead of two; readers
-// acknowledge each staging buffer so that it is reused only once read (a
-// small all-reduce then has every member reduce all inputs itself). A
-// waiting device spins briefly, yields, then blocks on a condition variable,
-// so more devices than cores do not starve each other; every wait has the configured timeout, and a failure
-// (timeout, fingerprint mismatch, Abort) poisons the communicator so that all
-// peers wake with the same error. A device that has announced its
-// contribution never leaves while a peer may still touch its buffers: once a
-// round is complete every member finishes it.
+// Small inputs (up to kEagerBytes) take one rendezvous: the device copies
+// its input into one of two staging buffers it owns, announces the round in
+// its own cache line (a progress word that only grows) and computes its own
+// output from the peers' staging buffers as soon as all have announced;
+// then it marks the round read in the same word. A staging buffer is
+// rewritten two rounds later, after its readers have marked it read. No
+// shared counter and no per-peer acknowledgement is touched, so a small
+// all-reduce moves only the announcements and the staged data between
+// cores (a small all-reduce has every member reduce all inputs itself).
+// Larger inputs are used in place: two counters per group (arrivals,
+// departures), each packed with the round's sequence number, and a second
+// rendezvous so that no buffer is released while a peer still reads it.
+// A waiting device spins briefly, yields, then blocks on a condition
+// variable, so more devices than cores do not starve each other; every wait
+// has the configured timeout, and a failure (timeout, fingerprint mismatch,
+// Abort) poisons the communicator so that all peers wake with the same
+// error. A device that has announced its contribution never leaves while a
+// peer may still touch its buffers: once a round is complete every member
+// finishes it (eager peers only read staging, which the communicator owns).
 #pragma once
 
 #include <atomic>
@@ -110,6 +116,14 @@ class InProcessCommunicator final : public Communicator {
   struct Call;
 
   absl::Status Run(const Call& call, absl::FunctionRef<void(const Round&)> compute);
+  absl::Status RunEager(const Call& call, GroupState& group, Slot& me,
+                        absl::FunctionRef<void(const Round&)> compute);
+  absl::Status RunInPlace(const Call& call, GroupState& group, Slot& me,
+                          absl::FunctionRef<void(const Round&)> compute);
+  // Waits for `ready` (every peer has arrived) with the collective's
+  // timeout, diagnosing divergent and finished peers while it blocks.
+  absl::Status AwaitPeers(const Call& call, Slot& me, absl::FunctionRef<bool()> ready);
+  absl::Status Mismatch(const Call& call, int64_t peer) const;
   absl::StatusOr<GroupState*> FindGroup(int64_t device, absl::Span<const int64_t> group);
   // Waits until `ready()`; spins first, then blocks. Fails on the deadline,
   // on poison (if `honor_poison`) or when `diagnose()` finds a divergence.

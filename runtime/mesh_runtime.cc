@@ -75,9 +75,24 @@ absl::StatusOr<std::vector<Buffer>> DeviceMesh::RunLocalBuffers(
   };
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(local));
-  // Every device gets its own thread (also the first), so the caller's
-  // OpenMP settings stay untouched.
-  for (int64_t i = 0; i < local; ++i) threads.emplace_back(run_device, i);
+  for (int64_t i = 1; i < local; ++i) threads.emplace_back(run_device, i);
+  {
+    // The first device runs on the calling thread: its OpenMP team (the
+    // threads of its kernels' parallel loops) then lives as long as the
+    // caller, so runs repeated from one thread do not start and stop
+    // threads each time (with a new device thread per run, a 1-device run
+    // of a parallel kernel took 10x longer on a loaded host). The caller's
+    // OpenMP settings are restored afterwards.
+#ifdef _OPENMP
+    const int caller_threads = omp_get_max_threads();
+    const int caller_dynamic = omp_get_dynamic();
+#endif
+    run_device(0);
+#ifdef _OPENMP
+    omp_set_num_threads(caller_threads);
+    omp_set_dynamic(caller_dynamic);
+#endif
+  }
   for (std::thread& t : threads) t.join();
   if (stats != nullptr) *stats = device_stats;
 

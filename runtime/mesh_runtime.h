@@ -3,11 +3,14 @@
 // InProcessCommunicator created for the run.
 //
 // Threads and cores: the device threads are the mesh's parallelism. OpenMP
-// loops inside a device (the collectives' element loops, and kernels that use
-// OpenMP) get max(1, cores / devices) threads per device
-// (std::thread::hardware_concurrency), set with omp_set_num_threads on each
-// device thread, so devices x OpenMP threads never exceed the cores: 2
-// devices on 2 cores run their loops serially, 1 device uses both cores.
+// loops inside a device (the collectives' element loops, and the kernels'
+// own parallel loops, which Halide hands to runtime/kernel_loop_pool.h
+// instead of its own thread pool) get max(1, cores / devices) threads per
+// device (std::thread::hardware_concurrency), set with omp_set_num_threads
+// on each device thread, so devices x OpenMP threads never exceed the cores
+// when devices <= cores: 2 devices on 2 cores run their loops serially, 1
+// device uses both cores, 8 devices on 2 cores keep 8 threads (no pool on
+// top).
 // Waiting devices spin only briefly and then block, so 4 or 8 devices on 2
 // cores do not starve each other.
 #pragma once

@@ -137,6 +137,33 @@ absl::StatusOr<MpiGroup*> MpiCommunicator::FindGroup(int64_t device,
   return slot.get();
 }
 
+absl::StatusOr<MpiGroup*> MpiCommunicator::EnterCollective(
+    int64_t device, const CollectiveFingerprint& fingerprint, absl::Span<const int64_t> group) {
+  if (absl::Status st = CheckLocalDevice(device); !st.ok()) return st;
+  absl::StatusOr<MpiGroup*> found = FindGroup(device, group);
+  if (!found.ok()) return LocalError(device, fingerprint, found.status());
+  return found;
+}
+
+absl::Status MpiCommunicator::RunAcrossProcesses(
+    int64_t device, const CollectiveFingerprint& fingerprint, MpiGroup& group,
+    absl::Span<const int64_t> members, uint64_t tag, const Buffer& input, Buffer& output,
+    absl::FunctionRef<absl::Status(MpiGroupExchange&, const InProcessCommunicator::Round&)>
+        exchange) {
+  if (absl::Status st = PositionInGroup(device, members).status(); !st.ok()) {
+    return LocalError(device, fingerprint, st);
+  }
+  const MpiCallHeader header = MakeCallHeader(options_.program_fingerprint, fingerprint, members,
+                                              input, output, tag, first_local_);
+  return local_.RunLed(device, fingerprint, group.local_members, tag, input, output,
+                       [&](const InProcessCommunicator::Round& r) -> absl::Status {
+                         MpiGroupExchange step(state_->world, group, fingerprint, header, device,
+                                               options_.timeout, local_);
+                         if (absl::Status st = step.Begin(); !st.ok()) return st;
+                         return exchange(step, r);
+                       });
+}
+
 #define SHARC_MPI_CHECK(expr)                                                               \
   do {                                                                                      \
     absl::Status sharc_mpi_status_ = (expr);                                                \
@@ -146,25 +173,16 @@ absl::StatusOr<MpiGroup*> MpiCommunicator::FindGroup(int64_t device,
 absl::Status MpiCommunicator::AllReduce(int64_t device, const CollectiveFingerprint& fingerprint,
                                         absl::Span<const int64_t> group, ReductionKind kind,
                                         const Buffer& input, Buffer& output) {
-  if (absl::Status st = CheckLocalDevice(device); !st.ok()) return st;
-  absl::StatusOr<MpiGroup*> found = FindGroup(device, group);
-  SHARC_MPI_CHECK(found.status());
-  MpiGroup& gr = **found;
-  if (gr.all_local) return local_.AllReduce(device, fingerprint, group, kind, input, output);
+  absl::StatusOr<MpiGroup*> found = EnterCollective(device, fingerprint, group);
+  if (!found.ok()) return found.status();
+  if ((*found)->all_local) return local_.AllReduce(device, fingerprint, group, kind, input, output);
   SHARC_MPI_CHECK(ValidateAllReduce(kind, input, output));
-  SHARC_MPI_CHECK(PositionInGroup(device, group).status());
-  const uint64_t tag = 100 + static_cast<uint64_t>(kind);
-  const MpiCallHeader header = MakeCallHeader(options_.program_fingerprint, fingerprint, group,
-                                              input, output, tag, first_local_);
   const hlo::PrimitiveType type = input.type();
   const int64_t n = input.num_elements();
   const int64_t bytes = input.size_bytes();
-  return local_.RunLed(
-      device, fingerprint, gr.local_members, tag, input, output,
-      [&](const InProcessCommunicator::Round& r) -> absl::Status {
-        MpiGroupExchange step(state_->world, gr, fingerprint, header, device, options_.timeout,
-                              local_);
-        if (absl::Status st = step.Begin(); !st.ok()) return st;
+  return RunAcrossProcesses(
+      device, fingerprint, **found, group, 100 + static_cast<uint64_t>(kind), input, output,
+      [&](MpiGroupExchange& step, const InProcessCommunicator::Round& r) -> absl::Status {
         void* out = r.outputs[0];
         MPI_Datatype dt;
         MPI_Op op;
@@ -196,70 +214,53 @@ absl::Status MpiCommunicator::AllReduce(int64_t device, const CollectiveFingerpr
 absl::Status MpiCommunicator::AllGather(int64_t device, const CollectiveFingerprint& fingerprint,
                                         absl::Span<const int64_t> group, int64_t dim,
                                         const Buffer& input, Buffer& output) {
-  if (absl::Status st = CheckLocalDevice(device); !st.ok()) return st;
-  absl::StatusOr<MpiGroup*> found = FindGroup(device, group);
-  SHARC_MPI_CHECK(found.status());
-  MpiGroup& gr = **found;
-  if (gr.all_local) return local_.AllGather(device, fingerprint, group, dim, input, output);
+  absl::StatusOr<MpiGroup*> found = EnterCollective(device, fingerprint, group);
+  if (!found.ok()) return found.status();
+  if ((*found)->all_local) return local_.AllGather(device, fingerprint, group, dim, input, output);
   const int64_t g = static_cast<int64_t>(group.size());
   SHARC_MPI_CHECK(ValidateAllGather(g, dim, input, output));
-  SHARC_MPI_CHECK(PositionInGroup(device, group).status());
-  const uint64_t tag = 200 + static_cast<uint64_t>(dim);
-  const MpiCallHeader header = MakeCallHeader(options_.program_fingerprint, fingerprint, group,
-                                              input, output, tag, first_local_);
   const std::vector<int64_t>& dims = input.shape().dims();
   const int64_t outer = DimProduct(dims, 0, static_cast<size_t>(dim));
   const int64_t piece =
       DimProduct(dims, static_cast<size_t>(dim), dims.size()) * hlo::ByteWidth(input.type());
   const int64_t bytes = input.size_bytes();
-  return local_.RunLed(device, fingerprint, gr.local_members, tag, input, output,
-                       [&](const InProcessCommunicator::Round& r) -> absl::Status {
-                         MpiGroupExchange step(state_->world, gr, fingerprint, header, device,
-                                               options_.timeout, local_);
-                         if (absl::Status st = step.Begin(); !st.ok()) return st;
-                         absl::StatusOr<std::vector<const void*>> all = step.GatherInputs(r, bytes);
-                         if (!all.ok()) return all.status();
-                         for (int64_t k = 0; k < r.size; ++k) {
-                           uint8_t* out = static_cast<uint8_t*>(r.outputs[k]);
-                           for (int64_t j = 0; j < g; ++j) {
-                             CopyStridedRows(
-                                 out + j * piece, g * piece,
-                                 static_cast<const uint8_t*>((*all)[static_cast<size_t>(j)]), piece,
-                                 outer, piece);
-                           }
-                         }
-                         return absl::OkStatus();
-                       });
+  return RunAcrossProcesses(
+      device, fingerprint, **found, group, 200 + static_cast<uint64_t>(dim), input, output,
+      [&](MpiGroupExchange& step, const InProcessCommunicator::Round& r) -> absl::Status {
+        absl::StatusOr<std::vector<const void*>> all = step.GatherInputs(r, bytes);
+        if (!all.ok()) return all.status();
+        for (int64_t k = 0; k < r.size; ++k) {
+          uint8_t* out = static_cast<uint8_t*>(r.outputs[k]);
+          for (int64_t j = 0; j < g; ++j) {
+            CopyStridedRows(out + j * piece, g * piece,
+                            static_cast<const uint8_t*>((*all)[static_cast<size_t>(j)]), piece,
+                            outer, piece);
+          }
+        }
+        return absl::OkStatus();
+      });
 }
 
 absl::Status MpiCommunicator::ReduceScatter(int64_t device,
                                             const CollectiveFingerprint& fingerprint,
                                             absl::Span<const int64_t> group, ReductionKind kind,
                                             int64_t dim, const Buffer& input, Buffer& output) {
-  if (absl::Status st = CheckLocalDevice(device); !st.ok()) return st;
-  absl::StatusOr<MpiGroup*> found = FindGroup(device, group);
-  SHARC_MPI_CHECK(found.status());
-  MpiGroup& gr = **found;
-  if (gr.all_local) {
+  absl::StatusOr<MpiGroup*> found = EnterCollective(device, fingerprint, group);
+  if (!found.ok()) return found.status();
+  if ((*found)->all_local) {
     return local_.ReduceScatter(device, fingerprint, group, kind, dim, input, output);
   }
   const int64_t g = static_cast<int64_t>(group.size());
   SHARC_MPI_CHECK(ValidateReduceScatter(g, kind, dim, input, output));
-  SHARC_MPI_CHECK(PositionInGroup(device, group).status());
-  const uint64_t tag = 300 + static_cast<uint64_t>(dim) * 8 + static_cast<uint64_t>(kind);
-  const MpiCallHeader header = MakeCallHeader(options_.program_fingerprint, fingerprint, group,
-                                              input, output, tag, first_local_);
   const hlo::PrimitiveType type = input.type();
   const int64_t w = hlo::ByteWidth(type);
   const std::vector<int64_t>& dims = output.shape().dims();
   const int64_t outer = DimProduct(dims, 0, static_cast<size_t>(dim));
   const int64_t chunk = DimProduct(dims, static_cast<size_t>(dim), dims.size());  // elements
-  return local_.RunLed(
-      device, fingerprint, gr.local_members, tag, input, output,
-      [&](const InProcessCommunicator::Round& r) -> absl::Status {
-        MpiGroupExchange step(state_->world, gr, fingerprint, header, device, options_.timeout,
-                              local_);
-        if (absl::Status st = step.Begin(); !st.ok()) return st;
+  const uint64_t tag = 300 + static_cast<uint64_t>(dim) * 8 + static_cast<uint64_t>(kind);
+  return RunAcrossProcesses(
+      device, fingerprint, **found, group, tag, input, output,
+      [&](MpiGroupExchange& step, const InProcessCommunicator::Round& r) -> absl::Status {
         absl::StatusOr<std::vector<const uint8_t*>> pieces =
             step.ExchangeChunks(r, outer, chunk * w);
         if (!pieces.ok()) return pieces.status();
@@ -279,42 +280,34 @@ absl::Status MpiCommunicator::ReduceScatter(int64_t device,
 absl::Status MpiCommunicator::AllToAll(int64_t device, const CollectiveFingerprint& fingerprint,
                                        absl::Span<const int64_t> group, int64_t dim,
                                        const Buffer& input, Buffer& output) {
-  if (absl::Status st = CheckLocalDevice(device); !st.ok()) return st;
-  absl::StatusOr<MpiGroup*> found = FindGroup(device, group);
-  SHARC_MPI_CHECK(found.status());
-  MpiGroup& gr = **found;
-  if (gr.all_local) return local_.AllToAll(device, fingerprint, group, dim, input, output);
+  absl::StatusOr<MpiGroup*> found = EnterCollective(device, fingerprint, group);
+  if (!found.ok()) return found.status();
+  if ((*found)->all_local) return local_.AllToAll(device, fingerprint, group, dim, input, output);
   const int64_t g = static_cast<int64_t>(group.size());
   SHARC_MPI_CHECK(ValidateAllToAll(g, dim, input, output));
-  SHARC_MPI_CHECK(PositionInGroup(device, group).status());
-  const uint64_t tag = 400 + static_cast<uint64_t>(dim);
-  const MpiCallHeader header = MakeCallHeader(options_.program_fingerprint, fingerprint, group,
-                                              input, output, tag, first_local_);
   const std::vector<int64_t>& dims = input.shape().dims();
   const int64_t outer = DimProduct(dims, 0, static_cast<size_t>(dim));
   const int64_t chunk_bytes = (dims[static_cast<size_t>(dim)] / g) *
                               DimProduct(dims, static_cast<size_t>(dim) + 1, dims.size()) *
                               hlo::ByteWidth(input.type());
-  return local_.RunLed(device, fingerprint, gr.local_members, tag, input, output,
-                       [&](const InProcessCommunicator::Round& r) -> absl::Status {
-                         MpiGroupExchange step(state_->world, gr, fingerprint, header, device,
-                                               options_.timeout, local_);
-                         if (absl::Status st = step.Begin(); !st.ok()) return st;
-                         absl::StatusOr<std::vector<const uint8_t*>> pieces =
-                             step.ExchangeChunks(r, outer, chunk_bytes);
-                         if (!pieces.ok()) return pieces.status();
-                         // Our member k's output chunk j is member j's piece for it, row by row.
-                         const int64_t row = g * chunk_bytes;
-                         for (int64_t k = 0; k < r.size; ++k) {
-                           uint8_t* out = static_cast<uint8_t*>(r.outputs[k]);
-                           for (int64_t j = 0; j < g; ++j) {
-                             CopyStridedRows(out + j * chunk_bytes, row,
-                                             (*pieces)[static_cast<size_t>(j * r.size + k)],
-                                             chunk_bytes, outer, chunk_bytes);
-                           }
-                         }
-                         return absl::OkStatus();
-                       });
+  return RunAcrossProcesses(
+      device, fingerprint, **found, group, 400 + static_cast<uint64_t>(dim), input, output,
+      [&](MpiGroupExchange& step, const InProcessCommunicator::Round& r) -> absl::Status {
+        absl::StatusOr<std::vector<const uint8_t*>> pieces =
+            step.ExchangeChunks(r, outer, chunk_bytes);
+        if (!pieces.ok()) return pieces.status();
+        // Our member k's output chunk j is member j's piece for it, row by row.
+        const int64_t row = g * chunk_bytes;
+        for (int64_t k = 0; k < r.size; ++k) {
+          uint8_t* out = static_cast<uint8_t*>(r.outputs[k]);
+          for (int64_t j = 0; j < g; ++j) {
+            CopyStridedRows(out + j * chunk_bytes, row,
+                            (*pieces)[static_cast<size_t>(j * r.size + k)], chunk_bytes, outer,
+                            chunk_bytes);
+          }
+        }
+        return absl::OkStatus();
+      });
 }
 
 absl::Status MpiCommunicator::CollectivePermute(int64_t device,
@@ -340,8 +333,8 @@ absl::Status MpiCommunicator::CollectivePermute(int64_t device,
       std::memset(output.data(), 0, static_cast<size_t>(output.size_bytes()));
     return absl::OkStatus();
   }
-  absl::StatusOr<MpiGroup*> found = FindGroup(device, participants);
-  SHARC_MPI_CHECK(found.status());
+  absl::StatusOr<MpiGroup*> found = EnterCollective(device, fingerprint, participants);
+  if (!found.ok()) return found.status();
   MpiGroup& gr = **found;
   if (gr.all_local) return local_.CollectivePermute(device, fingerprint, pairs, input, output);
   int64_t targeted = 0;
@@ -350,59 +343,51 @@ absl::Status MpiCommunicator::CollectivePermute(int64_t device,
     SHARC_MPI_CHECK(absl::InvalidArgumentError(
         absl::StrCat("device ", device, " is the target of more than one pair")));
   }
-  const uint64_t tag = PermutePairsTag(pairs);
-  const MpiCallHeader header = MakeCallHeader(options_.program_fingerprint, fingerprint,
-                                              participants, input, output, tag, first_local_);
   const int64_t bytes = output.size_bytes();
-  return local_.RunLed(device, fingerprint, gr.local_members, tag, input, output,
-                       [&](const InProcessCommunicator::Round& r) -> absl::Status {
-                         MpiGroupExchange step(state_->world, gr, fingerprint, header, device,
-                                               options_.timeout, local_);
-                         if (absl::Status st = step.Begin(); !st.ok()) return st;
-                         auto local_index = [&](int64_t d) -> int64_t {
-                           for (size_t k = 0; k < gr.local_members.size(); ++k) {
-                             if (gr.local_members[k] == d) return static_cast<int64_t>(k);
-                           }
-                           return -1;
-                         };
-                         auto comm_rank = [&](int64_t d) -> int {
-                           const int process = static_cast<int>(d / num_local_);
-                           return static_cast<int>(
-                               std::lower_bound(gr.processes.begin(), gr.processes.end(), process) -
-                               gr.processes.begin());
-                         };
-                         // Outputs no pair targets are zeros.
-                         for (int64_t k = 0; k < r.size; ++k) {
-                           if (bytes > 0) std::memset(r.outputs[k], 0, static_cast<size_t>(bytes));
-                         }
-                         absl::StatusOr<int> count = MpiIntCount(bytes, fingerprint.ToString());
-                         if (!count.ok()) return count.status();
-                         std::vector<MPI_Request> requests;
-                         for (size_t p = 0; p < pairs.size(); ++p) {
-                           const auto [s, t] = pairs[p];
-                           const int64_t ls = local_index(s), lt = local_index(t);
-                           const int mpi_tag = kMpiPermuteTagBase + static_cast<int>(p);
-                           if (ls >= 0 && lt >= 0) {
-                             if (bytes > 0)
-                               std::memcpy(r.outputs[lt], r.inputs[ls], static_cast<size_t>(bytes));
-                           } else if (lt >= 0) {
-                             MPI_Request q;
-                             int rc = MPI_Irecv(r.outputs[lt], *count, MPI_BYTE, comm_rank(s),
-                                                mpi_tag, step.comm(), &q);
-                             if (absl::Status st = MpiCallStatus(rc, "MPI_Irecv"); !st.ok())
-                               return st;
-                             requests.push_back(q);
-                           } else if (ls >= 0) {
-                             MPI_Request q;
-                             int rc = MPI_Isend(r.inputs[ls], *count, MPI_BYTE, comm_rank(t),
-                                                mpi_tag, step.comm(), &q);
-                             if (absl::Status st = MpiCallStatus(rc, "MPI_Isend"); !st.ok())
-                               return st;
-                             requests.push_back(q);
-                           }
-                         }
-                         return step.WaitData(requests, "MPI_Isend/MPI_Irecv");
-                       });
+  return RunAcrossProcesses(
+      device, fingerprint, gr, participants, PermutePairsTag(pairs), input, output,
+      [&](MpiGroupExchange& step, const InProcessCommunicator::Round& r) -> absl::Status {
+        auto local_index = [&](int64_t d) -> int64_t {
+          for (size_t k = 0; k < gr.local_members.size(); ++k) {
+            if (gr.local_members[k] == d) return static_cast<int64_t>(k);
+          }
+          return -1;
+        };
+        auto comm_rank = [&](int64_t d) -> int {
+          const int process = static_cast<int>(d / num_local_);
+          return static_cast<int>(
+              std::lower_bound(gr.processes.begin(), gr.processes.end(), process) -
+              gr.processes.begin());
+        };
+        // Outputs no pair targets are zeros.
+        for (int64_t k = 0; k < r.size; ++k) {
+          if (bytes > 0) std::memset(r.outputs[k], 0, static_cast<size_t>(bytes));
+        }
+        absl::StatusOr<int> count = MpiIntCount(bytes, fingerprint.ToString());
+        if (!count.ok()) return count.status();
+        std::vector<MPI_Request> requests;
+        for (size_t p = 0; p < pairs.size(); ++p) {
+          const auto [s, t] = pairs[p];
+          const int64_t ls = local_index(s), lt = local_index(t);
+          const int mpi_tag = kMpiPermuteTagBase + static_cast<int>(p);
+          if (ls >= 0 && lt >= 0) {
+            if (bytes > 0) std::memcpy(r.outputs[lt], r.inputs[ls], static_cast<size_t>(bytes));
+          } else if (lt >= 0) {
+            MPI_Request q;
+            int rc = MPI_Irecv(r.outputs[lt], *count, MPI_BYTE, comm_rank(s), mpi_tag, step.comm(),
+                               &q);
+            if (absl::Status st = MpiCallStatus(rc, "MPI_Irecv"); !st.ok()) return st;
+            requests.push_back(q);
+          } else if (ls >= 0) {
+            MPI_Request q;
+            int rc = MPI_Isend(r.inputs[ls], *count, MPI_BYTE, comm_rank(t), mpi_tag, step.comm(),
+                               &q);
+            if (absl::Status st = MpiCallStatus(rc, "MPI_Isend"); !st.ok()) return st;
+            requests.push_back(q);
+          }
+        }
+        return step.WaitData(requests, "MPI_Isend/MPI_Irecv");
+      });
 }
 
 #undef SHARC_MPI_CHECK

@@ -29,6 +29,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "runtime/communicator.h"
@@ -36,7 +37,8 @@
 
 namespace sharc::runtime {
 
-struct MpiGroup;  // mpi_group_exchange.h
+struct MpiGroup;           // mpi_group_exchange.h
+class MpiGroupExchange;    // mpi_group_exchange.h
 
 struct MpiOptions {
   // Devices across all processes; a multiple of the process count.
@@ -89,6 +91,20 @@ class MpiCommunicator final : public Communicator {
  private:
   MpiCommunicator(const MpiOptions& options, int rank, int size);
   absl::StatusOr<MpiGroup*> FindGroup(int64_t device, absl::Span<const int64_t> group);
+  // The preamble every collective shares: `device` is hosted here and
+  // `group` is valid (failures name the collective and abort the local
+  // rendezvous). The caller then runs an all-local group in-process.
+  absl::StatusOr<MpiGroup*> EnterCollective(int64_t device, const CollectiveFingerprint& fingerprint,
+                                            absl::Span<const int64_t> group);
+  // What every cross-process collective does around its own exchange: check
+  // the device's place in `members`, make the fingerprint header, meet the
+  // process's members in one led rendezvous, and in the leader open the MPI
+  // step (fingerprints to every peer process first) before `exchange` runs.
+  absl::Status RunAcrossProcesses(
+      int64_t device, const CollectiveFingerprint& fingerprint, MpiGroup& group,
+      absl::Span<const int64_t> members, uint64_t tag, const Buffer& input, Buffer& output,
+      absl::FunctionRef<absl::Status(MpiGroupExchange&, const InProcessCommunicator::Round&)>
+          exchange);
   absl::Status CheckLocalDevice(int64_t device) const;
   // Fails `device`'s call (and the local rendezvous) with `status`, prefixed
   // with the collective.

@@ -1,0 +1,265 @@
+// Kernels' parallel loops run on the launching device's OpenMP threads
+// (runtime/kernel_loop_pool.h): counted by the threads that executed loop
+// bodies, first for the runner alone, then for real Halide kernels on a mesh
+// of 8 devices (no more threads than devices x threads per device) and of 1
+// device (its loops still use two threads or more), with results checked.
+#include "runtime/kernel_loop_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "codegen/halide_kernel_factory.h"
+#include "codegen/kernel_compiler.h"
+#include "hlo/text/parser.h"
+#include "runtime/executable.h"
+#include "runtime/mesh_runtime.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace sharc::runtime {
+namespace {
+
+// Threads that ran loop bodies, and how many bodies ran.
+std::mutex seen_mu;
+std::set<std::thread::id> seen_threads;
+std::atomic<int64_t> seen_tasks{0};
+
+void Observe(int) {
+  seen_tasks.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(seen_mu);
+  seen_threads.insert(std::this_thread::get_id());
+}
+
+void ResetObserved() {
+  std::lock_guard<std::mutex> lock(seen_mu);
+  seen_threads.clear();
+  seen_tasks = 0;
+}
+
+size_t ObservedThreads() {
+  std::lock_guard<std::mutex> lock(seen_mu);
+  return seen_threads.size();
+}
+
+// Installs the observer for one test and removes it after.
+class KernelLoopPoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ResetObserved();
+    SetKernelLoopTaskObserver(&Observe);
+  }
+  void TearDown() override {
+    SetKernelLoopTaskObserver(nullptr);
+    SetKernelLoopPool(KernelLoopPool::kDeviceThreads);
+  }
+};
+
+// A task that spins a little, so that a second thread has time to join.
+int SlowTask(void*, int index, uint8_t* closure) {
+  auto* hits = reinterpret_cast<std::atomic<int>*>(closure);
+  volatile double x = index;
+  for (int i = 0; i < 20000; ++i) x = x * 1.0000001 + 1e-9;
+  hits[index].fetch_add(1);
+  return 0;
+}
+
+TEST_F(KernelLoopPoolTest, LoopUsesTheCallersOpenMpThreads) {
+  SetKernelLoopPool(KernelLoopPool::kOpenMpTeams);
+  constexpr int kTasks = 64;
+  std::vector<std::atomic<int>> hits(kTasks);
+  std::thread caller([&] {
+#ifdef _OPENMP
+    omp_set_num_threads(2);
+#endif
+    // Under load the second thread may join late: a few loops give it time.
+    for (int attempt = 0; attempt < 50 && ObservedThreads() < 2; ++attempt) {
+      ASSERT_EQ(RunKernelParallelLoop(nullptr, &SlowTask, 0, kTasks,
+                                      reinterpret_cast<uint8_t*>(hits.data())),
+                0);
+    }
+  });
+  caller.join();
+  for (int i = 0; i < kTasks; ++i) EXPECT_GE(hits[i].load(), 1) << "task " << i;
+#ifdef _OPENMP
+  EXPECT_EQ(ObservedThreads(), 2u);
+#endif
+}
+
+TEST_F(KernelLoopPoolTest, OneThreadPerDeviceRunsLoopsOnTheDeviceThread) {
+  constexpr int kDevices = 8, kTasks = 16;
+  std::vector<std::atomic<int>> hits(kTasks);
+  std::vector<std::thread> devices;
+  for (int d = 0; d < kDevices; ++d) {
+    devices.emplace_back([&] {
+#ifdef _OPENMP
+      omp_set_num_threads(1);
+#endif
+      EXPECT_EQ(RunKernelParallelLoop(nullptr, &SlowTask, 0, kTasks,
+                                      reinterpret_cast<uint8_t*>(hits.data())),
+                0);
+    });
+  }
+  for (std::thread& t : devices) t.join();
+  EXPECT_EQ(seen_tasks.load(), kDevices * kTasks);
+  EXPECT_EQ(ObservedThreads(), static_cast<size_t>(kDevices));  // the device threads themselves
+  for (int i = 0; i < kTasks; ++i) EXPECT_EQ(hits[i].load(), kDevices);
+}
+
+int FailingTask(void*, int index, uint8_t*) { return index == 5 ? -7 : 0; }
+
+TEST_F(KernelLoopPoolTest, FirstErrorCodeEndsTheLoop) {
+  SetKernelLoopPool(KernelLoopPool::kOpenMpTeams);
+  for (int threads : {1, 2}) {
+    int result = 0;
+    std::thread caller([&] {
+#ifdef _OPENMP
+      omp_set_num_threads(threads);
+#endif
+      result = RunKernelParallelLoop(nullptr, &FailingTask, 0, 32, nullptr);
+    });
+    caller.join();
+    EXPECT_EQ(result, -7) << threads << " threads";
+  }
+}
+
+// ---------------------------------------------------------- Halide kernels --
+
+// Every element is exact in f32 (no contraction: the kernel keeps strict
+// float), so the result is known bit for bit.
+constexpr const char* kParallelModule = R"(
+HloModule parallel_kernel
+ENTRY e {
+  x = f32[256,1024] parameter(0)
+  y = f32[256,1024] parameter(1)
+  s = f32[256,1024] add(x, y)
+  ROOT m = f32[256,1024] multiply(s, x)
+}
+)";
+
+void UseFreshKernelCache() {
+  static bool done = [] {
+    static char dir[] = "/tmp/sharc_kernel_loop_test_XXXXXX";
+    if (mkdtemp(dir) != nullptr) {
+      codegen::KernelCompiler::Global().set_cache_dir(dir);
+      std::atexit([] {
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+      });
+    }
+    return true;
+  }();
+  (void)done;
+}
+
+struct MeshRun {
+  size_t threads = 0;  // the most threads that ran loop bodies in one run
+  int64_t tasks = 0;   // loop bodies run, over all runs
+};
+
+// Runs kParallelModule on every device of a mesh (each device its own
+// inputs) and checks every device's result.
+MeshRun RunParallelKernel(int64_t devices, int threads_per_device, int repeats) {
+  UseFreshKernelCache();
+  absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::ParseModule(kParallelModule);
+  EXPECT_TRUE(module.ok()) << module.status();
+  codegen::HalideKernelFactory factory;
+  absl::StatusOr<std::unique_ptr<Executable>> exe = Executable::Create(**module, factory);
+  EXPECT_TRUE(exe.ok()) << exe.status();
+  if (!exe.ok()) return {};
+  const hlo::Shape shape(hlo::PrimitiveType::kF32, {256, 1024});
+  std::vector<std::vector<Buffer>> args(static_cast<size_t>(devices));
+  for (int64_t d = 0; d < devices; ++d) {
+    for (int k = 0; k < 2; ++k) {
+      Buffer b = *Buffer::Allocate(shape);
+      auto v = b.typed<float>();
+      for (size_t i = 0; i < v.size(); ++i) {
+        v[i] = static_cast<float>((i * (k + 3) + static_cast<size_t>(d)) % 101) * 0.25f - 7.0f;
+      }
+      args[static_cast<size_t>(d)].push_back(std::move(b));
+    }
+  }
+  MeshOptions options;
+  options.num_devices = devices;
+  options.threads_per_device = threads_per_device;
+  DeviceMesh mesh(options);
+  // Thread ids of finished threads may be reused, so count per run.
+  MeshRun result;
+  for (int r = 0; r < repeats; ++r) {
+    ResetObserved();
+    absl::StatusOr<std::vector<Buffer>> out = mesh.RunBuffers(**exe, args);
+    result.threads = std::max(result.threads, ObservedThreads());
+    result.tasks += seen_tasks.load();
+    EXPECT_TRUE(out.ok()) << out.status();
+    if (!out.ok()) return {};
+    for (int64_t d = 0; d < devices; ++d) {
+      auto x = args[static_cast<size_t>(d)][0].typed<float>();
+      auto y = args[static_cast<size_t>(d)][1].typed<float>();
+      auto m = (*out)[static_cast<size_t>(d)].typed<float>();
+      for (size_t i = 0; i < m.size(); ++i) {
+        const float want = (x[i] + y[i]) * x[i];
+        if (m[i] != want) {
+          ADD_FAILURE() << "device " << d << " element " << i << ": " << m[i] << " != " << want;
+          return {};
+        }
+      }
+    }
+    // A helper may join late on a loaded machine (the caller then runs every
+    // task itself); stop once one has.
+    if (threads_per_device > 1 && result.threads >= static_cast<size_t>(threads_per_device)) {
+      break;
+    }
+  }
+  return result;
+}
+
+TEST_F(KernelLoopPoolTest, EightDevicesKeepHalideLoopsOnTheirOwnThreads) {
+  const int per_device = DefaultThreadsPerDevice(8);  // 1 on fewer than 16 cores
+  MeshRun run = RunParallelKernel(8, per_device, 5);
+  // The kernels' loops came through the runner (not Halide's own pool) ...
+  EXPECT_GT(run.tasks, 0);
+  // ... and ran on no more threads than the devices' share of the cores.
+  EXPECT_GE(run.threads, 1u);
+  EXPECT_LE(run.threads, static_cast<size_t>(8 * per_device));
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  if (cores <= 8) {
+    EXPECT_LE(run.threads, 8u);
+  }
+}
+
+TEST_F(KernelLoopPoolTest, OneDeviceStillParallelisesItsKernels) {
+  // By default a device with two threads hands its loops to Halide's pool
+  // (the caller works too, so up to pool size + 1 threads) ...
+  MeshRun pooled = RunParallelKernel(1, 2, 300);
+  EXPECT_GT(pooled.tasks, 0);
+  EXPECT_GE(pooled.threads, 2u);
+  // ... or, selected, to an OpenMP team of exactly its two threads.
+  SetKernelLoopPool(KernelLoopPool::kOpenMpTeams);
+  MeshRun team = RunParallelKernel(1, 2, 300);
+  EXPECT_GT(team.tasks, 0);
+#ifdef _OPENMP
+  EXPECT_EQ(team.threads, 2u);
+#endif
+}
+
+TEST_F(KernelLoopPoolTest, EveryPoolGivesTheSameResults) {
+  // RunParallelKernel checks every element against the exact result.
+  for (KernelLoopPool p : {KernelLoopPool::kDeviceThreads, KernelLoopPool::kOpenMpTeams,
+                           KernelLoopPool::kLibraryPool}) {
+    SetKernelLoopPool(p);
+    MeshRun run = RunParallelKernel(2, 1, 1);
+    EXPECT_GT(run.tasks, 0) << static_cast<int>(p);
+  }
+}
+
+}  // namespace
+}  // namespace sharc::runtime
