@@ -48,15 +48,6 @@ double Median(std::vector<double> v) {
 
 }  // namespace
 
-const char* ModeName(spmd::MapReduceMode mode) {
-  switch (mode) {
-    case spmd::MapReduceMode::kAnnotated: return "annotated";
-    case spmd::MapReduceMode::kNoSharding: return "ns";
-    case spmd::MapReduceMode::kLoop: return "loop";
-  }
-  return "?";
-}
-
 Tree Round(const FedAvgConfig& config, const Tree& args) {
   const Tree& params = args[0];
   const Tensor& data = args[1].leaf();
@@ -131,7 +122,7 @@ absl::StatusOr<RoundFigures> FedAvgTrainer::Measure(int64_t iterations) {
     return warm.status();
   }
   RoundFigures figures;
-  figures.mode = ModeName(config_.mode);
+  figures.mode = spmd::MapReduceModeName(config_.mode);
   figures.groups = config_.corpus.groups;
   figures.devices = config_.devices;
   figures.compile_seconds = compile_seconds_;

@@ -77,6 +77,4 @@ class FedAvgTrainer {
   double compile_seconds_ = 0;
 };
 
-const char* ModeName(spmd::MapReduceMode mode);
-
 }  // namespace sharc::examples::lm
