@@ -9,7 +9,7 @@
 namespace sharc::tools {
 namespace {
 
-constexpr absl::string_view kUsage = R"(usage: sharc partition [FILE] [--devices N] [--mesh AXES] [--mapreduce-mode M] [--no-propagate]
+constexpr absl::string_view kUsage = R"(usage: sharc partition [FILE] [--devices N] [--mesh AXES] [--mapreduce-mode M] [--no-propagate] [--stop-after PASS]
 
 Propagates shardings and prints the per-device program every device runs:
 per-device shapes, with the collectives (replica groups, channel ids) that make
@@ -22,6 +22,11 @@ flags:
                     replicated
   --mesh AXES       named mesh, e.g. clients=2,data=2 (overrides the header's)
   --mapreduce-mode M  lowering of MapReduce blocks: annotated, ns or loop
+  --stop-after PASS print the global module after one of the partitioner's
+                    passes: insert-reshards (explicit SpmdReshard ops where a
+                    value changes layout), reshard-to-collectives (the
+                    reshards as global-view collectives), localize (default:
+                    the per-device program)
   -h, --help        show this text
 )";
 
@@ -34,7 +39,7 @@ extern const Command kPartitionCommand = {
 
 namespace {
 
-constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, kMapReduceModeFlag, {"no-propagate", FlagKind::kBool}};
+constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, kMapReduceModeFlag, {"no-propagate", FlagKind::kBool}, {"stop-after", FlagKind::kValue}};
 
 int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, kFlags);
@@ -47,13 +52,20 @@ int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::o
   absl::StatusOr<CompileOptions> compile = CompileOptionsFromFlags(*parsed);
   if (!compile.ok()) return UsageError(kPartitionCommand, compile.status().message(), err);
   const std::optional<int64_t> devices = compile->devices;
+  spmd::PartitionOptions::Stage stop_after = spmd::PartitionOptions::Stage::kLocalize;
+  if (parsed->Has("stop-after")) {
+    absl::StatusOr<spmd::PartitionOptions::Stage> stage =
+        spmd::ParsePartitionStage(*parsed->Get("stop-after"));
+    if (!stage.ok()) return UsageError(kPartitionCommand, stage.status().message(), err);
+    stop_after = *stage;
+  }
   std::string path = parsed->positionals.empty() ? "-" : parsed->positionals[0];
   auto module = LoadPreparedModule(path, *compile);
   if (!module.ok()) {
     err << module.status().message() << "\n";
     return kExitInputError;
   }
-  auto local = PartitionGlobal(**module, devices, !parsed->Has("no-propagate"));
+  auto local = PartitionGlobal(**module, devices, !parsed->Has("no-propagate"), stop_after);
   if (!local.ok()) {
     err << DisplayName(path) << ": error: " << local.status().message() << "\n";
     return kExitInputError;

@@ -66,9 +66,9 @@ absl::StatusOr<spmd::PropagationResult> PropagateModule(hlo::Module& module,
   return spmd::PropagateShardings(module);
 }
 
-absl::StatusOr<std::unique_ptr<hlo::Module>> PartitionGlobal(hlo::Module& global,
-                                                             std::optional<int64_t> devices,
-                                                             bool propagate) {
+absl::StatusOr<std::unique_ptr<hlo::Module>> PartitionGlobal(
+    hlo::Module& global, std::optional<int64_t> devices, bool propagate,
+    spmd::PartitionOptions::Stage stop_after) {
   if (propagate) {
     RETURN_IF_ERROR(PropagateModule(global, devices).status());
   } else if (devices) {
@@ -76,6 +76,7 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> PartitionGlobal(hlo::Module& global
   }
   spmd::PartitionOptions options;
   options.num_devices = global.config().num_partitions;
+  options.stop_after = stop_after;
   return spmd::PartitionModule(global, options);
 }
 

@@ -10,6 +10,7 @@
 #include "hlo/ir/module.h"
 #include "spmd/mapreduce_lowering.h"
 #include "spmd/mesh.h"
+#include "spmd/partition/partitioner.h"
 #include "spmd/propagation.h"
 #include "tools/flags.h"
 
@@ -51,10 +52,11 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> LoadPreparedModule(const std::strin
 absl::StatusOr<spmd::PropagationResult> PropagateModule(hlo::Module& module,
                                                         std::optional<int64_t> devices);
 
-// Propagates (unless `propagate` is false) and partitions a copy of `global`.
-absl::StatusOr<std::unique_ptr<hlo::Module>> PartitionGlobal(hlo::Module& global,
-                                                             std::optional<int64_t> devices,
-                                                             bool propagate = true);
+// Propagates (unless `propagate` is false) and partitions a copy of `global`,
+// through the partitioner pass `stop_after`.
+absl::StatusOr<std::unique_ptr<hlo::Module>> PartitionGlobal(
+    hlo::Module& global, std::optional<int64_t> devices, bool propagate = true,
+    spmd::PartitionOptions::Stage stop_after = spmd::PartitionOptions::Stage::kLocalize);
 
 // A copy of `module` with every sharding removed except those on the entry
 // parameters and the entry root (the "unannotated" program of `compare`).

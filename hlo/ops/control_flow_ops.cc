@@ -10,6 +10,7 @@
 #include "hlo/ir/computation.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
+#include "hlo/ops/spmd_global_view.h"
 
 namespace sharc::hlo {
 namespace {
@@ -231,10 +232,11 @@ constexpr std::array<std::string_view, 5> kApiVersions = {
     "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
     "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
 
-// Targets whose value is their operand: the sharding annotation and the
-// propagation barriers.
+// Targets whose value is their operand: the sharding annotation, the
+// propagation barriers and the partitioner's global-view reshards.
 bool IsIdentityTarget(std::string_view target) {
-  return target == "Sharding" || target == "ShardBarrierFrom" || target == "ShardBarrierTo";
+  return target == "Sharding" || target == "ShardBarrierFrom" || target == "ShardBarrierTo" ||
+         IsSpmdGlobalViewTarget(target);
 }
 
 absl::StatusOr<Shape> InferCustomCall(const Instruction& inst) {

@@ -17,10 +17,8 @@ struct PartitionContext {
   hlo::Module* module = nullptr;
   int64_t num_devices = 1;
   int64_t next_channel_id = 1;
-  // Control-flow callees partitioned so far, by "name|param sharding|root
-  // sharding", and how many copies of each callee exist.
-  absl::flat_hash_map<std::string, hlo::Computation*> partitioned_callees;
-  absl::flat_hash_map<std::string, int64_t> callee_copies;
+  // Control-flow bodies localized so far.
+  absl::flat_hash_map<const hlo::Computation*, hlo::Computation*> localized_bodies;
   int64_t next_name = 0;
 };
 

@@ -1,19 +1,24 @@
 // The SPMD partitioner: turns a global module whose values carry shardings
 // into the one per-device program every device runs, with the collectives
-// that make it compute the global program. The steps, per instruction:
-//   1. choose how to split the op (spmd/partition/strategy.h, from the op's
-//      factor rule);
-//   2. reshard operands to what that choice needs, as collectives
-//      (spmd/partition/reshard.h);
-//   3. emit the op on per-device shapes, masking padding where it would
-//      change a result, and all-reduce split reduction factors;
-//   4. reshard the result to the instruction's own sharding.
-// Entry parameters and results are per-device values (XLA's
-// allow_module_signature_change). Local values keep their global
-// instruction's name so a reader can follow them.
+// that make it compute the global program. It is a short pipeline of
+// passes, each a module -> module rewrite tested on its own:
+//   1. InsertReshards (insert_reshards.h): choose how to split each op from
+//      its factor rule (strategy.h) and make every change of sharding an
+//      explicit global-view reshard; split reductions get an explicit
+//      all-reduce or reduce-scatter;
+//   2. ReshardToCollectives (reshard_to_collectives.h): each reshard becomes
+//      global-view all-gather / all-slice / all-to-all / collective-permute
+//      steps (reshard.h plans them);
+//   3. Localize (localize.h): global shapes become per-device shapes and the
+//      global-view steps per-device collectives; padding is masked.
+// Then instructions nothing uses are dropped. Between passes the module is
+// still a global program with the same values (the global-view ops are the
+// identity on global values), so `sharc partition --stop-after` can print
+// it and the interpreter can run it.
 #pragma once
 
 #include <memory>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "hlo/ir/module.h"
@@ -26,7 +31,13 @@ struct PartitionOptions {
   // What to do with instructions that have no sharding: treat them as
   // replicated (XLA's behaviour after propagation), or refuse.
   enum class Unsharded { kReplicate, kError } unsharded = Unsharded::kReplicate;
+  // The last pass to run (the module after it is returned).
+  enum class Stage { kInsertReshards, kReshardToCollectives, kLocalize } stop_after = Stage::kLocalize;
 };
+
+// Pass names as the CLI spells them: insert-reshards, reshard-to-collectives,
+// localize.
+absl::StatusOr<PartitionOptions::Stage> ParsePartitionStage(std::string_view name);
 
 absl::StatusOr<std::unique_ptr<hlo::Module>> PartitionModule(const hlo::Module& global,
                                                              const PartitionOptions& options = {});

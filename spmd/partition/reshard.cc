@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ops/spmd_global_view.h"
 #include "spmd/sharding_util.h"
 
 namespace sharc::spmd {
@@ -21,8 +22,6 @@ Sharding AsDataLayout(const Sharding& s) {
   if (s.IsMaximal() || s.IsUnknown()) return Sharding::Replicated();
   return s;
 }
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Replicated -> tiled: pad to whole tiles, then take this device's tile.
 Instruction* SliceToTiled(LocalBuilder& b, Instruction* full, const Shape& global,
@@ -60,12 +59,13 @@ Instruction* GatherDims(LocalBuilder& b, Instruction* local, const Shape& global
   return local;
 }
 
-std::optional<Instruction*> TryCollectivePermute(LocalBuilder& b, Instruction* local,
-                                                 const Sharding& from, const Sharding& to) {
-  if (from.tile_assignment().dims() != to.tile_assignment().dims() ||
-      from.subgroup_types() != to.subgroup_types()) {
-    return std::nullopt;
-  }
+bool CanCollectivePermute(const Sharding& from, const Sharding& to) {
+  return from.tile_assignment().dims() == to.tile_assignment().dims() &&
+         from.subgroup_types() == to.subgroup_types();
+}
+
+Instruction* CollectivePermute(LocalBuilder& b, Instruction* local, const Sharding& from,
+                               const Sharding& to) {
   const auto& src = from.tile_assignment().devices();
   const auto& dst = to.tile_assignment().devices();
   if (src == dst) return local;
@@ -99,9 +99,9 @@ Instruction* LocalSlice(LocalBuilder& b, Instruction* local, const Shape& global
 }
 
 // A split of n tiles moving from dim `a` to dim `c` with the same devices in
-// the same order: one all-to-all.
-std::optional<Instruction*> TryAllToAll(LocalBuilder& b, Instruction* local, const Shape& global,
-                                        const Sharding& from, const Sharding& to) {
+// the same order: one all-to-all. Returns {a, c} when that fits.
+std::optional<std::pair<int64_t, int64_t>> AllToAllDims(const Shape& global, const Sharding& from,
+                                                        const Sharding& to) {
   if (!from.IsTiled() || !to.IsTiled() || from.subgroup_types() != to.subgroup_types()) {
     return std::nullopt;
   }
@@ -125,6 +125,13 @@ std::optional<Instruction*> TryAllToAll(LocalBuilder& b, Instruction* local, con
   for (int64_t d = std::min(a, c) + 1; d < std::max(a, c); ++d) {
     if (from.TileCount(d) != 1) return std::nullopt;
   }
+  return std::make_pair(a, c);
+}
+
+Instruction* AllToAll(LocalBuilder& b, Instruction* local, const Shape& global,
+                      const Sharding& from, const Sharding& to, int64_t a, int64_t c) {
+  const int64_t rank = global.rank();
+  const int64_t n = from.TileCount(a);
   std::vector<std::vector<int64_t>> groups = GroupsAlongDims(from, {a});
   // local: [.., A/n (a), .., C (c), ..] -> split c into (n, C/n), bring n to
   // front, exchange, and merge n into a.
@@ -187,42 +194,32 @@ std::vector<int64_t> TileOffsets(const Sharding& sharding, const Shape& shape, i
   return table;
 }
 
-absl::StatusOr<Instruction*> Reshard(LocalBuilder& b, Instruction* local, const Shape& global,
-                                     const Sharding& from_in, const Sharding& to_in) {
-  if (global.is_tuple()) {
-    std::vector<Instruction*> elements;
-    for (int64_t i = 0; i < global.tuple_size(); ++i) {
-      const Shape& elem_global = global.tuple_shape(i);
-      auto gte = Instruction::Create(hlo::Opcode::kGetTupleElement, b.FreshName("get-tuple-element"),
-                                     local->shape().tuple_shape(i), {local});
-      gte->set_attr("index", i);
-      Instruction* elem = b.Add(std::move(gte));
-      ASSIGN_OR_RETURN(Instruction* r, Reshard(b, elem, elem_global, from_in.ElementSharding(global, i),
-                                               to_in.ElementSharding(global, i)));
-      elements.push_back(r);
-    }
-    std::vector<Shape> shapes;
-    for (Instruction* e : elements) shapes.push_back(e->shape());
-    return b.Add(Instruction::Create(hlo::Opcode::kTuple, b.FreshName("tuple"),
-                                     Shape::Tuple(shapes), elements));
-  }
+bool SameDataLayout(const Sharding& a, const Sharding& b) {
+  if (a.IsTuple() || b.IsTuple()) return a == b;
+  return AsDataLayout(a) == AsDataLayout(b);
+}
+
+absl::StatusOr<std::vector<ReshardStep>> PlanReshard(const Shape& global,
+                                                     const Sharding& from_in,
+                                                     const Sharding& to_in) {
   Sharding from = AsDataLayout(from_in), to = AsDataLayout(to_in);
-  if (from == to) return local;
+  std::vector<ReshardStep> steps;
+  if (from == to) return steps;
   if (from.IsManual() || to.IsManual()) {
-    if (from.IsManual() && to.IsManual()) return local;
-    return absl::UnimplementedError(absl::StrCat("cannot reshard between ", from.ToString(),
-                                                 " and ", to.ToString(),
-                                                 " outside a manual region boundary"));
+    if (from.IsManual() && to.IsManual()) return steps;
+    return absl::InvalidArgumentError(absl::StrCat("cannot reshard between ", from.ToString(),
+                                                   " and ", to.ToString(),
+                                                   " outside a manual region boundary"));
   }
-  if (to.IsReplicated()) {
-    std::vector<int64_t> all;
-    for (int64_t d = 0; d < global.rank(); ++d) all.push_back(d);
-    return GatherDims(b, local, global, from, all);
+  std::vector<int64_t> all;
+  for (int64_t d = 0; d < global.rank(); ++d) all.push_back(d);
+  if (to.IsReplicated()) return std::vector<ReshardStep>{{hlo::kSpmdAllGather, to}};
+  if (from.IsReplicated()) return std::vector<ReshardStep>{{hlo::kSpmdAllSlice, to}};
+  if (CanCollectivePermute(from, to)) {
+    return std::vector<ReshardStep>{{hlo::kSpmdCollectivePermute, to}};
   }
-  if (from.IsReplicated()) return SliceToTiled(b, local, global, to);
-  if (std::optional<Instruction*> p = TryCollectivePermute(b, local, from, to)) return *p;
-  if (IsSubTilingOrEqual(global, to, from)) return LocalSlice(b, local, global, from, to);
-  if (std::optional<Instruction*> a = TryAllToAll(b, local, global, from, to)) return *a;
+  if (IsSubTilingOrEqual(global, to, from)) return std::vector<ReshardStep>{{hlo::kSpmdAllSlice, to}};
+  if (AllToAllDims(global, from, to)) return std::vector<ReshardStep>{{hlo::kSpmdAllToAll, to}};
   // Gather the dims whose tiling `to` does not refine, then slice locally
   // (or permute) to reach `to`.
   std::vector<int64_t> dims;
@@ -230,19 +227,56 @@ absl::StatusOr<Instruction*> Reshard(LocalBuilder& b, Instruction* local, const 
     if (to.TileCount(d) % from.TileCount(d) != 0) dims.push_back(d);
   }
   if (!dims.empty()) {
-    Instruction* gathered = GatherDims(b, local, global, from, dims);
     Sharding partial = ReplicateDims(from, dims);
-    if (partial == to) return gathered;
-    if (std::optional<Instruction*> p = TryCollectivePermute(b, gathered, partial, to)) return *p;
-    if (IsSubTilingOrEqual(global, to, partial)) return LocalSlice(b, gathered, global, partial, to);
-    local = gathered;
+    steps.push_back({hlo::kSpmdAllGather, partial});
+    if (partial == to) return steps;
+    if (CanCollectivePermute(partial, to)) {
+      steps.push_back({hlo::kSpmdCollectivePermute, to});
+      return steps;
+    }
+    if (IsSubTilingOrEqual(global, to, partial)) {
+      steps.push_back({hlo::kSpmdAllSlice, to});
+      return steps;
+    }
     from = partial;
   }
   // Whatever is left: through the whole value.
-  std::vector<int64_t> all;
-  for (int64_t d = 0; d < global.rank(); ++d) all.push_back(d);
-  Instruction* full = GatherDims(b, local, global, from, all);
-  return SliceToTiled(b, full, global, to);
+  steps.push_back({hlo::kSpmdAllGather, Sharding::Replicated()});
+  steps.push_back({hlo::kSpmdAllSlice, to});
+  return steps;
+}
+
+absl::StatusOr<Instruction*> LowerReshardStep(LocalBuilder& b, Instruction* local,
+                                              const Shape& global, const Sharding& from_in,
+                                              const ReshardStep& step) {
+  const Sharding from = AsDataLayout(from_in), to = AsDataLayout(step.after);
+  if (step.target == hlo::kSpmdAllGather) {
+    std::vector<int64_t> dims;
+    for (int64_t d = 0; d < global.rank(); ++d) {
+      if (from.TileCount(d) != to.TileCount(d)) dims.push_back(d);
+    }
+    return GatherDims(b, local, global, from, dims);
+  }
+  if (step.target == hlo::kSpmdAllSlice) {
+    if (from.IsReplicated()) return SliceToTiled(b, local, global, to);
+    return LocalSlice(b, local, global, from, to);
+  }
+  if (step.target == hlo::kSpmdCollectivePermute) {
+    if (!CanCollectivePermute(from, to)) {
+      return absl::InvalidArgumentError(absl::StrCat("collective-permute cannot take ",
+                                                     from.ToString(), " to ", to.ToString()));
+    }
+    return CollectivePermute(b, local, from, to);
+  }
+  if (step.target == hlo::kSpmdAllToAll) {
+    std::optional<std::pair<int64_t, int64_t>> ac = AllToAllDims(global, from, to);
+    if (!ac) {
+      return absl::InvalidArgumentError(absl::StrCat("all-to-all cannot take ", from.ToString(),
+                                                     " to ", to.ToString()));
+    }
+    return AllToAll(b, local, global, from, to, ac->first, ac->second);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("not a reshard step: ", std::string(step.target)));
 }
 
 }  // namespace sharc::spmd

@@ -1,14 +1,18 @@
-// Resharding: turning a per-device value laid out by one sharding into the
-// per-device value of another, with the cheapest collectives GSPMD would use:
-//   same tiling, other device order   -> collective-permute
-//   each device's new tile inside its old one -> local dynamic-slice
-//   a split moving from one dim to another    -> all-to-all
-//   tiling lost on some dims          -> all-gather within device groups
-//   replicated -> tiled               -> dynamic-slice at partition offsets
-// and, when nothing fits, all-gather to replicated followed by a slice.
+// Resharding: changing a value's sharding with the cheapest collectives GSPMD
+// would use. It is planned on shardings alone, as a list of global-view steps
+// (spmd/partition/global_view_ops.h), and each step is lowered to per-device
+// instructions separately:
+//   same tiling, other device order            -> collective-permute
+//   each device's new tile inside its old one  -> all-slice (local dynamic-slice)
+//   a split moving from one dim to another     -> all-to-all
+//   tiling lost on some dims                   -> all-gather within device groups
+//   replicated -> tiled                        -> all-slice at partition offsets
+// and, when nothing fits, all-gather to replicated followed by an all-slice.
 // Uneven dims are padded to ceil(size / tiles) per device; padding content is
 // unspecified.
 #pragma once
+
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "hlo/ir/instruction.h"
@@ -17,9 +21,30 @@
 
 namespace sharc::spmd {
 
-absl::StatusOr<hlo::Instruction*> Reshard(LocalBuilder& builder, hlo::Instruction* local,
-                                          const hlo::Shape& global_shape,
-                                          const hlo::Sharding& from, const hlo::Sharding& to);
+// One global-view step of a reshard: the collective kind (a target from
+// global_view_ops.h) and the sharding the value has after it.
+struct ReshardStep {
+  std::string_view target;
+  hlo::Sharding after;
+};
+
+// Whether two shardings put the same data on every device (maximal and
+// unknown hold whole values, like replicated).
+bool SameDataLayout(const hlo::Sharding& a, const hlo::Sharding& b);
+
+// The steps taking an array value of `global_shape` from `from` to `to`
+// (empty when the layouts already agree). Tuples are resharded per element by
+// the caller.
+absl::StatusOr<std::vector<ReshardStep>> PlanReshard(const hlo::Shape& global_shape,
+                                                     const hlo::Sharding& from,
+                                                     const hlo::Sharding& to);
+
+// Emits the per-device instructions of one step: `local` is this device's
+// value laid out by `from`; the result is laid out by `step.after`.
+absl::StatusOr<hlo::Instruction*> LowerReshardStep(LocalBuilder& builder, hlo::Instruction* local,
+                                                   const hlo::Shape& global_shape,
+                                                   const hlo::Sharding& from,
+                                                   const ReshardStep& step);
 
 // Device groups for a collective along tile dim `dim` of a tiled sharding:
 // devices that share every other tile index, ordered by their index on `dim`.

@@ -30,7 +30,9 @@
 #include "absl/strings/str_join.h"
 #include "hlo/text/parser.h"
 #include "hlo/verifier/verifier.h"
+#include "spmd/partition/insert_reshards.h"
 #include "spmd/partition/partitioner.h"
+#include "spmd/partition/reshard_to_collectives.h"
 #include "spmd/propagation.h"
 #include "tests/partition/partition_test_util.h"
 
@@ -850,6 +852,28 @@ CaseOutcome RunCase(int index, const std::string& file_text = "") {
   const std::string propagated = global->ToString();
   if (absl::Status st = hlo::VerifyModule(*global); !st.ok())
     return fail("verify after propagation", std::string(st.message()), propagated, "");
+  // The first two passes on their own: the explicit global module verifies
+  // and computes the same values.
+  auto explicit_module = InsertReshards(*global);
+  if (!explicit_module.ok())
+    return fail("insert-reshards", std::string(explicit_module.status().message()), propagated, "");
+  if (absl::Status st = ReshardToCollectives(**explicit_module); !st.ok())
+    return fail("reshard-to-collectives", std::string(st.message()), propagated, "");
+  if (absl::Status st = hlo::VerifyModule(**explicit_module); !st.ok())
+    return fail("verify explicit", std::string(st.message()), propagated, (*explicit_module)->ToString());
+  {
+    std::mt19937 rng(seed);
+    std::vector<hlo::Literal> args;
+    for (const hlo::Instruction* p : global->entry()->parameters())
+      args.push_back(testing_util::RandomLiteral(p->shape(), rng));
+    auto want = hlo::Evaluate(*global, args);
+    auto got = hlo::Evaluate(**explicit_module, args);
+    absl::Status st = !want.ok()  ? want.status()
+                      : !got.ok() ? got.status()
+                                  : testing_util::CompareLiterals(*want, *got, "explicit module");
+    if (!st.ok()) return fail("explicit module values", std::string(st.message()), propagated,
+                              (*explicit_module)->ToString());
+  }
   auto local = PartitionModule(*global);
   if (!local.ok()) return fail("partition", std::string(local.status().message()), propagated, "");
   const std::string partitioned = (*local)->ToString();

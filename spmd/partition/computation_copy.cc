@@ -1,0 +1,96 @@
+#include "spmd/partition/computation_copy.h"
+
+#include <vector>
+
+namespace sharc::spmd {
+
+using hlo::Computation;
+using hlo::Instruction;
+using hlo::Module;
+using hlo::Opcode;
+
+std::unique_ptr<Instruction> CloneWith(const Instruction& inst,
+                                       const std::vector<Instruction*>& operands,
+                                       const hlo::Shape& shape, const std::string& name,
+                                       const ComputationMap& mapped) {
+  auto map = [&](Computation* comp) {
+    auto it = mapped.find(comp);
+    return it != mapped.end() ? it->second : comp;
+  };
+  auto c = Instruction::Create(inst.opcode(), name, shape, operands);
+  for (const hlo::Attribute& a : inst.attributes()) {
+    hlo::AttrValue v = a.value;
+    if (auto* cp = std::get_if<Computation*>(&v)) *cp = map(*cp);
+    if (auto* l = std::get_if<std::vector<Computation*>>(&v))
+      for (Computation*& x : *l) x = map(x);
+    c->set_attr(a.name, std::move(v));
+  }
+  c->set_literal(inst.literal());
+  c->set_parameter_number(inst.parameter_number());
+  c->mutable_metadata() = inst.metadata();
+  c->set_location(inst.location());
+  return c;
+}
+
+Computation* CopyComputation(const Computation& comp, Module& into, const ComputationMap& mapped) {
+  auto copy = std::make_unique<Computation>(comp.name());
+  absl::flat_hash_map<const Instruction*, Instruction*> map;
+  for (const Instruction* inst : comp.instructions()) {
+    std::vector<Instruction*> ops;
+    for (const Instruction* op : inst->operands()) ops.push_back(map.at(op));
+    map[inst] = copy->AddInstruction(CloneWith(*inst, ops, inst->shape(), inst->name(), mapped));
+  }
+  copy->set_root(map.at(comp.root()));
+  return into.AddComputation(std::move(copy));
+}
+
+ComputationMap CopyScalarComputations(const Module& module, Module& into) {
+  absl::flat_hash_set<const Computation*> bodies;
+  for (const Computation* comp : module.computations()) {
+    for (const Instruction* inst : comp->instructions()) {
+      if (inst->opcode() == Opcode::kWhile || inst->opcode() == Opcode::kCall ||
+          inst->opcode() == Opcode::kConditional) {
+        for (const Computation* c : inst->called_computations()) bodies.insert(c);
+      }
+    }
+  }
+  // Computations the entry never reaches (left over by the passes that built
+  // the module) are not part of the program.
+  absl::flat_hash_set<const Computation*> reachable;
+  std::vector<const Computation*> work = {module.entry()};
+  while (!work.empty()) {
+    const Computation* comp = work.back();
+    work.pop_back();
+    if (!reachable.insert(comp).second) continue;
+    for (const Instruction* inst : comp->instructions()) {
+      for (const Computation* callee : inst->called_computations()) work.push_back(callee);
+    }
+  }
+  ComputationMap mapped;
+  // module.computations() lists callees before callers.
+  for (const Computation* comp : module.computations()) {
+    if (comp == module.entry() || bodies.contains(comp) || !reachable.contains(comp)) continue;
+    mapped[comp] = CopyComputation(*comp, into, mapped);
+  }
+  return mapped;
+}
+
+void SetCallees(Instruction* inst, const std::string& attr, std::vector<Computation*> callees) {
+  if (attr == "branch_computations") {
+    inst->set_attr(attr, std::move(callees));
+  } else {
+    inst->set_attr(attr, callees[0]);
+  }
+}
+
+void SetBranches(Instruction* conditional, const Instruction& original,
+                 std::vector<Computation*> branches) {
+  if (original.has_attr("branch_computations")) {
+    SetCallees(conditional, "branch_computations", std::move(branches));
+  } else {
+    SetCallees(conditional, "true_computation", {branches[0]});
+    SetCallees(conditional, "false_computation", {branches[1]});
+  }
+}
+
+}  // namespace sharc::spmd

@@ -1,0 +1,289 @@
+#include "spmd/partition/insert_reshards.h"
+
+#include "absl/strings/str_cat.h"
+#include "hlo/base/status_macros.h"
+#include "spmd/partition/computation_copy.h"
+#include "spmd/partition/global_view.h"
+#include "spmd/partition/reshard.h"
+#include "spmd/partition/strategy.h"
+#include "spmd/sharding_rule.h"
+#include "spmd/sharding_util.h"
+
+namespace sharc::spmd {
+
+using hlo::Computation;
+using hlo::Instruction;
+using hlo::Module;
+using hlo::Opcode;
+using hlo::Shape;
+using hlo::Sharding;
+
+namespace {
+
+// Manual, or a tuple of manual leaves: a value of a manual region.
+bool IsManualLike(const Sharding& s) {
+  if (s.IsManual()) return true;
+  if (!s.IsTuple() || s.tuple_elements().empty()) return false;
+  for (const Sharding& e : s.tuple_elements()) {
+    if (!IsManualLike(e)) return false;
+  }
+  return true;
+}
+
+// State shared by the rewriters of one module.
+struct InsertContext {
+  Module* module = nullptr;
+  ComputationMap scalar_copies;
+  // Bodies rewritten so far, by "name|param sharding|root sharding", and how
+  // many copies of each body exist.
+  absl::flat_hash_map<std::string, Computation*> bodies;
+  absl::flat_hash_map<std::string, int64_t> body_copies;
+};
+
+class ReshardInserter {
+ public:
+  explicit ReshardInserter(InsertContext& context) : context_(context) {}
+
+  // Rewrites `comp`; parameters take `param_sharding` if given (bodies of
+  // control flow), else their own; the root ends in `root_sharding` if
+  // given, else its own.
+  absl::StatusOr<Computation*> Run(const Computation& comp,
+                                   const std::optional<Sharding>& param_sharding,
+                                   const std::optional<Sharding>& root_sharding) {
+    out_ = context_.module->AddComputation(std::make_unique<Computation>(comp.name()));
+    for (const Instruction* inst : comp.instructions()) {
+      ASSIGN_OR_RETURN(Instruction* value, Rewrite(*inst, param_sharding));
+      ASSIGN_OR_RETURN(value, ToOwnSharding(*inst, value));
+      values_[inst] = value;
+    }
+    const Instruction* root = comp.root();
+    out_->set_root(Need(values_.at(root), root_sharding ? *root_sharding : ShardingOf(*root)));
+    return out_;
+  }
+
+ private:
+  // `value` laid out as `target`: itself, or a reshard of it.
+  Instruction* Need(Instruction* value, const Sharding& target) {
+    if (SameDataLayout(ShardingOf(*value), target)) return value;
+    return AddGlobalView(*out_, hlo::kSpmdReshard, value, target, value->name() + ".reshard");
+  }
+
+  Instruction* Operand(const Instruction& inst, int64_t i, const Sharding& target) {
+    return Need(values_.at(inst.operand(i)), target);
+  }
+
+  Instruction* Clone(const Instruction& inst, const std::vector<Instruction*>& operands,
+                     const Sharding& sharding) {
+    Instruction* c = out_->AddInstruction(CloneWith(inst, operands, inst.shape(),
+                                                    FreshGlobalName(*out_, inst.name()),
+                                                    context_.scalar_copies));
+    c->set_sharding(sharding);
+    return c;
+  }
+
+  // Every value ends in its instruction's own sharding (as in GSPMD), and
+  // that value carries the instruction's name.
+  absl::StatusOr<Instruction*> ToOwnSharding(const Instruction& inst, Instruction* value) {
+    if (!inst.has_sharding() || inst.opcode() == Opcode::kParameter) return value;
+    const Sharding& own = *inst.sharding();
+    const Sharding produced = ShardingOf(*value);
+    if (own.IsManual() || own.HasManualSubgroup() || produced.IsManual()) return value;
+    if (SameDataLayout(produced, own)) return value;
+    if (value->name() == inst.name()) {
+      value->set_name(FreshGlobalName(*out_, inst.name() + ".local"));
+    }
+    return AddGlobalView(*out_, hlo::kSpmdReshard, value, own, inst.name());
+  }
+
+  // Replicate every operand and run the op whole.
+  Instruction* DefaultAction(const Instruction& inst) {
+    std::vector<Instruction*> operands;
+    for (int64_t i = 0; i < inst.operand_count(); ++i) {
+      operands.push_back(Operand(inst, i, Sharding::Replicated()));
+    }
+    return Clone(inst, operands, Sharding::Replicated());
+  }
+
+  absl::StatusOr<Instruction*> SplitByRule(const Instruction& inst, const ShardingRule& rule) {
+    std::vector<Sharding> current;
+    for (const Instruction* op : inst.operands()) current.push_back(ShardingOf(*values_.at(op)));
+    ASSIGN_OR_RETURN(OpStrategy strategy, ChooseStrategy(inst, rule, current, ShardingOf(inst)));
+    std::vector<Instruction*> operands;
+    for (int64_t i = 0; i < inst.operand_count(); ++i) {
+      operands.push_back(Operand(inst, i, strategy.operand_targets[static_cast<size_t>(i)]));
+    }
+    Instruction* result = Clone(inst, operands, strategy.local_result);
+    if (strategy.split_reduction_factors.empty()) return result;
+    std::vector<std::vector<int64_t>> groups =
+        GroupsAlongDims(strategy.iteration, strategy.split_reduction_factors);
+    result->set_name(FreshGlobalName(*out_, inst.name() + ".partial"));
+    // If the instruction's own sharding splits one dim exactly across the
+    // reduction groups (member i keeping block i), one reduce-scatter
+    // replaces the all-reduce and the slice after it.
+    Instruction* complete =
+        ScatterDim(inst, strategy, groups)
+            ? AddGlobalView(*out_, hlo::kSpmdReduceScatter, result, *inst.sharding(), inst.name())
+            : AddGlobalView(*out_, hlo::kSpmdAllReduce, result, strategy.local_result, inst.name());
+    complete->set_attr("backend_config", FormatReplicaGroups(groups));
+    return complete;
+  }
+
+  // The result dim a reduce-scatter can produce directly, if any: the
+  // instruction's sharding must equal the reduced layout with exactly one
+  // more split dim, divisible, whose device groups are the reduction groups.
+  static std::optional<int64_t> ScatterDim(const Instruction& inst, const OpStrategy& strategy,
+                                           const std::vector<std::vector<int64_t>>& groups) {
+    if (!inst.has_sharding() || !inst.shape().is_array()) return std::nullopt;
+    const Sharding& own = *inst.sharding();
+    if (!own.IsTiled() || own.HasManualSubgroup()) return std::nullopt;
+    for (int64_t d = 0; d < inst.shape().rank(); ++d) {
+      const int64_t n = static_cast<int64_t>(groups[0].size());
+      if (own.TileCount(d) != n * strategy.local_result.TileCount(d)) continue;
+      if (strategy.local_result.TileCount(d) != 1 || inst.shape().dim(d) % n != 0) continue;
+      if (!(ReplicateDims(own, {d}) == strategy.local_result)) continue;
+      if (GroupsAlongDims(own, {d}) != groups) continue;
+      return d;
+    }
+    return std::nullopt;
+  }
+
+  absl::StatusOr<Instruction*> Rewrite(const Instruction& inst,
+                                       const std::optional<Sharding>& param_sharding) {
+    const Sharding own = ShardingOf(inst);
+    switch (inst.opcode()) {
+      case Opcode::kParameter: {
+        Sharding s = param_sharding ? *param_sharding : own;
+        auto p = Instruction::CreateParameter(inst.parameter_number(), inst.name(), inst.shape());
+        p->set_location(inst.location());
+        p->mutable_metadata() = inst.metadata();
+        p->set_sharding(s);
+        return out_->AddInstruction(std::move(p));
+      }
+      case Opcode::kConstant:
+        // In a manual region a constant is the whole value on every device,
+        // which is what the region's per-device value is.
+        return Clone(inst, {}, own.IsManual() ? own : Sharding::Replicated());
+      case Opcode::kIota:
+        return Clone(inst, {}, own.IsTiled() || own.IsManual() ? own : Sharding::Replicated());
+      case Opcode::kTuple: {
+        std::vector<Instruction*> ops;
+        std::vector<Sharding> leaves;
+        for (int64_t i = 0; i < inst.operand_count(); ++i) {
+          Sharding elem = own.ElementSharding(inst.shape(), i);
+          ops.push_back(Operand(inst, i, elem));
+          for (const Sharding& leaf : elem.LeavesFor(inst.operand(i)->shape())) leaves.push_back(leaf);
+        }
+        return Clone(inst, ops, Sharding::Tuple(leaves));
+      }
+      case Opcode::kGetTupleElement: {
+        Instruction* t = values_.at(inst.operand(0));
+        Sharding elem = ShardingOf(*t).ElementSharding(inst.operand(0)->shape(), inst.attr_int("index"));
+        return Clone(inst, {t}, elem);
+      }
+      case Opcode::kWhile: {
+        Instruction* init = Operand(inst, 0, own);
+        // In a manual region each device decides its own trip count.
+        const Sharding predicate = IsManualLike(own) ? Sharding::Manual() : Sharding::Replicated();
+        ASSIGN_OR_RETURN(Computation * cond, Body(*inst.attr_computation("condition"), own, predicate));
+        ASSIGN_OR_RETURN(Computation * body, Body(*inst.attr_computation("body"), own, own));
+        Instruction* c = Clone(inst, {init}, own);
+        SetCallees(c, "condition", {cond});
+        SetCallees(c, "body", {body});
+        return c;
+      }
+      case Opcode::kCall: {
+        const Computation* callee = inst.attr_computation("to_apply");
+        std::vector<Instruction*> ops;
+        for (int64_t i = 0; i < inst.operand_count(); ++i) {
+          ops.push_back(Operand(inst, i, ShardingOf(*callee->parameter(i))));
+        }
+        ASSIGN_OR_RETURN(Computation * body, Body(*callee, std::nullopt, own));
+        Instruction* c = Clone(inst, ops, own);
+        SetCallees(c, "to_apply", {body});
+        return c;
+      }
+      case Opcode::kConditional: {
+        const Sharding selector = IsManualLike(own) ? Sharding::Manual() : Sharding::Replicated();
+        std::vector<Instruction*> ops{Operand(inst, 0, selector)};
+        std::vector<Computation*> branches;
+        for (size_t k = 0; k < inst.called_computations().size(); ++k) {
+          const Computation* branch = inst.called_computations()[k];
+          Sharding param = branch->num_parameters() > 0 ? ShardingOf(*branch->parameter(0))
+                                                        : Sharding::Replicated();
+          ops.push_back(Operand(inst, static_cast<int64_t>(k) + 1, param));
+          ASSIGN_OR_RETURN(Computation * b, Body(*branch, param, own));
+          branches.push_back(b);
+        }
+        Instruction* c = Clone(inst, ops, own);
+        SetBranches(c, inst, branches);
+        return c;
+      }
+      case Opcode::kCustomCall: {
+        if (IsCustomCallTo(inst, "Sharding")) {
+          Instruction* value = values_.at(inst.operand(0));
+          if (SameDataLayout(ShardingOf(*value), own)) return value;
+          return AddGlobalView(*out_, hlo::kSpmdReshard, value, own, inst.name());
+        }
+        if (IsCustomCallTo(inst, "SPMDFullToShardShape")) {
+          // The operand's shard becomes this device's manual value.
+          return Clone(inst, {Operand(inst, 0, ShardingOf(*inst.operand(0)))}, Sharding::Manual());
+        }
+        if (IsCustomCallTo(inst, "SPMDShardToFullShape")) {
+          return Clone(inst, {values_.at(inst.operand(0))}, own);
+        }
+        return DefaultAction(inst);
+      }
+      default:
+        break;
+    }
+    ASSIGN_OR_RETURN(ShardingRule rule, GetShardingRule(inst));
+    if (own.IsManual()) {
+      // Inside a manual region values are already per device.
+      std::vector<Instruction*> ops;
+      for (const Instruction* op : inst.operands()) ops.push_back(values_.at(op));
+      return Clone(inst, ops, own);
+    }
+    if (rule.kind != ShardingRule::Kind::kFactors || own.HasManualSubgroup()) {
+      return DefaultAction(inst);
+    }
+    return SplitByRule(inst, rule);
+  }
+
+  // Rewrites a control-flow body for one set of shardings. A body used at
+  // several sites with different shardings gets one copy per set.
+  absl::StatusOr<Computation*> Body(const Computation& callee, const std::optional<Sharding>& params,
+                                    const Sharding& root) {
+    std::string key = absl::StrCat(callee.name(), "|", params ? params->ToString() : "own", "|",
+                                   root.ToString());
+    auto it = context_.bodies.find(key);
+    if (it != context_.bodies.end()) return it->second;
+    ReshardInserter inner(context_);
+    ASSIGN_OR_RETURN(Computation * out, inner.Run(callee, params, root));
+    int64_t copies = context_.body_copies[callee.name()]++;
+    if (copies > 0) out->set_name(absl::StrCat(callee.name(), ".", copies));
+    context_.bodies[key] = out;
+    return out;
+  }
+
+  InsertContext& context_;
+  Computation* out_ = nullptr;
+  absl::flat_hash_map<const Instruction*, Instruction*> values_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Module>> InsertReshards(const Module& global) {
+  if (global.entry() == nullptr) return absl::InvalidArgumentError("module has no entry");
+  auto out = std::make_unique<Module>(global.name());
+  out->mutable_config() = global.config();
+  InsertContext context;
+  context.module = out.get();
+  context.scalar_copies = CopyScalarComputations(global, *out);
+  ReshardInserter inserter(context);
+  ASSIGN_OR_RETURN(Computation * entry, inserter.Run(*global.entry(), std::nullopt, std::nullopt));
+  out->set_entry(entry);
+  out->SortCalleesFirst();
+  return out;
+}
+
+}  // namespace sharc::spmd

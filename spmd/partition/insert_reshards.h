@@ -1,0 +1,30 @@
+// Partitioner pass 1 of 3 (spmd/partition/partitioner.h): decides how each
+// instruction of a propagated global module is split (its factor rule, via
+// spmd/partition/strategy.h) and makes every change of sharding explicit.
+// Afterwards, in the returned global module:
+//   - every instruction has a sharding: the layout its per-device op
+//     produces (for a split reduction, the layout of the partial results);
+//   - every operand already has the layout its user's per-device op
+//     consumes; where it did not, a kSpmdReshard sits in between;
+//   - split reductions are followed by kSpmdAllReduce (or kSpmdReduceScatter
+//     when the instruction's own sharding splits the reduced groups' dim),
+//     with their replica groups;
+//   - where an instruction's own sharding differs from what its op
+//     produces, a kSpmdReshard named like the instruction follows it (the op
+//     becomes NAME.local, or NAME.partial before a reduction);
+//   - control-flow bodies are copied once per sharding they are used with,
+//     their parameters carrying that sharding;
+//   - "Sharding" custom-calls are gone (a reshard, or nothing).
+// Shapes stay global, and the module still interprets to the same values.
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "hlo/ir/module.h"
+
+namespace sharc::spmd {
+
+absl::StatusOr<std::unique_ptr<hlo::Module>> InsertReshards(const hlo::Module& global);
+
+}  // namespace sharc::spmd

@@ -1,0 +1,276 @@
+#include "spmd/partition/localize.h"
+
+#include "absl/strings/str_cat.h"
+#include "hlo/base/status_macros.h"
+#include "spmd/partition/computation_copy.h"
+#include "spmd/partition/global_view.h"
+#include "spmd/partition/local_builder.h"
+#include "spmd/partition/reshard.h"
+
+namespace sharc::spmd {
+
+using hlo::Computation;
+using hlo::Instruction;
+using hlo::Module;
+using hlo::Opcode;
+using hlo::Shape;
+using hlo::Sharding;
+
+namespace {
+
+absl::Status At(const Instruction& inst, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(status.message(), ", in ", inst.Describe()));
+}
+
+class Localizer {
+ public:
+  Localizer(PartitionContext& context, ComputationMap& mapped)
+      : context_(context), mapped_(mapped) {}
+
+  absl::StatusOr<Computation*> Run(const Computation& comp) {
+    Computation* out = context_.module->AddComputation(std::make_unique<Computation>(comp.name()));
+    LocalBuilder b(context_, *out);
+    for (const Instruction* inst : comp.instructions()) {
+      ASSIGN_OR_RETURN(locals_[inst], LocalizeInstruction(b, *inst));
+    }
+    out->set_root(locals_.at(comp.root()));
+    return out;
+  }
+
+ private:
+  Instruction* Local(const Instruction* global) { return locals_.at(global); }
+
+  // Clones `inst` onto per-device operands with the given local shape.
+  // (Control-flow callees are set by the caller afterwards.)
+  Instruction* EmitLocal(LocalBuilder& b, const Instruction& inst,
+                         const std::vector<Instruction*>& operands, const Shape& local_shape) {
+    std::string name = inst.name();
+    if (b.computation().FindInstruction(name) != nullptr) name = b.FreshName(name);
+    auto c = CloneWith(inst, operands, local_shape, name, mapped_);
+    c->clear_sharding();
+    // Attributes that spell out sizes follow the local shape.
+    if (inst.opcode() == Opcode::kDynamicSlice) {
+      c->set_attr("dynamic_slice_sizes", hlo::IntList(local_shape.dims()));
+    }
+    if (inst.opcode() == Opcode::kSlice) {
+      // Only whole dims ([0:size:1]) can be split; they slice the whole
+      // local dim.
+      hlo::IntListList spec = inst.attr_int_lists("slice");
+      for (size_t d = 0; d < spec.size(); ++d) {
+        int64_t local = operands[0]->shape().dim(static_cast<int64_t>(d));
+        if (local != inst.operand(0)->shape().dim(static_cast<int64_t>(d))) spec[d] = {0, local, 1};
+      }
+      c->set_attr("slice", std::move(spec));
+    }
+    if (inst.opcode() == Opcode::kGather) {
+      hlo::IntList sizes = inst.attr_ints("slice_sizes");
+      for (size_t d = 0; d < sizes.size(); ++d) {
+        if (sizes[d] == inst.operand(0)->shape().dim(static_cast<int64_t>(d)))
+          sizes[d] = operands[0]->shape().dim(static_cast<int64_t>(d));
+      }
+      c->set_attr("slice_sizes", std::move(sizes));
+    }
+    return b.Add(std::move(c));
+  }
+
+  // A global-view step's per-device value carries the step's name.
+  static Instruction* Named(LocalBuilder& b, const Instruction& inst, Instruction* operand,
+                            Instruction* value) {
+    if (value != operand && value->opcode() != Opcode::kParameter &&
+        b.computation().FindInstruction(inst.name()) == nullptr) {
+      value->set_name(inst.name());
+    }
+    return value;
+  }
+
+  // Padding of unevenly split dims must not reach a reduction: reduced dims
+  // get the reducer's init value, a dot's contracting dims get zero.
+  void MaskPadding(LocalBuilder& b, const Instruction& inst, std::vector<Instruction*>& operands) {
+    auto mask = [&](int64_t i, int64_t dim, Instruction* fill) {
+      const Sharding s = ShardingOf(*inst.operand(i));
+      const Shape& global = inst.operand(i)->shape();
+      int64_t tiles = s.TileCount(dim);
+      if (tiles <= 1 || global.dim(dim) % tiles == 0) return;
+      Instruction* offset = b.PerDeviceValue(TileOffsets(s, global, dim, b.num_devices()), "offset");
+      operands[static_cast<size_t>(i)] =
+          b.MaskPadding(operands[static_cast<size_t>(i)], dim, offset, global.dim(dim), fill);
+    };
+    if (inst.opcode() == Opcode::kReduce) {
+      const int64_t n = inst.operand_count() / 2;
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t d : inst.attr_ints("dimensions")) mask(i, d, operands[n + i]);
+      }
+    } else if (inst.opcode() == Opcode::kDot) {
+      const auto& lc = inst.attr_ints("lhs_contracting_dims");
+      const auto& rc = inst.attr_ints("rhs_contracting_dims");
+      for (size_t k = 0; k < lc.size(); ++k) {
+        mask(0, lc[k], b.ScalarConstant(inst.operand(0)->shape().type(), 0));
+        mask(1, rc[k], b.ScalarConstant(inst.operand(1)->shape().type(), 0));
+      }
+    }
+  }
+
+  Instruction* LocalizeIota(LocalBuilder& b, const Instruction& inst) {
+    Sharding s = ShardingOf(inst);
+    if (!s.IsTiled()) return EmitLocal(b, inst, {}, inst.shape());
+    Shape local_shape = s.ShardShape(inst.shape());
+    Instruction* iota = EmitLocal(b, inst, {}, local_shape);
+    int64_t dim = inst.attr_int("iota_dimension");
+    if (s.TileCount(dim) == 1 || inst.shape().type() == hlo::PrimitiveType::kPred) return iota;
+    Instruction* offset =
+        b.PerDeviceValue(TileOffsets(s, inst.shape(), dim, b.num_devices()), "iota.offset");
+    Instruction* converted = b.Add(Instruction::Create(
+        Opcode::kConvert, b.FreshName("convert"), Shape::Scalar(inst.shape().type()), {offset}));
+    Instruction* off = b.Broadcast(converted, local_shape, {});
+    return b.Add(Instruction::Create(Opcode::kAdd, b.FreshName(inst.name()), local_shape,
+                                     {iota, off}));
+  }
+
+  // Completes the partial results of a split reduction.
+  absl::StatusOr<Instruction*> CompletePartial(LocalBuilder& b, const Instruction& inst) {
+    const Instruction* partial = inst.operand(0);
+    Instruction* local = Local(partial);
+    absl::StatusOr<std::vector<std::vector<int64_t>>> parsed = ReplicaGroupsOf(inst);
+    if (!parsed.ok()) return At(inst, parsed.status());
+    const std::vector<std::vector<int64_t>>& groups = *parsed;
+    for (const auto& g : groups) {
+      for (int64_t d : g) {
+        if (d < 0 || d >= b.num_devices()) {
+          return At(inst, absl::InvalidArgumentError(absl::StrCat(
+                              "replica group names device ", d, ", outside [0, ",
+                              b.num_devices(), ")")));
+        }
+      }
+    }
+    Computation* reducer = partial->opcode() == Opcode::kReduce
+                               ? mapped_.at(partial->attr_computation("to_apply"))
+                               : b.Reducer(Opcode::kAdd, partial->shape().type());
+    if (IsCustomCallTo(inst, hlo::kSpmdAllReduce)) {
+      return Named(b, inst, local, b.AllReduce(local, reducer, groups));
+    }
+    const Sharding from = ShardingOf(*partial), to = ShardingOf(inst);
+    const int64_t n = static_cast<int64_t>(groups[0].size());
+    for (int64_t d = 0; d < inst.shape().rank(); ++d) {
+      if (to.TileCount(d) == n * from.TileCount(d) && n > 1) {
+        return Named(b, inst, local, b.ReduceScatter(local, reducer, d, groups));
+      }
+    }
+    return At(inst, absl::InvalidArgumentError(absl::StrCat("reduce-scatter: no dim of ",
+                                                            to.ToString(), " splits ",
+                                                            from.ToString(), " ", n,
+                                                            " ways further")));
+  }
+
+  absl::StatusOr<Instruction*> LocalizeInstruction(LocalBuilder& b, const Instruction& inst) {
+    const Sharding own = ShardingOf(inst);
+    std::vector<Instruction*> ops;
+    for (const Instruction* op : inst.operands()) ops.push_back(Local(op));
+    switch (inst.opcode()) {
+      case Opcode::kParameter: {
+        auto p = Instruction::CreateParameter(inst.parameter_number(), inst.name(),
+                                              own.ShardShape(inst.shape()));
+        p->set_location(inst.location());
+        p->mutable_metadata() = inst.metadata();
+        return b.Add(std::move(p));
+      }
+      case Opcode::kConstant:
+        return EmitLocal(b, inst, {}, inst.shape());
+      case Opcode::kIota:
+        return LocalizeIota(b, inst);
+      case Opcode::kTuple: {
+        std::vector<Shape> shapes;
+        for (Instruction* op : ops) shapes.push_back(op->shape());
+        return EmitLocal(b, inst, ops, Shape::Tuple(shapes));
+      }
+      case Opcode::kGetTupleElement:
+        return EmitLocal(b, inst, ops, ops[0]->shape().tuple_shape(inst.attr_int("index")));
+      case Opcode::kWhile: {
+        ASSIGN_OR_RETURN(Computation * cond, Callee(*inst.attr_computation("condition")));
+        ASSIGN_OR_RETURN(Computation * body, Callee(*inst.attr_computation("body")));
+        Instruction* local = EmitLocal(b, inst, ops, ops[0]->shape());
+        SetCallees(local, "condition", {cond});
+        SetCallees(local, "body", {body});
+        return local;
+      }
+      case Opcode::kCall: {
+        ASSIGN_OR_RETURN(Computation * callee, Callee(*inst.attr_computation("to_apply")));
+        Instruction* local = EmitLocal(b, inst, ops, own.ShardShape(inst.shape()));
+        SetCallees(local, "to_apply", {callee});
+        return local;
+      }
+      case Opcode::kConditional: {
+        std::vector<Computation*> branches;
+        for (const Computation* branch : inst.called_computations()) {
+          ASSIGN_OR_RETURN(Computation * c, Callee(*branch));
+          branches.push_back(c);
+        }
+        Instruction* local = EmitLocal(b, inst, ops, own.ShardShape(inst.shape()));
+        SetBranches(local, inst, branches);
+        return local;
+      }
+      case Opcode::kCustomCall: {
+        const std::string& target = inst.attr_string("custom_call_target");
+        if (target == hlo::kSpmdReshard || target == "Sharding") {
+          return At(inst, absl::FailedPreconditionError(absl::StrCat(
+                              "custom-call \"", target, "\" is still in the module: run "
+                              "InsertReshards and ReshardToCollectives before Localize")));
+        }
+        if (target == hlo::kSpmdAllReduce || target == hlo::kSpmdReduceScatter) {
+          return CompletePartial(b, inst);
+        }
+        if (hlo::IsSpmdGlobalViewTarget(target)) {
+          absl::StatusOr<Instruction*> v = LowerReshardStep(
+              b, ops[0], inst.shape(), ShardingOf(*inst.operand(0)), ReshardStep{target, own});
+          if (!v.ok()) return At(inst, v.status());
+          return Named(b, inst, ops[0], *v);
+        }
+        if (target == "SPMDFullToShardShape") return b.Reshape(ops[0], inst.shape().dims());
+        if (target == "SPMDShardToFullShape") {
+          return b.Reshape(ops[0], own.ShardShape(inst.shape()).dims());
+        }
+        return EmitLocal(b, inst, ops, own.ShardShape(inst.shape()));
+      }
+      default:
+        break;
+    }
+    if (own.IsManual()) return EmitLocal(b, inst, ops, inst.shape());
+    MaskPadding(b, inst, ops);
+    return EmitLocal(b, inst, ops, own.ShardShape(inst.shape()));
+  }
+
+  // Each body of the explicit module has one set of shardings (pass 1
+  // copied it per use), so it is localized once.
+  absl::StatusOr<Computation*> Callee(const Computation& callee) {
+    auto it = context_.localized_bodies.find(&callee);
+    if (it != context_.localized_bodies.end()) return it->second;
+    Localizer inner(context_, mapped_);
+    ASSIGN_OR_RETURN(Computation * out, inner.Run(callee));
+    context_.localized_bodies[&callee] = out;
+    return out;
+  }
+
+  PartitionContext& context_;
+  ComputationMap& mapped_;
+  absl::flat_hash_map<const Instruction*, Instruction*> locals_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Module>> Localize(const Module& explicit_global,
+                                                 int64_t num_devices) {
+  if (explicit_global.entry() == nullptr) return absl::InvalidArgumentError("module has no entry");
+  auto out = std::make_unique<Module>(explicit_global.name());
+  out->mutable_config() = explicit_global.config();
+  out->mutable_config().num_partitions = num_devices;
+  PartitionContext context;
+  context.module = out.get();
+  context.num_devices = num_devices;
+  ComputationMap mapped = CopyScalarComputations(explicit_global, *out);
+  Localizer localizer(context, mapped);
+  ASSIGN_OR_RETURN(Computation * entry, localizer.Run(*explicit_global.entry()));
+  out->set_entry(entry);
+  out->SortCalleesFirst();
+  return out;
+}
+
+}  // namespace sharc::spmd

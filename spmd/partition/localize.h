@@ -1,0 +1,27 @@
+// Partitioner pass 3 of 3 (spmd/partition/partitioner.h): rewrites a global
+// module whose changes of sharding are explicit global-view collectives
+// (the output of InsertReshards then ReshardToCollectives) into the one
+// per-device program every device runs:
+//   - each instruction keeps its name and gets the per-device shape of its
+//     sharding; entry parameters and results become per-device values
+//     (XLA's allow_module_signature_change);
+//   - each global-view step becomes per-device collectives with replica
+//     groups and channel ids (all-gather, all-to-all, collective-permute,
+//     all-reduce, reduce-scatter) or a dynamic-slice at partition-id offsets;
+//   - padding of unevenly split dims is masked where it would change a
+//     result: the reducer's init value before a reduce, zero before a dot;
+//   - a split iota adds this device's offset.
+// It does not decide anything: every layout was chosen by pass 1.
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "hlo/ir/module.h"
+
+namespace sharc::spmd {
+
+absl::StatusOr<std::unique_ptr<hlo::Module>> Localize(const hlo::Module& explicit_global,
+                                                      int64_t num_devices);
+
+}  // namespace sharc::spmd
