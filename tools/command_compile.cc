@@ -26,6 +26,9 @@ constexpr absl::string_view kUsage =
 
 Compiles a module for the Halide backend and writes every stage to DIR:
   1_propagated.hlo    the module with the shardings propagation inferred
+  2_partition_1_insert_reshards.hlo, 2_partition_2_reshard_to_collectives.hlo
+                      the global module after the partitioner's first two
+                      passes (explicit reshards, then global-view collectives)
   2_partitioned.hlo   the per-device program (collectives inserted)
   3_fused.hlo         the per-device program with kernels fused (calls with
                       backend_config="sharc.fusion")
@@ -119,6 +122,19 @@ int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ost
   if (absl::Status st = WriteFile(root / "1_propagated.hlo", hlo::PrintModule(*propagated));
       !st.ok()) {
     return Fail(err, st.message());
+  }
+  using Stage = spmd::PartitionOptions::Stage;
+  for (auto [stage, file] : {std::pair{Stage::kInsertReshards, "2_partition_1_insert_reshards.hlo"},
+                             std::pair{Stage::kReshardToCollectives,
+                                       "2_partition_2_reshard_to_collectives.hlo"}}) {
+    absl::StatusOr<std::unique_ptr<hlo::Module>> explicit_module =
+        PartitionGlobal(*propagated, devices, /*propagate=*/false, stage);
+    if (!explicit_module.ok()) {
+      return Fail(err, absl::StrCat("partitioning failed: ", explicit_module.status().message()));
+    }
+    if (absl::Status st = WriteFile(root / file, hlo::PrintModule(**explicit_module)); !st.ok()) {
+      return Fail(err, st.message());
+    }
   }
   absl::StatusOr<std::unique_ptr<hlo::Module>> local =
       PartitionGlobal(*propagated, devices, /*propagate=*/false);

@@ -92,7 +92,9 @@ TEST_F(HalideCliTest, CompileDumpsEveryStageAndSecondCompileIsCached) {
   const std::string file = Write("m.hlo", kModule);
   CommandResult first = Sharc(absl::StrCat("compile ", file, " --dump-dir ", Path("dump")));
   ASSERT_EQ(first.exit_code, 0) << first.err;
-  for (const char* stage : {"1_propagated.hlo", "2_partitioned.hlo", "3_fused.hlo", "4_kernels.txt"}) {
+  for (const char* stage : {"1_propagated.hlo", "2_partition_1_insert_reshards.hlo",
+                            "2_partition_2_reshard_to_collectives.hlo", "2_partitioned.hlo",
+                            "3_fused.hlo", "4_kernels.txt"}) {
     EXPECT_TRUE(std::filesystem::exists(Path(std::string("dump/") + stage))) << stage;
   }
   EXPECT_THAT(Read(Path("dump/3_fused.hlo")), HasSubstr("backend_config=\"sharc.fusion\""));
