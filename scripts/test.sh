@@ -84,7 +84,10 @@ if [ "$full" -eq 1 ]; then
   asan_targets=(sharc hlo_tests spmd_tests partition_tests runtime_tests tools_tests)
   asan_labels='^(hlo|spmd|partition|runtime|tools|lit)$'
   asan_configure() {
+    # -O1: the sanitizers need no more, and it compiles much faster than
+    # Release's -O3 (the sanitizer build was over half of CI's time).
     local args=(-S . -B "$asan_dir" -DCMAKE_BUILD_TYPE=Release
+                "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG"
                 -DSHARC_SANITIZE=address,undefined -DSHARC_BUILD_BENCHMARKS=OFF)
     if [ ! -f "$asan_dir/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then
       args+=(-G Ninja)
