@@ -45,23 +45,38 @@ Computation* CopyComputation(const Computation& comp, Module& into, const Comput
 }
 
 ComputationMap CopyScalarComputations(const Module& module, Module& into) {
-  absl::flat_hash_set<const Computation*> bodies;
-  for (const Computation* comp : module.computations()) {
-    for (const Instruction* inst : comp->instructions()) {
-      if (inst->opcode() == Opcode::kWhile || inst->opcode() == Opcode::kCall ||
-          inst->opcode() == Opcode::kConditional) {
-        for (const Computation* c : inst->called_computations()) bodies.insert(c);
-      }
-    }
-  }
-  // Computations the entry never reaches (left over by the passes that built
-  // the module) are not part of the program.
-  absl::flat_hash_set<const Computation*> reachable;
+  auto is_control_flow = [](const Instruction& inst) {
+    return inst.opcode() == Opcode::kWhile || inst.opcode() == Opcode::kCall ||
+           inst.opcode() == Opcode::kConditional;
+  };
+  // Partitioned: the entry and the control-flow bodies it reaches through
+  // partitioned computations. Computations elsewhere are not part of the
+  // program (left over by the passes that built the module).
+  absl::flat_hash_set<const Computation*> partitioned;
   std::vector<const Computation*> work = {module.entry()};
   while (!work.empty()) {
     const Computation* comp = work.back();
     work.pop_back();
-    if (!reachable.insert(comp).second) continue;
+    if (!partitioned.insert(comp).second) continue;
+    for (const Instruction* inst : comp->instructions()) {
+      if (!is_control_flow(*inst)) continue;
+      for (const Computation* callee : inst->called_computations()) work.push_back(callee);
+    }
+  }
+  // Scalar: what other ops of partitioned computations apply (reducers,
+  // comparators, combiners), and everything those call, even through a
+  // `call` (a body can be a scalar helper too; then it is both).
+  absl::flat_hash_set<const Computation*> scalar;
+  for (const Computation* comp : partitioned) {
+    for (const Instruction* inst : comp->instructions()) {
+      if (is_control_flow(*inst)) continue;
+      for (const Computation* callee : inst->called_computations()) work.push_back(callee);
+    }
+  }
+  while (!work.empty()) {
+    const Computation* comp = work.back();
+    work.pop_back();
+    if (!scalar.insert(comp).second) continue;
     for (const Instruction* inst : comp->instructions()) {
       for (const Computation* callee : inst->called_computations()) work.push_back(callee);
     }
@@ -69,8 +84,7 @@ ComputationMap CopyScalarComputations(const Module& module, Module& into) {
   ComputationMap mapped;
   // module.computations() lists callees before callers.
   for (const Computation* comp : module.computations()) {
-    if (comp == module.entry() || bodies.contains(comp) || !reachable.contains(comp)) continue;
-    mapped[comp] = CopyComputation(*comp, into, mapped);
+    if (scalar.contains(comp)) mapped[comp] = CopyComputation(*comp, into, mapped);
   }
   return mapped;
 }

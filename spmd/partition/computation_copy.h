@@ -15,8 +15,10 @@ using ComputationMap = absl::flat_hash_map<const hlo::Computation*, hlo::Computa
 hlo::Computation* CopyComputation(const hlo::Computation& comp, hlo::Module& into,
                                   const ComputationMap& mapped);
 
-// Copies into `into` every computation of `module` the entry reaches that is
-// not a control-flow body (nor the entry); returns old -> new.
+// Copies into `into` every scalar helper of the program: the computations
+// that ops other than while/call/conditional apply in the entry or its
+// control-flow bodies (reducers, comparators, combiners), and whatever those
+// call; returns old -> new.
 ComputationMap CopyScalarComputations(const hlo::Module& module, hlo::Module& into);
 
 // Clones `inst` with new operands, shape and name; attribute computations go
