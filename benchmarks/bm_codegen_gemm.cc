@@ -4,31 +4,132 @@
 //   HL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=SkylakeX ./bm_codegen_gemm
 // (OPENBLAS_CORETYPE=SkylakeX: see perf_anchors.md, the harness may force
 // the slower Haswell kernels). Counter GFLOPS = 2N^3 / time.
+//
+// BM_FmaPeak/threads:{1,2} measures the FP32 FMA peak in the same run (the
+// anchors' `fma` loop, perf_anchors.md §1.1), and both GEMMs report
+// pct_of_peak: GFLOPS as a percentage of a peak measured in-process for
+// $HL_NUM_THREADS threads (default: all cores) just before the first GEMM
+// (so pct_of_peak shares that run's clock, not BM_FmaPeak's).
 #include <cblas.h>
+#include <immintrin.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <thread>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "benchmarks/bm_codegen_support.h"
 
 namespace sharc::bench {
 namespace {
 
-std::string GemmModule(int64_t n) {
-  const std::string d = absl::StrCat("[", n, ",", n, "]");
-  return absl::StrCat("HloModule gemm\nENTRY main {\n  a = f32", d, " parameter(0)\n  b = f32", d,
-                      " parameter(1)\n  ROOT c = f32", d,
-                      " dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+// 12 independent zmm accumulators in named variables (an array makes GCC
+// store every accumulator each iteration, which halves the rate), each
+// pinned to a register by an empty asm so the loop stays 12 back-to-back
+// vfmadd; 12 chains cover 2 pipes x 4-cycle latency with room to spare.
+// Returns the FLOPs done: iters x 12 FMAs x 16 lanes x 2.
+__attribute__((target("avx512f"), noinline)) double FmaLoop(int64_t iters) {
+  __m512 a0 = _mm512_set1_ps(0.f), a1 = _mm512_set1_ps(0.1f), a2 = _mm512_set1_ps(0.2f),
+         a3 = _mm512_set1_ps(0.3f), a4 = _mm512_set1_ps(0.4f), a5 = _mm512_set1_ps(0.5f),
+         a6 = _mm512_set1_ps(0.6f), a7 = _mm512_set1_ps(0.7f), a8 = _mm512_set1_ps(0.8f),
+         a9 = _mm512_set1_ps(0.9f), a10 = _mm512_set1_ps(1.0f), a11 = _mm512_set1_ps(1.1f);
+  const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+  for (int64_t i = 0; i < iters; ++i) {
+    a0 = _mm512_fmadd_ps(a0, m, c);
+    a1 = _mm512_fmadd_ps(a1, m, c);
+    a2 = _mm512_fmadd_ps(a2, m, c);
+    a3 = _mm512_fmadd_ps(a3, m, c);
+    a4 = _mm512_fmadd_ps(a4, m, c);
+    a5 = _mm512_fmadd_ps(a5, m, c);
+    a6 = _mm512_fmadd_ps(a6, m, c);
+    a7 = _mm512_fmadd_ps(a7, m, c);
+    a8 = _mm512_fmadd_ps(a8, m, c);
+    a9 = _mm512_fmadd_ps(a9, m, c);
+    a10 = _mm512_fmadd_ps(a10, m, c);
+    a11 = _mm512_fmadd_ps(a11, m, c);
+    asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5));
+    asm volatile("" : "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11));
+  }
+  __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                           _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
+  s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
+  benchmark::DoNotOptimize(s);
+  return static_cast<double>(iters) * 12 * 16 * 2;
+}
+
+bool HasAvx512() { return __builtin_cpu_supports("avx512f"); }
+
+// Runs FmaLoop(iters) on `threads` std::threads at once; returns the FLOPs.
+double RunFmaThreads(int threads, int64_t iters) {
+  std::vector<std::thread> pool;
+  std::vector<double> flops(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&flops, t, iters] { flops[static_cast<size_t>(t)] = FmaLoop(iters); });
+  }
+  for (std::thread& th : pool) th.join();
+  double total = 0;
+  for (double f : flops) total += f;
+  return total;
+}
+
+// 2M iterations = 0.77 GFLOP per thread, about 5 ms at the anchors' peak.
+constexpr int64_t kFmaIters = 2'000'000;
+
+void BM_FmaPeak(benchmark::State& state) {
+  if (!HasAvx512()) {
+    state.SkipWithError("no AVX-512F on this CPU");
+    return;
+  }
+  const int threads = static_cast<int>(state.range(0));
+  double flops = 0;
+  for (auto _ : state) flops += RunFmaThreads(threads, kFmaIters);
+  state.counters["GFLOPS"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsRate);
+}
+
+int GemmThreads() {
+  const char* v = std::getenv("HL_NUM_THREADS");
+  const int n = v != nullptr ? std::atoi(v) : 0;
+  return n > 0 ? n : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// The FMA peak for the GEMMs' thread count, measured once per process: the
+// median of 15 runs of about 5 ms, as BM_FmaPeak's median; 0 without
+// AVX-512.
+double PeakGflops() {
+  static const double peak = [] {
+    if (!HasAvx512()) return 0.0;
+    std::vector<double> runs;
+    for (int rep = 0; rep < 15; ++rep) {
+      const auto start = std::chrono::steady_clock::now();
+      const double flops = RunFmaThreads(GemmThreads(), kFmaIters);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      runs.push_back(flops / s / 1e9);
+    }
+    std::sort(runs.begin(), runs.end());
+    const double median = runs[runs.size() / 2];
+    fprintf(stderr, "FMA peak for %d thread(s), measured in-process: %.1f GFLOP/s (median of 15)\n",
+            GemmThreads(), median);
+    return median;
+  }();
+  return peak;
+}
+
+void SetGemmCounters(benchmark::State& state, int64_t n) {
+  const double gflop = static_cast<double>(state.iterations()) * 2.0 * n * n * n / 1e9;
+  state.counters["GFLOPS"] = benchmark::Counter(gflop, benchmark::Counter::kIsRate);
+  if (const double peak = PeakGflops(); peak > 0) {
+    state.counters["pct_of_peak"] = benchmark::Counter(100.0 * gflop / peak, benchmark::Counter::kIsRate);
+  }
 }
 
 void BM_HalideGemm(benchmark::State& state) {
   const int64_t n = state.range(0);
-  CompiledEntry e = CompileEntry(GemmModule(n));
+  PeakGflops();
+  CompiledEntry e = CompileEntry(GemmModuleText(n));
   for (auto _ : state) e.Run();
-  state.counters["GFLOPS"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * 2.0 * n * n * n / 1e9, benchmark::Counter::kIsRate);
+  SetGemmCounters(state, n);
   state.counters["compile_ms"] = e.compile_ms;
 }
 
@@ -39,16 +140,17 @@ void BM_OpenBlasSgemm(benchmark::State& state) {
     a[i] = static_cast<float>((i * 7919) % 2000) / 1000.f - 1.f;
     b[i] = a[i];
   }
+  PeakGflops();
   for (auto _ : state) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(n),
                 static_cast<int>(n), 1.f, a.data(), static_cast<int>(n), b.data(), static_cast<int>(n),
                 0.f, c.data(), static_cast<int>(n));
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["GFLOPS"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * 2.0 * n * n * n / 1e9, benchmark::Counter::kIsRate);
+  SetGemmCounters(state, n);
 }
 
+BENCHMARK(BM_FmaPeak)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_HalideGemm)->Arg(256)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_OpenBlasSgemm)->Arg(256)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 

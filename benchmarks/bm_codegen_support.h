@@ -9,12 +9,40 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "codegen/kernel_compiler.h"
 #include "codegen/kernel_graph.h"
 #include "hlo/text/parser.h"
 #include "runtime/buffer.h"
 
 namespace sharc::bench {
+
+// f32 row-major [n,n] x [n,n] dot (bm_codegen_gemm, bm_codegen_compile_time).
+inline std::string GemmModuleText(int64_t n) {
+  const std::string d = absl::StrCat("[", n, ",", n, "]");
+  return absl::StrCat("HloModule gemm\nENTRY main {\n  a = f32", d, " parameter(0)\n  b = f32", d,
+                      " parameter(1)\n  ROOT c = f32", d,
+                      " dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+}
+
+// An HLO module's entry as one kernel graph, not compiled (the graph points
+// into the module, which it keeps alive).
+struct EntryGraph {
+  std::unique_ptr<hlo::Module> module;
+  codegen::KernelGraph graph;
+};
+
+// Aborts on any error (a benchmark has no one to report to).
+inline EntryGraph ParseEntryGraph(const std::string& text) {
+  EntryGraph e;
+  absl::StatusOr<std::unique_ptr<hlo::Module>> m = hlo::ParseAndVerifyModule(text);
+  if (!m.ok()) std::abort();
+  e.module = *std::move(m);
+  absl::StatusOr<codegen::KernelGraph> g = codegen::GraphForComputation(*e.module->entry());
+  if (!g.ok()) std::abort();
+  e.graph = *std::move(g);
+  return e;
+}
 
 struct CompiledEntry {
   std::unique_ptr<hlo::Module> module;
@@ -34,11 +62,9 @@ struct CompiledEntry {
 // (a benchmark has no one to report to).
 inline CompiledEntry CompileEntry(const std::string& text) {
   CompiledEntry e;
-  absl::StatusOr<std::unique_ptr<hlo::Module>> m = hlo::ParseAndVerifyModule(text);
-  if (!m.ok()) std::abort();
-  e.module = *std::move(m);
-  absl::StatusOr<codegen::KernelGraph> g = codegen::GraphForComputation(*e.module->entry());
-  if (!g.ok()) std::abort();
+  EntryGraph parsed = ParseEntryGraph(text);
+  e.module = std::move(parsed.module);
+  const codegen::KernelGraph* g = &parsed.graph;
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::shared_ptr<const codegen::CompiledKernel>> k =
       codegen::KernelCompiler::Global().Compile(*g);

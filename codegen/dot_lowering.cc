@@ -10,7 +10,8 @@
 // The f32 schedule is the register-blocked outer-product kernel measured in
 // perf_anchors.md §2.1 (Halide "v2"): 64x6 output tiles (24 zmm
 // accumulators), the 64-wide panel of the right-hand side packed
-// contiguously once per panel, panels in parallel.
+// contiguously once per parallel task when the rhs exceeds L2, and tasks of
+// (panel, chunk of row tiles), at least 8 of them.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -56,6 +57,7 @@ struct DotStages {
   Halide::RDom r;
   hlo::PrimitiveType type;
   std::vector<int64_t> dims;  // result dims, HLO order
+  int64_t k = 0;              // extent of a single contracting dim
 };
 
 void ScheduleDot(DotStages s, Halide::Func out) {
@@ -76,23 +78,37 @@ void ScheduleDot(DotStages s, Halide::Func out) {
     Halide::Var y = args[1], xi("xi"), yi("yi");
     out.tile(x, y, xi, yi, 64, 6).vectorize(xi, 16).unroll(xi).unroll(yi);
     out.reorder(xi, yi, y, x);
-    // Few column panels (small n) leave threads idle: split the row tiles of
-    // each panel instead (the packed panel is built before that loop).
-    if (n >= 64 * 8) {
-      out.parallel(x);
-    } else {
-      out.parallel(y);
-    }
     Halide::Func acc = s.accumulator;
     std::vector<Halide::Var> aargs = acc.args();
-    acc.compute_at(out, y).vectorize(aargs[0], 16).unroll(aargs[0]).unroll(aargs[1]);
+    const int64_t panels = (n + 63) / 64, row_tiles = (m + 5) / 6;
+    // Packing the rhs panel pays once the rhs fills L2 (1 MiB; its rows are
+    // then 2 KiB apart or more, so unpacked they collide in L1 sets): N=512
+    // unpacked fell from 161 to 119 GFLOP/s (1 thread). A smaller rhs is read
+    // in place (N=256: level or faster than packed).
+    const bool pack = s.packed_rhs.defined() && s.k * n * 4 >= (int64_t{1} << 20);
+    // Parallel tasks are (column panel, chunk of row tiles) pairs, at least
+    // 8 of them when there are rows enough, so that few panels (small n)
+    // still give every thread work in one parallel loop. Each task packs
+    // its own panel (a chunked panel is packed once per chunk).
+    const int64_t chunks = std::min<int64_t>(row_tiles, (8 + panels - 1) / panels);
+    Halide::Var acc_at = y, task = x;
+    if (chunks > 1) {
+      Halide::Var yo("yo"), yc("yc"), t("t");
+      const int64_t per = (row_tiles + chunks - 1) / chunks;
+      out.split(y, yo, yc, static_cast<int>(per), Halide::TailStrategy::GuardWithIf);
+      out.reorder(xi, yi, yc, x, yo).fuse(x, yo, t);
+      acc_at = yc;
+      task = t;
+    }
+    out.parallel(task);
+    acc.compute_at(out, acc_at).vectorize(aargs[0], 16).unroll(aargs[0]).unroll(aargs[1]);
     std::vector<Halide::VarOrRVar> order = {aargs[0], aargs[1]};
     order.insert(order.end(), reduction_order.begin(), reduction_order.end());
     for (size_t i = 2; i < aargs.size(); ++i) order.push_back(aargs[i]);
     acc.update().reorder(order).vectorize(aargs[0], 16).unroll(aargs[0]).unroll(aargs[1]);
-    if (s.packed_rhs.defined()) {
+    if (pack) {
       Halide::Func p = s.packed_rhs;
-      p.compute_at(out, x).vectorize(p.args()[0], 16).unroll(p.args()[0]);
+      p.compute_at(out, task).vectorize(p.args()[0], 16).unroll(p.args()[0]);
     }
     return;
   }
@@ -151,6 +167,7 @@ absl::StatusOr<Lowered> LowerDot(const hlo::Instruction& inst,
   DotStages stages;
   stages.type = t;
   stages.dims = inst.shape().dims();
+  if (lc.size() == 1) stages.k = lhs.dim(lc[0]);
   stages.accumulator = Halide::Func(HalideName("dot_acc", inst));
   Define(stages.accumulator, vars, make_zero(acc_type));
   if (ranges.empty()) {
