@@ -4,7 +4,8 @@
 // lies inside the operand; scatter skips an update whose window would leave
 // the operand, and applies updates in row-major order of the updates array,
 // so an overwriting combiner keeps the last duplicate, as the interpreter
-// does.
+// does. A variadic scatter (N operands, N updates, a combiner over 2N
+// scalars) updates all N values of an element together.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -115,119 +116,232 @@ struct ScatterRule {
   const hlo::Computation* reducer = nullptr;  // for kComputation
 };
 
+// Number of operands N of a scatter (N operands, the indices, N updates).
+int64_t ScatterOperandCount(const hlo::Instruction& inst) { return (inst.operand_count() - 1) / 2; }
+
 absl::StatusOr<ScatterRule> GetScatterRule(const hlo::Instruction& inst) {
-  if (inst.operand_count() != 3) {
-    return LoweringError(inst, "variadic scatter (several operands) has no Halide lowering; run "
-                               "with --backend interpreter");
-  }
   const hlo::Computation* reducer = inst.attr_computation("to_apply");
   if (reducer == nullptr) return LoweringError(inst, "has no combiner");
   ScatterRule rule;
-  if (std::optional<hlo::Opcode> op = PlainBinaryReducer(*reducer)) {
-    rule.op = *op;
-    return rule;
+  if (ScatterOperandCount(inst) == 1) {
+    if (std::optional<hlo::Opcode> op = PlainBinaryReducer(*reducer)) {
+      rule.op = *op;
+      return rule;
+    }
+    const hlo::Instruction* root = reducer->root();
+    if (reducer->num_parameters() == 2 && root != nullptr &&
+        root->opcode() == hlo::Opcode::kParameter) {
+      rule.combiner = root == reducer->parameter(1) ? ScatterCombiner::kOverwrite
+                                                    : ScatterCombiner::kKeep;
+      return rule;
+    }
   }
-  const hlo::Instruction* root = reducer->root();
-  if (reducer->num_parameters() == 2 && root != nullptr &&
-      root->opcode() == hlo::Opcode::kParameter) {
-    rule.combiner = root == reducer->parameter(1) ? ScatterCombiner::kOverwrite
-                                                  : ScatterCombiner::kKeep;
-    return rule;
-  }
-  // Any other elementwise combiner goes through the kernels' own lowerings.
+  // Any other elementwise combiner (all of a variadic scatter's, over 2N
+  // scalars) goes through the kernels' own lowerings.
   if (absl::Status s = CheckReducerLowerable(inst, *reducer); !s.ok()) return s;
   rule.combiner = ScatterCombiner::kComputation;
   rule.reducer = reducer;
   return rule;
 }
 
-absl::StatusOr<Lowered> LowerScatter(const hlo::Instruction& inst,
-                                     absl::Span<const LoweredValue> ops) {
-  absl::StatusOr<ScatterRule> rule = GetScatterRule(inst);
-  if (!rule.ok()) return rule.status();
-  const hlo::Shape& operand = ops[0].shape;
-  const hlo::Shape& updates = ops[2].shape;
-  const hlo::PrimitiveType t = inst.shape().type();
+// The update loop of a scatter: an RDom over the updates (the last updates
+// dim innermost: the interpreter visits updates in row-major order), with
+// `phases` extra innermost steps per update, the operand element each
+// update goes to and whether it is applied (its window fits).
+struct ScatterLoop {
+  Halide::RDom r;
+  std::vector<Expr> u;       // the updates index, HLO order
+  std::vector<Expr> target;  // the operand index, HLO order
+  Expr valid;
+  // HLO updates dim -> index of its RVar in r.
+  std::vector<int> rvar_of_dim;
+};
+
+ScatterLoop GetScatterLoop(const hlo::Instruction& inst, const LoweredValue& indices,
+                           const hlo::Shape& operand, const hlo::Shape& updates, int phases) {
   const hlo::IntList& window_dims = inst.attr_ints("update_window_dims");
   const hlo::IntList& inserted = inst.attr_ints("inserted_window_dims");
   const hlo::IntList& input_batching = inst.attr_ints("input_batching_dims");
   std::vector<int64_t> window_operand_dims =
       RemainingDims(operand.rank(), inserted, input_batching);
-
-  std::vector<Halide::Var> vars = HloVars(operand.rank());
-  Lowered out;
-  out.func = Halide::Func(HalideName("scatter", inst));
-  Define(out.func, vars,
-         operand.num_elements() == 0 ? make_zero(StorageType(t)) : Call(ops[0].func, AsExprs(vars)));
-  if (operand.num_elements() == 0 || updates.num_elements() == 0 ||
-      rule->combiner == ScatterCombiner::kKeep) {
-    return out;
-  }
-  // The interpreter visits updates in row-major order, so the last updates
-  // dim is the innermost (first) RDom dim; the update loop stays serial.
+  ScatterLoop loop;
   std::vector<Halide::Range> ranges;
+  if (phases > 1) ranges.emplace_back(0, phases);
+  const int first = static_cast<int>(ranges.size());
   for (int64_t d = updates.rank(); d-- > 0;) ranges.emplace_back(0, static_cast<int>(updates.dim(d)));
   if (ranges.empty()) ranges.emplace_back(0, 1);
-  Halide::RDom r(ranges, HalideName("u", inst));
-  std::vector<Expr> u;
-  for (int64_t d = 0; d < updates.rank(); ++d) u.push_back(r[static_cast<int>(updates.rank() - 1 - d)]);
-
+  loop.r = Halide::RDom(ranges, HalideName("u", inst));
+  for (int64_t d = 0; d < updates.rank(); ++d) {
+    loop.rvar_of_dim.push_back(first + static_cast<int>(updates.rank() - 1 - d));
+    loop.u.push_back(loop.r[loop.rvar_of_dim.back()]);
+  }
   std::vector<Expr> batch;
   std::vector<int64_t> window_extent(static_cast<size_t>(operand.rank()), 1);
   for (int64_t i = 0; i < updates.rank(); ++i) {
     auto w = std::find(window_dims.begin(), window_dims.end(), i);
     if (w == window_dims.end()) {
-      batch.push_back(u[static_cast<size_t>(i)]);
+      batch.push_back(loop.u[static_cast<size_t>(i)]);
     } else {
       window_extent[static_cast<size_t>(window_operand_dims[static_cast<size_t>(w - window_dims.begin())])] =
           updates.dim(i);
     }
   }
-  std::vector<Expr> start = StartIndices(inst, ops[1], operand,
+  std::vector<Expr> start = StartIndices(inst, indices, operand,
                                          inst.attr_ints("scatter_dims_to_operand_dims"),
                                          input_batching,
                                          inst.attr_ints("scatter_indices_batching_dims"), batch);
-  Expr valid = const_true();
-  std::vector<Expr> target(static_cast<size_t>(operand.rank()));
+  loop.valid = const_true();
+  loop.target.resize(static_cast<size_t>(operand.rank()));
   for (int64_t d = 0; d < operand.rank(); ++d) {
     const size_t ud = static_cast<size_t>(d);
-    valid = valid && start[ud] >= Expr(int64_t{0}) &&
-            start[ud] <= Expr(int64_t{operand.dim(d) - window_extent[ud]});
+    loop.valid = loop.valid && start[ud] >= Expr(int64_t{0}) &&
+                 start[ud] <= Expr(int64_t{operand.dim(d) - window_extent[ud]});
     // Only used where valid, so the narrowing cannot wrap there.
-    target[ud] = Halide::cast(Halide::Int(32),
-                              Halide::clamp(start[ud], Expr(int64_t{0}), Expr(int64_t{operand.dim(d)})));
+    loop.target[ud] = Halide::cast(
+        Halide::Int(32), Halide::clamp(start[ud], Expr(int64_t{0}), Expr(int64_t{operand.dim(d)})));
   }
   for (size_t k = 0; k < window_dims.size(); ++k) {
     const size_t od = static_cast<size_t>(window_operand_dims[k]);
-    target[od] = target[od] + u[static_cast<size_t>(window_dims[k])];
+    loop.target[od] = loop.target[od] + loop.u[static_cast<size_t>(window_dims[k])];
   }
   // Clamped so Halide can bound the writes; skipped rows never write.
   for (int64_t d = 0; d < operand.rank(); ++d) {
-    target[static_cast<size_t>(d)] = ClampIndex(target[static_cast<size_t>(d)], operand.dim(d));
+    loop.target[static_cast<size_t>(d)] = ClampIndex(loop.target[static_cast<size_t>(d)], operand.dim(d));
   }
-  r.where(valid);
-  Expr current = Call(out.func, target);
-  Expr update = Call(ops[2].func, u);
-  Expr value;
-  if (rule->combiner == ScatterCombiner::kOverwrite) {
-    value = update;
-  } else if (rule->combiner == ScatterCombiner::kComputation) {
-    absl::StatusOr<std::vector<Expr>> v = ApplyReducer(inst, *rule->reducer, {current, update});
-    if (!v.ok()) return v.status();
-    value = (*v)[0];
+  loop.r.where(loop.valid);
+  return loop;
+}
+
+// Updates that share their scatter (batch) index go to distinct operand
+// elements (distinct window offsets from one start), so the loops over the
+// window dims may run in parallel, provided they are the updates' innermost
+// dims: then the row-major order of the updates is "each batch index in
+// turn, its whole window", so every element still receives its updates one
+// at a time in the interpreter's order. Returns the RVar index to
+// parallelise (the outermost window dim), or -1 when that does not hold or
+// the windows are too small to pay for a parallel loop per batch index.
+int ParallelWindowRVar(const hlo::Instruction& inst, const hlo::Shape& updates,
+                       const ScatterLoop& loop) {
+  constexpr int64_t kMinParallelWindow = 1 << 13;
+  const hlo::IntList& window_dims = inst.attr_ints("update_window_dims");
+  if (window_dims.empty()) return -1;
+  const int64_t first = updates.rank() - static_cast<int64_t>(window_dims.size());
+  int64_t volume = 1;
+  for (size_t k = 0; k < window_dims.size(); ++k) {
+    if (window_dims[k] != first + static_cast<int64_t>(k)) return -1;
+    volume *= updates.dim(window_dims[k]);
+  }
+  if (volume < kMinParallelWindow || updates.dim(first) < 2) return -1;
+  return loop.rvar_of_dim[static_cast<size_t>(first)];
+}
+
+// Schedules a scatter's state: the copy of the operands is data-parallel;
+// the update loop is ordered, except for the window loops (see above).
+void ScheduleScatter(Halide::Func state, const hlo::Shape& operand, const hlo::Shape& element,
+                     Halide::RDom r, int parallel_rvar) {
+  state.compute_root();
+  const int width = 64 / std::max<int>(1, static_cast<int>(hlo::ByteWidth(element.type())));
+  if (operand.rank() > 0 && operand.dim(operand.rank() - 1) >= width) {
+    state.vectorize(state.args()[0], width);
+  }
+  if (!state.has_update_definition()) return;
+  if (parallel_rvar >= 0) {
+    // Halide cannot prove the writes of one batch index distinct (they go
+    // through the start index); they are (ParallelWindowRVar).
+    state.update(0).allow_race_conditions().parallel(r[parallel_rvar]);
   } else {
-    value = ToStorage(Combine(rule->op, ToCompute(current, t), ToCompute(update, t)), t);
+    state.update(0).unscheduled();
   }
-  std::vector<Expr> lhs(target.rbegin(), target.rend());
-  out.func(lhs) = value;
+}
+
+absl::StatusOr<Lowered> LowerScatter(const hlo::Instruction& inst,
+                                     absl::Span<const LoweredValue> ops) {
+  absl::StatusOr<ScatterRule> rule = GetScatterRule(inst);
+  if (!rule.ok()) return rule.status();
+  const size_t n = static_cast<size_t>(ScatterOperandCount(inst));
+  const hlo::Shape& operand = ops[0].shape;
+  const LoweredValue& indices = ops[n];
+  const hlo::Shape& updates = ops[n + 1].shape;
+  const hlo::Shape element = inst.shape().is_tuple() ? inst.shape().tuple_shape(0) : inst.shape();
+
+  std::vector<Halide::Var> vars = HloVars(operand.rank());
+  const std::vector<Expr> kept = AsExprs(vars);
+  const std::vector<Expr> pure(kept.rbegin(), kept.rend());
+  // The operands' values (zeros for an empty operand, which is never read).
+  std::vector<Expr> operands;
+  for (size_t k = 0; k < n; ++k) {
+    operands.push_back(operand.num_elements() == 0 ? make_zero(StorageType(ops[k].shape.type()))
+                                                   : Call(ops[k].func, kept));
+  }
+  const bool nothing_to_do = operand.num_elements() == 0 || updates.num_elements() == 0 ||
+                             rule->combiner == ScatterCombiner::kKeep;
+  Lowered out;
+  out.func = Halide::Func(HalideName("scatter", inst));
+  if (n == 1) {
+    const hlo::PrimitiveType t = element.type();
+    out.func(pure) = operands[0];
+    if (nothing_to_do) return out;
+    ScatterLoop loop = GetScatterLoop(inst, indices, operand, updates, 1);
+    Expr current = Call(out.func, loop.target);
+    Expr update = Call(ops[2].func, loop.u);
+    Expr value;
+    if (rule->combiner == ScatterCombiner::kOverwrite) {
+      value = update;
+    } else if (rule->combiner == ScatterCombiner::kComputation) {
+      absl::StatusOr<std::vector<Expr>> v = ApplyReducer(inst, *rule->reducer, {current, update});
+      if (!v.ok()) return v.status();
+      value = (*v)[0];
+    } else {
+      value = ToStorage(Combine(rule->op, ToCompute(current, t), ToCompute(update, t)), t);
+    }
+    std::vector<Expr> lhs(loop.target.rbegin(), loop.target.rend());
+    out.func(lhs) = value;
+    out.kind = LoweringKind::kReduction;
+    const Halide::RDom r = loop.r;
+    const int parallel_rvar = ParallelWindowRVar(inst, updates, loop);
+    out.schedule = [operand, element, r, parallel_rvar](Halide::Func f) {
+      ScheduleScatter(f, operand, element, r, parallel_rvar);
+    };
+    return out;
+  }
+
+  // Several operands: a Tuple-valued state of 2N values per element, the
+  // current values c and a scratch copy s. Halide 14 stores a Tuple update's
+  // values one after the other and may re-read a value already stored in
+  // the same step (see LowerComputationReduce), so each update takes two
+  // steps in which nothing read is overwritten: step 0 keeps c and sets
+  // s = combiner(c, update); step 1 sets c = s and keeps s.
+  if (nothing_to_do) {
+    out.func(pure) = Halide::Tuple(operands);
+    return out;
+  }
+  Halide::Func state(HalideName("scatter_state", inst));
+  std::vector<Expr> init = operands;
+  for (size_t k = 0; k < n; ++k) init.push_back(make_zero(StorageType(ops[k].shape.type())));
+  state(pure) = Halide::Tuple(init);
+  ScatterLoop loop = GetScatterLoop(inst, indices, operand, updates, 2);
+  std::vector<Expr> lhs(loop.target.rbegin(), loop.target.rend());
+  Expr phase = loop.r[0];
+  std::vector<Expr> args, scratch;
+  for (size_t k = 0; k < n; ++k) args.push_back(state(lhs)[static_cast<int>(k)]);
+  for (size_t k = 0; k < n; ++k) scratch.push_back(state(lhs)[static_cast<int>(n + k)]);
+  for (size_t k = 0; k < n; ++k) args.push_back(Call(ops[n + 1 + k].func, loop.u));
+  absl::StatusOr<std::vector<Expr>> v = ApplyReducer(inst, *rule->reducer, args);
+  if (!v.ok()) return v.status();
+  std::vector<Expr> next;
+  for (size_t k = 0; k < n; ++k) next.push_back(Halide::select(phase == 0, args[k], scratch[k]));
+  for (size_t k = 0; k < n; ++k) next.push_back(Halide::select(phase == 0, (*v)[k], scratch[k]));
+  state(lhs) = Halide::Tuple(next);
+  std::vector<Expr> result;
+  for (size_t k = 0; k < n; ++k) result.push_back(state(pure)[static_cast<int>(k)]);
+  // The result reads the current values; it is inlined into the outputs.
+  out.func(pure) = Halide::Tuple(result);
   out.kind = LoweringKind::kReduction;
-  const hlo::Shape shape = inst.shape();
-  out.schedule = [shape](Halide::Func f) {
-    // The copy of the operand is data-parallel; the updates are ordered.
-    f.compute_root();
-    const int width = 64 / std::max<int>(1, static_cast<int>(hlo::ByteWidth(shape.type())));
-    if (shape.rank() > 0 && shape.dim(shape.rank() - 1) >= width) f.vectorize(f.args()[0], width);
-    f.update(0).unscheduled();
+  out.helpers = {state};
+  const Halide::RDom r = loop.r;
+  const int parallel_rvar = ParallelWindowRVar(inst, updates, loop);
+  out.schedule = [state, operand, element, r, parallel_rvar](Halide::Func) {
+    ScheduleScatter(state, operand, element, r, parallel_rvar);
   };
   return out;
 }
@@ -238,6 +352,7 @@ void RegisterGatherScatterLowerings(LoweringTable& table) {
   table.Add(hlo::Opcode::kGather, LowerGather);
   table.Add(hlo::Opcode::kScatter, LowerScatter,
             [](const hlo::Instruction& inst) { return GetScatterRule(inst).status(); });
+  table.AllowTupleResult(hlo::Opcode::kScatter);
 }
 
 }  // namespace sharc::codegen

@@ -4,7 +4,8 @@
 // does, so f16/bf16 results agree step for step. A reduce whose reducer is a
 // whole computation (variadic argmax and friends) folds in the interpreter's
 // order through ApplyReducer, as a Tuple-valued Func for several inputs;
-// reduce-window still needs a plain reducer.
+// so does reduce-window, window by window, padding and dilation holes
+// skipped.
 #include "absl/strings/str_cat.h"
 #include "codegen/lowering.h"
 #include "codegen/reducer.h"
@@ -16,11 +17,9 @@ namespace {
 
 using Halide::Expr;
 
+// The plain binary op of a one-input reduce or reduce-window.
 absl::StatusOr<hlo::Opcode> PlainReducer(const hlo::Instruction& inst) {
-  if (inst.operand_count() != 2) {
-    return LoweringError(inst, "variadic reduce-window has no Halide lowering; run with "
-                               "--backend interpreter");
-  }
+  if (inst.operand_count() != 2) return LoweringError(inst, "has several inputs");
   const hlo::Computation* reducer = inst.attr_computation("to_apply");
   if (reducer == nullptr) return LoweringError(inst, "has no reducer");
   std::optional<hlo::Opcode> op = PlainBinaryReducer(*reducer);
@@ -247,29 +246,19 @@ absl::StatusOr<Lowered> LowerReduce(const hlo::Instruction& inst,
   return out;
 }
 
-// reduce-window: padding and base-dilation holes hold no element and are
-// skipped, as the interpreter does.
-absl::StatusOr<Lowered> LowerReduceWindow(const hlo::Instruction& inst,
-                                          absl::Span<const LoweredValue> ops) {
-  absl::StatusOr<hlo::Opcode> op = PlainReducer(inst);
-  if (!op.ok()) return op.status();
-  const hlo::Shape& input = ops[0].shape;
-  const hlo::PrimitiveType t = inst.shape().type();
+// Where window position r (RDom dims innermost first) of output element
+// `vars` reads the input, and whether it holds an element: padding and
+// base-dilation holes hold none and are skipped, as the interpreter does.
+struct WindowIndex {
+  std::vector<Expr> index;  // in HLO order, clamped into the input
+  Expr valid;
+};
+
+WindowIndex GetWindowIndex(const hlo::Instruction& inst, const hlo::Shape& input,
+                           const std::vector<Halide::Var>& vars, const Halide::RDom& r) {
   const hlo::IntListList& window = inst.attr_int_lists("window");
-  std::vector<Halide::Var> vars = HloVars(inst.shape().rank());
-  Lowered out;
-  out.func = Halide::Func(HalideName("reduce_window", inst));
-  Expr init = Call(ops[1].func, {});
-  Define(out.func, vars, init);
-  if (inst.shape().num_elements() == 0) return out;
-  std::vector<Halide::Range> ranges;
-  for (int64_t d = input.rank(); d-- > 0;) {
-    ranges.emplace_back(0, static_cast<int>(window[static_cast<size_t>(d)][0]));
-  }
-  if (ranges.empty()) ranges.emplace_back(0, 1);
-  Halide::RDom r(ranges, HalideName("w", inst));
-  std::vector<Expr> index;
-  Expr valid = const_true();
+  WindowIndex wi;
+  wi.valid = const_true();
   for (int64_t d = 0; d < input.rank(); ++d) {
     const std::vector<int64_t>& w = window[static_cast<size_t>(d)];
     const int64_t stride = w[1], pad_lo = w[2], base_dilation = w[4], window_dilation = w[5];
@@ -279,16 +268,147 @@ absl::StatusOr<Lowered> LowerReduceWindow(const hlo::Instruction& inst,
     Expr j = base_dilation == 1 ? pos : pos / static_cast<int>(base_dilation);
     Expr ok = pos >= 0 && j < static_cast<int>(input.dim(d));
     if (base_dilation != 1) ok = ok && pos % static_cast<int>(base_dilation) == 0;
-    valid = valid && ok;
-    index.push_back(ClampIndex(j, input.dim(d)));
+    wi.valid = wi.valid && ok;
+    wi.index.push_back(ClampIndex(j, input.dim(d)));
   }
+  return wi;
+}
+
+// The window's RDom: the last window dim innermost, so each output element
+// visits its window in row-major order (the interpreter's order). A rank-0
+// input has a window of one position.
+Halide::RDom WindowRDom(const hlo::Instruction& inst, int64_t rank) {
+  const hlo::IntListList& window = inst.attr_int_lists("window");
+  std::vector<Halide::Range> ranges;
+  for (int64_t d = rank; d-- > 0;) {
+    ranges.emplace_back(0, static_cast<int>(window[static_cast<size_t>(d)][0]));
+  }
+  if (ranges.empty()) ranges.emplace_back(0, 1);
+  return Halide::RDom(ranges, HalideName("w", inst));
+}
+
+// reduce-window with a reducer that is a whole computation (composites such
+// as add-then-clamp, argmax over windows) and/or several inputs: each output
+// element folds its window, holes skipped, through ApplyReducer. Several
+// values fold through two alternating slots (see LowerComputationReduce).
+absl::StatusOr<Lowered> LowerComputationReduceWindow(const hlo::Instruction& inst,
+                                                     absl::Span<const LoweredValue> ops) {
+  const size_t n = ops.size() / 2;
+  const hlo::Computation& reducer = *inst.attr_computation("to_apply");
+  const hlo::Shape& input = ops[0].shape;
+  const hlo::Shape result = inst.shape().is_tuple() ? inst.shape().tuple_shape(0) : inst.shape();
+  std::vector<Halide::Var> vars = HloVars(result.rank());
+  std::vector<Expr> kept = AsExprs(vars);
+  std::vector<Expr> lhs(kept.rbegin(), kept.rend());
+  const std::vector<Expr> pure(lhs);
+  std::vector<Expr> inits;
+  for (size_t k = 0; k < n; ++k) inits.push_back(Call(ops[n + k].func, {}));
+  Lowered out;
+  out.func = Halide::Func(HalideName("reduce_window", inst));
+  if (n == 1) {
+    out.func(pure) = inits[0];
+  } else {
+    out.func(pure) = Halide::Tuple(inits);
+  }
+  // No output, or no element in any window: the inits.
+  if (result.num_elements() == 0 || input.num_elements() == 0) return out;
+
+  Halide::RDom r = WindowRDom(inst, input.rank());
+  WindowIndex wi = GetWindowIndex(inst, input, vars, r);
+  std::vector<Expr> xs;
+  for (size_t k = 0; k < n; ++k) xs.push_back(Call(ops[k].func, wi.index));
+  if (n == 1) {
+    Expr acc = out.func(lhs);
+    absl::StatusOr<std::vector<Expr>> v = ApplyReducer(inst, reducer, {acc, xs[0]});
+    if (!v.ok()) return v.status();
+    out.func(lhs) = Halide::select(wi.valid, (*v)[0], acc);
+    out.kind = LoweringKind::kReduction;  // the generic reduction schedule
+    return out;
+  }
+  // Step i of every window reads slot i%2 and writes slot 1-i%2 (the slot
+  // is the outermost dim, so each slot is a dense array); holes copy.
+  const hlo::IntListList& window = inst.attr_int_lists("window");
+  Expr step = r[0];
+  int64_t steps = 1, stride = 1;
+  for (int64_t d = input.rank(); d-- > 0;) {
+    const int64_t size = window[static_cast<size_t>(d)][0];
+    const int i = static_cast<int>(input.rank() - 1 - d);
+    if (i > 0) step = step + r[i] * static_cast<int>(stride);
+    stride *= size;
+    steps *= size;
+  }
+  Halide::Var slot("slot");
+  Halide::Func state(HalideName("reduce_window_state", inst));
+  auto at_slot = [](const std::vector<Expr>& where, const Expr& s) {
+    std::vector<Expr> a = where;
+    a.push_back(s);
+    return a;
+  };
+  state(at_slot(pure, slot)) = Halide::Tuple(inits);
+  std::vector<Expr> args, old;
+  for (size_t k = 0; k < n; ++k) {
+    old.push_back(state(at_slot(lhs, step % 2))[static_cast<int>(k)]);
+  }
+  args = old;
+  args.insert(args.end(), xs.begin(), xs.end());
+  absl::StatusOr<std::vector<Expr>> v = ApplyReducer(inst, reducer, args);
+  if (!v.ok()) return v.status();
+  std::vector<Expr> next;
+  for (size_t k = 0; k < n; ++k) next.push_back(Halide::select(wi.valid, (*v)[k], old[k]));
+  state(at_slot(lhs, 1 - step % 2)) = Halide::Tuple(next);
+  std::vector<Expr> final_values;
+  for (size_t k = 0; k < n; ++k) {
+    final_values.push_back(state(at_slot(pure, static_cast<int>(steps % 2)))[static_cast<int>(k)]);
+  }
+  // The result reads one slot; it is inlined into the kernel's outputs.
+  out.func = Halide::Func(HalideName("reduce_window", inst));
+  out.func(pure) = Halide::Tuple(final_values);
+  out.kind = LoweringKind::kReduction;
+  out.helpers = {state};
+  out.schedule = [state, result](Halide::Func) mutable {
+    state.compute_root();
+    if (result.rank() == 0) return;
+    std::vector<Halide::Var> a = state.args();  // innermost HLO dim first, slot last
+    const int width = VectorLanes(result.type());
+    if (result.dim(result.rank() - 1) >= width) {
+      state.vectorize(a[0], width);
+      state.update().vectorize(a[0], width);
+    }
+    // Output elements fold independently: parallel over the outermost dim.
+    if (result.num_elements() >= 64 && result.rank() >= 2) {
+      const Halide::Var outer = a[static_cast<size_t>(result.rank() - 1)];
+      state.parallel(outer);
+      state.update().parallel(outer);
+    }
+  };
+  return out;
+}
+
+// reduce-window with one input and a plain binary reducer (the fast path).
+absl::StatusOr<Lowered> LowerReduceWindow(const hlo::Instruction& inst,
+                                          absl::Span<const LoweredValue> ops) {
+  if (inst.operand_count() != 2 || !PlainBinaryReducer(*inst.attr_computation("to_apply"))) {
+    return LowerComputationReduceWindow(inst, ops);
+  }
+  absl::StatusOr<hlo::Opcode> op = PlainReducer(inst);
+  if (!op.ok()) return op.status();
+  const hlo::Shape& input = ops[0].shape;
+  const hlo::PrimitiveType t = inst.shape().type();
+  std::vector<Halide::Var> vars = HloVars(inst.shape().rank());
+  Lowered out;
+  out.func = Halide::Func(HalideName("reduce_window", inst));
+  Expr init = Call(ops[1].func, {});
+  Define(out.func, vars, init);
+  if (inst.shape().num_elements() == 0) return out;
+  Halide::RDom r = WindowRDom(inst, input.rank());
+  WindowIndex wi = GetWindowIndex(inst, input, vars, r);
   if (input.num_elements() == 0) return out;
   std::vector<Expr> kept = AsExprs(vars);
   std::vector<Expr> lhs(kept.rbegin(), kept.rend());
   Expr acc = Call(out.func, kept);
-  Expr x = Call(ops[0].func, index);
+  Expr x = Call(ops[0].func, wi.index);
   out.func(lhs) =
-      Halide::select(valid, ToStorage(Combine(*op, ToCompute(acc, t), ToCompute(x, t)), t), acc);
+      Halide::select(wi.valid, ToStorage(Combine(*op, ToCompute(acc, t), ToCompute(x, t)), t), acc);
   out.kind = LoweringKind::kReduction;
   return out;
 }
@@ -302,8 +422,12 @@ void RegisterReduceLowerings(LoweringTable& table) {
     return CheckReducerLowerable(inst, *reducer);
   });
   table.AllowTupleResult(hlo::Opcode::kReduce);
-  table.Add(hlo::Opcode::kReduceWindow, LowerReduceWindow,
-            [](const hlo::Instruction& inst) { return PlainReducer(inst).status(); });
+  table.Add(hlo::Opcode::kReduceWindow, LowerReduceWindow, [](const hlo::Instruction& inst) {
+    const hlo::Computation* reducer = inst.attr_computation("to_apply");
+    if (reducer == nullptr) return LoweringError(inst, "has no reducer");
+    return CheckReducerLowerable(inst, *reducer);
+  });
+  table.AllowTupleResult(hlo::Opcode::kReduceWindow);
 }
 
 }  // namespace sharc::codegen

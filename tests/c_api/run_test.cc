@@ -315,7 +315,8 @@ TEST(CApiCompile, ShardingsThatDoNotFitTheDevicesAreCompileErrors) {
 // interpreter's kernels and says so in the notes; asking for Halide is a
 // compile error naming the op.
 TEST(CApiBackend, InterpreterFallbackIsANoteAndHalideOnlyAnError) {
-  // reduce-window with a reducer that is not one binary op (subtract).
+  // reduce-window with a reducer that calls another computation (not
+  // elementwise, so it has no Halide lowering).
   Owned<sharc_module> module = ParseOrDie(R"(HloModule window_diff, num_partitions=2
 
 %sub {
@@ -324,10 +325,16 @@ TEST(CApiBackend, InterpreterFallbackIsANoteAndHalideOnlyAnError) {
   ROOT %d = f32[] subtract(%a, %b)
 }
 
+%calls_sub {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %c = f32[] call(%a, %b), to_apply=%sub
+}
+
 ENTRY %main {
   %operand = f32[5,4] parameter(0)
   %zero = f32[] constant(0)
-  ROOT %diff = f32[4,4] reduce-window(%operand, %zero), window={size=2x1}, to_apply=%sub
+  ROOT %diff = f32[4,4] reduce-window(%operand, %zero), window={size=2x1}, to_apply=%calls_sub
 }
 )");
   ASSERT_NE(module, nullptr);

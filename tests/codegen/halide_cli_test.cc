@@ -106,13 +106,15 @@ TEST_F(HalideCliTest, CompileDumpsEveryStageAndSecondCompileIsCached) {
 }
 
 TEST_F(HalideCliTest, UnsupportedOpIsAnErrorOnlyWhenHalideIsAskedFor) {
-  // reduce-window still needs a plain binary reducer (subtract is not one).
+  // A reducer that is not elementwise (it calls another computation) has no
+  // Halide lowering.
   const std::string file = Write("g.hlo", R"(HloModule g
 sub { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] subtract(x, y) }
+calls { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT c = f32[] call(x, y), to_apply=sub }
 ENTRY main {
   x = f32[5,3] parameter(0)
   z = f32[] constant(0)
-  ROOT r = f32[4,3] reduce-window(x, z), window={size=2x1}, to_apply=sub
+  ROOT r = f32[4,3] reduce-window(x, z), window={size=2x1}, to_apply=calls
 }
 )");
   CommandResult forced = Sharc(absl::StrCat("run ", file, " --random-inputs --backend halide"));

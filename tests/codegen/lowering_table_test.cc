@@ -20,7 +20,8 @@ TEST(LoweringTableTest, EveryOpcodeHasALoweringOrAReason) {
                          hlo::Opcode::kConcatenate, hlo::Opcode::kReverse, hlo::Opcode::kIota,
                          hlo::Opcode::kConstant, hlo::Opcode::kConvert, hlo::Opcode::kSelect,
                          hlo::Opcode::kCompare, hlo::Opcode::kReduce, hlo::Opcode::kDot,
-                         hlo::Opcode::kGather, hlo::Opcode::kScatter}) {
+                         hlo::Opcode::kGather, hlo::Opcode::kScatter,
+                         hlo::Opcode::kReduceWindow}) {
     EXPECT_EQ(UnsupportedReason(op), "") << hlo::OpcodeName(op);
   }
   EXPECT_GE(lowered, 50);
