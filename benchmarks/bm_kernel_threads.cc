@@ -1,12 +1,18 @@
-// A Halide kernel with a parallel loop, run on meshes of 1 and 8 in-process
-// devices, with the kernels' loops routed as runtime/kernel_loop_pool.h does
-// by default (pool:0: serially on a device thread whose share of the cores
-// is one thread, else Halide's pool), always in an OpenMP team of the
-// device's share (pool:1), or always on Halide's own pool (pool:2, what the
-// runtime did before): on 2 cores, 8 devices plus Halide's pool keep more
-// threads runnable than there are cores.
+// A Halide kernel with a parallel loop, run on meshes of 1, 2, 4 and 8
+// in-process devices, with the kernels' loops routed by each
+// runtime/kernel_loop_pool.h KernelLoopPool (the `pool` argument):
+//   0  serial when the device's share of the cores is one thread, else
+//      Halide's pool (the default before the OpenMP executor)
+//   1  always an OpenMP team of the device's share (`omp parallel for`)
+//   2  always Halide's own pool (what the runtime did before
+//      kernel_loop_pool existed): on 2 cores, 8 devices plus Halide's pool
+//      keep more threads runnable than there are cores
+//   3  serial at a share of one, else the process-wide OpenMP executor
+//   4  always serial on the device thread
+// The default is marked by the counter is_default = 1.
 //
 //   build/benchmarks/bm_kernel_threads --benchmark_min_time=0.5
+//   chrt -f 10 build/benchmarks/bm_kernel_threads --benchmark_min_time=0.5
 //
 // Every device computes tanh(x * y + x) on its own f32[512, 1024] (2 MiB per
 // array); time = wall time of one DeviceMesh::RunBuffers (all devices, with
@@ -57,8 +63,7 @@ Program* GetProgram() {
   return program;
 }
 
-// range(0): devices; range(1): the KernelLoopPool (0 = device threads, the
-// default; 1 = always OpenMP teams; 2 = always Halide's pool, as before).
+// range(0): devices; range(1): the KernelLoopPool (see the top of the file).
 void BM_ParallelKernelOnMesh(benchmark::State& state) {
   const int64_t devices = state.range(0);
   const auto loop_pool = static_cast<KernelLoopPool>(state.range(1));
@@ -89,14 +94,15 @@ void BM_ParallelKernelOnMesh(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(out->data());
   }
-  SetKernelLoopPool(KernelLoopPool::kDeviceThreads);
+  SetKernelLoopPool(kDefaultKernelLoopPool);
   state.SetItemsProcessed(state.iterations() * devices * shape.num_elements());
   state.counters["threads_per_device"] = mesh.threads_per_device();
+  state.counters["is_default"] = loop_pool == kDefaultKernelLoopPool ? 1 : 0;
 }
 
 BENCHMARK(BM_ParallelKernelOnMesh)
     ->ArgNames({"devices", "pool"})
-    ->ArgsProduct({{1, 8}, {0, 1, 2}})
+    ->ArgsProduct({{1, 2, 4, 8}, {0, 1, 2, 3, 4}})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 

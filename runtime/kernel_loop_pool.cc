@@ -2,16 +2,25 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
 namespace sharc::runtime {
+
+// The default pool: see docs/performance.md ("Kernels' parallel loops") for
+// bm_kernel_threads measured with each.
+const KernelLoopPool kDefaultKernelLoopPool = KernelLoopPool::kOpenMpExecutor;
+
 namespace {
 
-std::atomic<KernelLoopPool> pool{KernelLoopPool::kDeviceThreads};
+std::atomic<KernelLoopPool> pool{kDefaultKernelLoopPool};
 std::atomic<KernelLoopRunner> library_runner{nullptr};
 std::atomic<KernelLoopTaskObserver> observer{nullptr};
 
@@ -87,7 +96,148 @@ int RunInOpenMpTeam(int threads, void* user_context, KernelLoopTask task, int mi
   return error.load(std::memory_order_relaxed);
 }
 
+// ------------------------------------------------ the shared OpenMP executor --
+//
+// One OpenMP team for the whole process, started by the first loop that
+// needs it, on a thread of its own: `omp parallel num_threads(cores - 1)`
+// whose threads never leave the region. A thread of the team sleeps on a
+// condition variable (a futex, not libgomp's spinning barrier: libgomp reads
+// OMP_WAIT_POLICY / GOMP_SPINCOUNT once, when it loads, so a library cannot
+// choose passive waiting for itself) until a loop is posted, joins it if the
+// loop still has unclaimed iterations and fewer helpers than its device's
+// share allows, claims iterations one at a time and leaves. The device
+// thread that posted the loop claims iterations too; when none are left it
+// withdraws the loop, so no helper can join any more, and waits only for the
+// helpers inside (a helper joins while it runs, under the lock, and then
+// claims iterations at once). A helper that the host has not scheduled
+// therefore costs nothing but its help (Halide's pool behaves the same way;
+// an OpenMP team's closing barrier would wait for it).
+class LoopExecutor {
+ public:
+  static LoopExecutor& Get() {
+    // Never destroyed: the team's threads wait on it until the process ends.
+    static LoopExecutor* executor = new LoopExecutor;
+    return *executor;
+  }
+
+  int threads() const { return threads_; }
+
+  // Runs [min, min + size) on the calling thread and at most `helpers`
+  // threads of the team.
+  int Run(int helpers, void* user_context, KernelLoopTask task, int min, int size,
+          uint8_t* closure, KernelLoopTaskObserver watch) {
+    Job job;
+    job.user_context = user_context;
+    job.task = task;
+    job.closure = closure;
+    job.watch = watch;
+    job.next.store(min, std::memory_order_relaxed);
+    job.end = static_cast<int64_t>(min) + size;
+    job.max_helpers = std::min(helpers, threads_);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_.push_back(&job);
+    }
+    if (job.max_helpers >= threads_) {
+      work_cv_.notify_all();
+    } else {
+      for (int h = 0; h < job.max_helpers; ++h) work_cv_.notify_one();
+    }
+    Work(job);
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
+      done_cv_.wait(lock, [&] { return job.joined.load(std::memory_order_acquire) == 0; });
+    }
+    return job.error.load(std::memory_order_relaxed);
+  }
+
+ private:
+  struct Job {
+    void* user_context = nullptr;
+    KernelLoopTask task = nullptr;
+    uint8_t* closure = nullptr;
+    KernelLoopTaskObserver watch = nullptr;
+    std::atomic<int64_t> next{0};  // the next unclaimed iteration
+    int64_t end = 0;
+    int max_helpers = 0;
+    std::atomic<int> joined{0};  // helpers inside; changed under mu_
+    std::atomic<int> error{0};   // the first error code, 0 = none
+  };
+
+  LoopExecutor() {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    threads_ = std::max(1, cores - 1);
+    std::thread([this] {
+#ifdef _OPENMP
+      // Exactly threads_ (dynamic adjustment could hand out fewer).
+      omp_set_dynamic(0);
+#pragma omp parallel num_threads(threads_)
+      HelperLoop();
+#else
+      std::vector<std::thread> team;
+      for (int t = 1; t < threads_; ++t) team.emplace_back([this] { HelperLoop(); });
+      HelperLoop();
+#endif
+    }).detach();
+  }
+
+  // Claims and runs iterations until none are left or one has failed; after
+  // a failure the remaining iterations are skipped, not run.
+  static void Work(Job& job) {
+    while (job.error.load(std::memory_order_relaxed) == 0) {
+      const int64_t i = job.next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= job.end) break;
+      const int index = static_cast<int>(i);
+      if (job.watch != nullptr) job.watch(index);
+      if (int r = job.task(job.user_context, index, job.closure); r != 0) {
+        int expected = 0;
+        job.error.compare_exchange_strong(expected, r, std::memory_order_relaxed);
+      }
+    }
+  }
+
+  // A posted loop this helper may join; mu_ held.
+  Job* Pick() {
+    for (Job* job : jobs_) {
+      if (job->joined.load(std::memory_order_relaxed) < job->max_helpers &&
+          job->next.load(std::memory_order_relaxed) < job->end &&
+          job->error.load(std::memory_order_relaxed) == 0) {
+        return job;
+      }
+    }
+    return nullptr;
+  }
+
+  [[noreturn]] void HelperLoop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      Job* job = nullptr;
+      work_cv_.wait(lock, [&] { return (job = Pick()) != nullptr; });
+      job->joined.fetch_add(1, std::memory_order_relaxed);
+      lock.unlock();
+      Work(*job);
+      lock.lock();
+      // Release: the iterations' writes happen before the poster returns.
+      // The job may be gone once joined reaches 0; only the cv is touched.
+      if (job->joined.fetch_sub(1, std::memory_order_release) == 1) done_cv_.notify_all();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable work_cv_;  // helpers: a loop was posted
+  std::condition_variable done_cv_;  // posters: a loop's last helper left
+  std::vector<Job*> jobs_;           // posted loops, oldest first
+  int threads_ = 1;
+};
+
+std::atomic<bool> executor_started{false};
+
 }  // namespace
+
+int OpenMpExecutorThreads() {
+  return executor_started.load(std::memory_order_acquire) ? LoopExecutor::Get().threads() : 0;
+}
 
 int RunKernelParallelLoop(void* user_context, KernelLoopTask task, int min, int size,
                           uint8_t* closure) {
@@ -97,10 +247,21 @@ int RunKernelParallelLoop(void* user_context, KernelLoopTask task, int min, int 
   if (mode == KernelLoopPool::kLibraryPool && library != nullptr) {
     return RunInLibraryPool(library, user_context, task, min, size, closure, watch);
   }
-  const int threads = LoopThreads(size);
+  const int threads = mode == KernelLoopPool::kSerial ? 1 : LoopThreads(size);
   if (threads <= 1) return RunSerially(user_context, task, min, size, closure, watch);
-  if (mode == KernelLoopPool::kDeviceThreads && library != nullptr) {
-    return RunInLibraryPool(library, user_context, task, min, size, closure, watch);
+  switch (mode) {
+    case KernelLoopPool::kDeviceThreads:
+      if (library != nullptr) {
+        return RunInLibraryPool(library, user_context, task, min, size, closure, watch);
+      }
+      break;
+    case KernelLoopPool::kOpenMpExecutor: {
+      LoopExecutor& executor = LoopExecutor::Get();
+      executor_started.store(true, std::memory_order_release);
+      return executor.Run(threads - 1, user_context, task, min, size, closure, watch);
+    }
+    default:
+      break;
   }
   return RunInOpenMpTeam(threads, user_context, task, min, size, closure, watch);
 }

@@ -1,9 +1,9 @@
-// Where the kernels' own parallel loops run: on the OpenMP threads of the
-// device thread that launched the kernel, so that device threads and kernel
-// loops share one budget of cores (mesh_runtime.h gives every device thread
-// max(1, cores / devices) OpenMP threads). Without this a Halide kernel
-// would run its loops on Halide's own thread pool, sized to the cores again:
-// 8 devices on 2 cores would then keep 8 + 2 threads runnable.
+// Where the kernels' own parallel loops run, so that device threads and
+// kernel loops share one budget of cores (issue 5): mesh_runtime.h gives
+// every device thread max(1, cores / devices) OpenMP threads, its "share".
+// Without this a Halide kernel would run its loops on Halide's own thread
+// pool, sized to the cores again: 8 devices on 2 cores would then keep 8 + 2
+// threads runnable.
 //
 // The loader of a kernel library that brings its own pool points the
 // library at RunKernelParallelLoop (codegen/kernel_compiler.cc does it with
@@ -28,30 +28,50 @@ using KernelLoopRunner = int (*)(void* user_context, KernelLoopTask task, int mi
 // cores is one thread (as many devices as cores or more: mesh_runtime.h),
 // the loop runs right there, serially, so 8 devices on 2 cores keep 8
 // threads and no pool on top. A device with a larger share (fewer devices
-// than cores) hands the loop to the library's pool, whose caller runs tasks
-// itself and waits only for tasks already started: an OpenMP team instead
-// ends with a barrier at which the device thread spins until every helper
-// has been scheduled, which on a loaded host made a 1-device run of a
-// parallel kernel 10x slower (docs/performance.md, Collectives). Without a
-// library pool such loops use an OpenMP team of the device's share. Inside
-// an OpenMP parallel region loops run serially, so nested kernel loops never
-// multiply threads; HL_NUM_THREADS, if set, caps a team as it capped
-// Halide's pool.
+// than cores) hands the loop to the selected pool (below). Inside an OpenMP
+// parallel region, and on the shared executor's own threads, loops run
+// serially, so nested kernel loops never multiply threads; HL_NUM_THREADS,
+// if set, caps the threads of a loop as it capped Halide's pool.
 int RunKernelParallelLoop(void* user_context, KernelLoopTask task, int min, int size,
                           uint8_t* closure);
 
+// The values are the `pool` argument of benchmarks/bm_kernel_threads.
 enum class KernelLoopPool {
-  kDeviceThreads,  // as above (the default)
-  kOpenMpTeams,    // always an OpenMP team of the device's share (for comparison)
-  kLibraryPool,    // always the runner the library came with (Halide's pool; before)
+  // Serial at a share of one, else the runner the library came with
+  // (Halide's pool). The default until the OpenMP executor below.
+  kDeviceThreads = 0,
+  // Always an OpenMP team (`omp parallel for`) of the device's share on the
+  // device thread. Its closing barrier waits for every helper to be
+  // scheduled: on a loaded host 10x slower (docs/performance.md).
+  kOpenMpTeams = 1,
+  // Always the runner the library came with (Halide's pool), whatever the
+  // share: what the runtime did before kernel_loop_pool existed.
+  kLibraryPool = 2,
+  // Serial at a share of one, else the process-wide OpenMP executor: one
+  // OpenMP team of cores - 1 threads, started once, whose threads sleep
+  // (futex, no OpenMP barrier spinning) until a loop needs them. A loop
+  // takes at most share - 1 of them, so devices x share threads never exceed
+  // the cores; the device thread claims iterations itself and waits only for
+  // iterations a helper has already started, never for a helper that has
+  // not been scheduled yet.
+  kOpenMpExecutor = 3,
+  // Always serially on the calling thread (for comparison).
+  kSerial = 4,
 };
 
-// Process-wide; for benchmarks that compare the two pools.
+// What SetKernelLoopPool starts as (see the .cc for the measurements).
+extern const KernelLoopPool kDefaultKernelLoopPool;
+
+// Process-wide; for benchmarks that compare the pools.
 void SetKernelLoopPool(KernelLoopPool pool);
 KernelLoopPool GetKernelLoopPool();
 
 // Called by a loader with the runner RunKernelParallelLoop replaced.
 void SetLibraryKernelLoopRunner(KernelLoopRunner runner);
+
+// Threads of the shared OpenMP executor started so far (0 until a loop
+// first needs it; then cores - 1, at least 1). For tests.
+int OpenMpExecutorThreads();
 
 // Test hook: called on the executing thread before every task of every
 // loop RunKernelParallelLoop runs, in any pool; nullptr = none.

@@ -1,8 +1,9 @@
-// Kernels' parallel loops run on the launching device's OpenMP threads
-// (runtime/kernel_loop_pool.h): counted by the threads that executed loop
-// bodies, first for the runner alone, then for real Halide kernels on a mesh
-// of 8 devices (no more threads than devices x threads per device) and of 1
-// device (its loops still use two threads or more), with results checked.
+// Kernels' parallel loops run within the launching device's share of the
+// cores (runtime/kernel_loop_pool.h): counted by the threads that executed
+// loop bodies, first for the runner alone (OpenMP teams, the shared OpenMP
+// executor, serial), then for real Halide kernels on a mesh of 8 devices (no
+// more threads than devices x threads per device) and of 1 device (its loops
+// still use two threads or more), with results checked.
 #include "runtime/kernel_loop_pool.h"
 
 #include <algorithm>
@@ -60,7 +61,7 @@ class KernelLoopPoolTest : public ::testing::Test {
   }
   void TearDown() override {
     SetKernelLoopTaskObserver(nullptr);
-    SetKernelLoopPool(KernelLoopPool::kDeviceThreads);
+    SetKernelLoopPool(kDefaultKernelLoopPool);
   }
 };
 
@@ -130,6 +131,138 @@ TEST_F(KernelLoopPoolTest, FirstErrorCodeEndsTheLoop) {
     caller.join();
     EXPECT_EQ(result, -7) << threads << " threads";
   }
+}
+
+// ------------------------------------------------- the shared OpenMP executor --
+
+TEST_F(KernelLoopPoolTest, ExecutorUsesTheCallerAndItsShareOfHelpers) {
+  SetKernelLoopPool(KernelLoopPool::kOpenMpExecutor);
+  constexpr int kTasks = 64;
+  std::vector<std::atomic<int>> hits(kTasks);
+  int loops = 0;
+  size_t most = 0;
+  std::thread caller([&] {
+#ifdef _OPENMP
+    omp_set_num_threads(2);
+#endif
+    // Under load the helper may join late: a few loops give it time.
+    for (int attempt = 0; attempt < 50 && most < 2; ++attempt) {
+      ResetObserved();
+      ASSERT_EQ(RunKernelParallelLoop(nullptr, &SlowTask, 0, kTasks,
+                                      reinterpret_cast<uint8_t*>(hits.data())),
+                0);
+      ++loops;
+      most = std::max(most, ObservedThreads());
+    }
+  });
+  caller.join();
+  for (int i = 0; i < kTasks; ++i) EXPECT_EQ(hits[i].load(), loops) << "task " << i;
+  EXPECT_GE(OpenMpExecutorThreads(), 1);
+#ifdef _OPENMP
+  EXPECT_EQ(most, 2u);  // the caller and one helper (share 2), never more
+#endif
+}
+
+TEST_F(KernelLoopPoolTest, ExecutorAtAShareOfOneRunsOnTheDeviceThread) {
+  SetKernelLoopPool(KernelLoopPool::kOpenMpExecutor);
+  constexpr int kTasks = 16;
+  std::vector<std::atomic<int>> hits(kTasks);
+  std::thread caller([&] {
+#ifdef _OPENMP
+    omp_set_num_threads(1);
+#endif
+    EXPECT_EQ(RunKernelParallelLoop(nullptr, &SlowTask, 0, kTasks,
+                                    reinterpret_cast<uint8_t*>(hits.data())),
+              0);
+  });
+  caller.join();
+  EXPECT_EQ(ObservedThreads(), 1u);
+  for (int i = 0; i < kTasks; ++i) EXPECT_EQ(hits[i].load(), 1);
+}
+
+TEST_F(KernelLoopPoolTest, ExecutorReturnsTheFirstErrorCode) {
+  SetKernelLoopPool(KernelLoopPool::kOpenMpExecutor);
+  for (int threads : {1, 2}) {
+    int result = 0;
+    std::thread caller([&] {
+#ifdef _OPENMP
+      omp_set_num_threads(threads);
+#endif
+      result = RunKernelParallelLoop(nullptr, &FailingTask, 0, 32, nullptr);
+    });
+    caller.join();
+    EXPECT_EQ(result, -7) << threads << " threads";
+  }
+}
+
+// Several device threads post loops at once; each loop runs every index
+// exactly once, whichever threads help.
+TEST_F(KernelLoopPoolTest, ExecutorServesConcurrentDevices) {
+  SetKernelLoopPool(KernelLoopPool::kOpenMpExecutor);
+  constexpr int kDevices = 4, kTasks = 48, kLoops = 20;
+  std::vector<std::vector<std::atomic<int>>> hits(kDevices);
+  for (auto& h : hits) h = std::vector<std::atomic<int>>(kTasks);
+  std::vector<std::thread> devices;
+  for (int d = 0; d < kDevices; ++d) {
+    devices.emplace_back([&, d] {
+#ifdef _OPENMP
+      omp_set_num_threads(2);
+#endif
+      for (int l = 0; l < kLoops; ++l) {
+        EXPECT_EQ(RunKernelParallelLoop(nullptr, &SlowTask, 0, kTasks,
+                                        reinterpret_cast<uint8_t*>(hits[d].data())),
+                  0);
+      }
+    });
+  }
+  for (std::thread& t : devices) t.join();
+  EXPECT_EQ(seen_tasks.load(), int64_t{kDevices} * kTasks * kLoops);
+  for (int d = 0; d < kDevices; ++d) {
+    for (int i = 0; i < kTasks; ++i) EXPECT_EQ(hits[d][i].load(), kLoops) << d << " " << i;
+  }
+}
+
+// A task that runs a loop of its own (Halide nests parallel loops): on a
+// helper it runs serially, on the posting thread it is posted in turn.
+std::atomic<int> inner_hits{0};
+int InnerTask(void*, int, uint8_t*) {
+  inner_hits.fetch_add(1);
+  return 0;
+}
+int OuterTask(void* user_context, int index, uint8_t* closure) {
+  return RunKernelParallelLoop(user_context, &InnerTask, 0, 8, nullptr);
+}
+
+TEST_F(KernelLoopPoolTest, ExecutorRunsNestedLoops) {
+  SetKernelLoopPool(KernelLoopPool::kOpenMpExecutor);
+  inner_hits = 0;
+  std::thread caller([&] {
+#ifdef _OPENMP
+    omp_set_num_threads(2);
+#endif
+    for (int l = 0; l < 10; ++l) {
+      EXPECT_EQ(RunKernelParallelLoop(nullptr, &OuterTask, 0, 16, nullptr), 0);
+    }
+  });
+  caller.join();
+  EXPECT_EQ(inner_hits.load(), 10 * 16 * 8);
+}
+
+TEST_F(KernelLoopPoolTest, SerialPoolNeverLeavesTheCaller) {
+  SetKernelLoopPool(KernelLoopPool::kSerial);
+  constexpr int kTasks = 32;
+  std::vector<std::atomic<int>> hits(kTasks);
+  std::thread caller([&] {
+#ifdef _OPENMP
+    omp_set_num_threads(2);
+#endif
+    EXPECT_EQ(RunKernelParallelLoop(nullptr, &SlowTask, 0, kTasks,
+                                    reinterpret_cast<uint8_t*>(hits.data())),
+              0);
+  });
+  caller.join();
+  EXPECT_EQ(ObservedThreads(), 1u);
+  for (int i = 0; i < kTasks; ++i) EXPECT_EQ(hits[i].load(), 1);
 }
 
 // ---------------------------------------------------------- Halide kernels --
@@ -237,12 +370,22 @@ TEST_F(KernelLoopPoolTest, EightDevicesKeepHalideLoopsOnTheirOwnThreads) {
 }
 
 TEST_F(KernelLoopPoolTest, OneDeviceStillParallelisesItsKernels) {
-  // By default a device with two threads hands its loops to Halide's pool
-  // (the caller works too, so up to pool size + 1 threads) ...
+  // By default a device with two threads hands its loops to the shared
+  // OpenMP executor: the device thread and one helper ...
+  MeshRun shared = RunParallelKernel(1, 2, 300);
+  EXPECT_GT(shared.tasks, 0);
+#ifdef _OPENMP
+  if (kDefaultKernelLoopPool == KernelLoopPool::kOpenMpExecutor) {
+    EXPECT_EQ(shared.threads, 2u);
+  }
+#endif
+  // ... or, selected, to Halide's pool (the caller works too, so up to
+  // pool size + 1 threads) ...
+  SetKernelLoopPool(KernelLoopPool::kDeviceThreads);
   MeshRun pooled = RunParallelKernel(1, 2, 300);
   EXPECT_GT(pooled.tasks, 0);
   EXPECT_GE(pooled.threads, 2u);
-  // ... or, selected, to an OpenMP team of exactly its two threads.
+  // ... or to an OpenMP team of exactly its two threads.
   SetKernelLoopPool(KernelLoopPool::kOpenMpTeams);
   MeshRun team = RunParallelKernel(1, 2, 300);
   EXPECT_GT(team.tasks, 0);
@@ -254,10 +397,13 @@ TEST_F(KernelLoopPoolTest, OneDeviceStillParallelisesItsKernels) {
 TEST_F(KernelLoopPoolTest, EveryPoolGivesTheSameResults) {
   // RunParallelKernel checks every element against the exact result.
   for (KernelLoopPool p : {KernelLoopPool::kDeviceThreads, KernelLoopPool::kOpenMpTeams,
-                           KernelLoopPool::kLibraryPool}) {
+                           KernelLoopPool::kLibraryPool, KernelLoopPool::kOpenMpExecutor,
+                           KernelLoopPool::kSerial}) {
     SetKernelLoopPool(p);
     MeshRun run = RunParallelKernel(2, 1, 1);
     EXPECT_GT(run.tasks, 0) << static_cast<int>(p);
+    MeshRun wide = RunParallelKernel(1, 2, 2);  // one device with a share of two
+    EXPECT_GT(wide.tasks, 0) << static_cast<int>(p);
   }
 }
 
