@@ -82,23 +82,7 @@ void BM_LoopSum(benchmark::State& state) {
 
 void BM_HalideSoftmaxRows(benchmark::State& state) {
   // softmax over rows of [4096,1024] as the fusion pass would see it.
-  CompiledEntry e = CompileEntry(R"(
-HloModule softmax
-add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
-max { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] maximum(x, y) }
-ENTRY main {
-  x = f32[4096,1024] parameter(0)
-  ninf = f32[] constant(-inf)
-  zero = f32[] constant(0)
-  m = f32[4096] reduce(x, ninf), dimensions={1}, to_apply=max
-  bm = f32[4096,1024] broadcast(m), dimensions={0}
-  s = f32[4096,1024] subtract(x, bm)
-  e = f32[4096,1024] exponential(s)
-  d = f32[4096] reduce(e, zero), dimensions={1}, to_apply=add
-  bd = f32[4096,1024] broadcast(d), dimensions={0}
-  ROOT y = f32[4096,1024] divide(e, bd)
-}
-)");
+  CompiledEntry e = CompileEntry(kSoftmaxRowsModule);
   for (auto _ : state) e.Run();
   SetBytes(state, 2.0 * 4096 * 1024 * sizeof(float));
   state.counters["compile_ms"] = e.compile_ms;

@@ -114,11 +114,7 @@ void BM_AutoscheduledGemm(benchmark::State& state, const std::string& autoschedu
 
 void BM_SharcGemm(benchmark::State& state) {
   const int64_t n = state.range(0);
-  const std::string d = absl::StrCat("[", n, ",", n, "]");
-  CompiledEntry e = CompileEntry(absl::StrCat(
-      "HloModule gemm\nENTRY main {\n  a = f32", d, " parameter(0)\n  b = f32", d,
-      " parameter(1)\n  ROOT c = f32", d,
-      " dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n"));
+  CompiledEntry e = CompileEntry(GemmModuleText(n));
   for (auto _ : state) e.Run();
   SetGemmCounters(state, n);
 }
@@ -155,23 +151,7 @@ void BM_AutoscheduledSoftmax(benchmark::State& state, const std::string& autosch
 }
 
 void BM_SharcSoftmax(benchmark::State& state) {
-  CompiledEntry e = CompileEntry(R"(
-HloModule softmax
-add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
-max { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] maximum(x, y) }
-ENTRY main {
-  x = f32[4096,1024] parameter(0)
-  ninf = f32[] constant(-inf)
-  zero = f32[] constant(0)
-  m = f32[4096] reduce(x, ninf), dimensions={1}, to_apply=max
-  bm = f32[4096,1024] broadcast(m), dimensions={0}
-  s = f32[4096,1024] subtract(x, bm)
-  e = f32[4096,1024] exponential(s)
-  d = f32[4096] reduce(e, zero), dimensions={1}, to_apply=add
-  bd = f32[4096,1024] broadcast(d), dimensions={0}
-  ROOT y = f32[4096,1024] divide(e, bd)
-}
-)");
+  CompiledEntry e = CompileEntry(kSoftmaxRowsModule);
   for (auto _ : state) e.Run();
   SetSoftmaxCounters(state);
 }

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "codegen/halide_kernel_factory.h"
 #include "codegen/kernel_compiler.h"
 #include "codegen/kernel_graph.h"
@@ -25,6 +26,22 @@
 #include "runtime/executable.h"
 
 namespace sharc::codegen::testing_util {
+
+// Every array element type of the IR, for tests parameterised over dtypes.
+inline std::vector<hlo::PrimitiveType> AllTypes() {
+  int count = 0;
+  const hlo::PrimitiveType* all = hlo::AllArrayTypes(&count);
+  return std::vector<hlo::PrimitiveType>(all, all + count);
+}
+
+// Instantiates a module text for one element type: T[ becomes the type,
+// OPA its accumulating op (add; or for pred, which has no add) and OPS an
+// order-dependent one (subtract; xor for pred).
+inline std::string ForType(const char* text, hlo::PrimitiveType t) {
+  return absl::StrReplaceAll(text, {{"T[", hlo::PrimitiveTypeName(t) + "["},
+                                    {"OPA", t == hlo::PrimitiveType::kPred ? "or" : "add"},
+                                    {"OPS", t == hlo::PrimitiveType::kPred ? "xor" : "subtract"}});
+}
 
 // Every test process compiles into its own fresh cache directory, so tests
 // never depend on what an earlier run left behind.

@@ -17,6 +17,7 @@ namespace sharc::codegen {
 namespace {
 
 using hlo::PrimitiveType;
+using testing_util::AllTypes;
 using testing_util::LiteralsMatch;
 
 struct Builder {
@@ -157,12 +158,6 @@ TEST_P(ElementwiseLoweringTest, PolynomialOpsCloseToInterpreter) {
   double rtol = t == PrimitiveType::kBF16 ? 8e-3 : t == PrimitiveType::kF16 ? 1e-3
                : t == PrimitiveType::kF32 ? 2e-6 : 1e-13;
   EXPECT_TRUE(LiteralsMatch(expected, actual, rtol, rtol, "polynomial ops")) << text;
-}
-
-std::vector<PrimitiveType> AllTypes() {
-  int count = 0;
-  const PrimitiveType* all = hlo::AllArrayTypes(&count);
-  return std::vector<PrimitiveType>(all, all + count);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, ElementwiseLoweringTest, ::testing::ValuesIn(AllTypes()),

@@ -16,6 +16,8 @@ namespace sharc::codegen {
 namespace {
 
 using hlo::PrimitiveType;
+using testing_util::AllTypes;
+using testing_util::ForType;
 
 // Indices are small (mostly in range, some negative or past the end) except
 // the u64 ones, which also take huge values.
@@ -28,12 +30,6 @@ std::vector<hlo::Literal> IndexArgs(const hlo::Module& module, uint64_t seed) {
     args.push_back(testing_util::RandomLiteral(p->shape(), rng, -3, 3, index));
   }
   return args;
-}
-
-std::string ForType(const char* text, PrimitiveType t) {
-  // pred has no add: its accumulating combiner is or.
-  return absl::StrReplaceAll(text, {{"T[", hlo::PrimitiveTypeName(t) + "["},
-                                    {"OPA", t == PrimitiveType::kPred ? "or" : "add"}});
 }
 
 constexpr const char* kGather = R"(
@@ -105,12 +101,6 @@ TEST_P(GatherScatterTest, ScatterEqualsInterpreter) {
     ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
     EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 0, 0, "scatter")) << text;
   }
-}
-
-std::vector<PrimitiveType> AllTypes() {
-  int count = 0;
-  const PrimitiveType* all = hlo::AllArrayTypes(&count);
-  return std::vector<PrimitiveType>(all, all + count);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, GatherScatterTest, ::testing::ValuesIn(AllTypes()),

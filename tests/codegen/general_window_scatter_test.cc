@@ -22,20 +22,8 @@ namespace sharc::codegen {
 namespace {
 
 using hlo::PrimitiveType;
-
-std::vector<PrimitiveType> AllTypes() {
-  int count = 0;
-  const PrimitiveType* all = hlo::AllArrayTypes(&count);
-  return std::vector<PrimitiveType>(all, all + count);
-}
-
-std::string ForType(const char* text, PrimitiveType t) {
-  // pred has no add or subtract: its accumulating op is or, its
-  // order-dependent one xor.
-  return absl::StrReplaceAll(text, {{"T[", hlo::PrimitiveTypeName(t) + "["},
-                                    {"OPA", t == PrimitiveType::kPred ? "or" : "add"},
-                                    {"OPS", t == PrimitiveType::kPred ? "xor" : "subtract"}});
-}
+using testing_util::AllTypes;
+using testing_util::ForType;
 
 // Small values (integers in [-8, 8]) so that ties, duplicate indices and
 // out-of-bounds indices all happen.

@@ -15,6 +15,7 @@ namespace sharc::codegen {
 namespace {
 
 using hlo::PrimitiveType;
+using testing_util::AllTypes;
 
 constexpr const char* kReduceModule = R"(
 HloModule reduce_T
@@ -52,12 +53,6 @@ TEST_P(ReduceLoweringTest, EqualsInterpreter) {
   ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
   ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
   EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 0, 0, "reductions")) << text;
-}
-
-std::vector<PrimitiveType> AllTypes() {
-  int count = 0;
-  const PrimitiveType* all = hlo::AllArrayTypes(&count);
-  return std::vector<PrimitiveType>(all, all + count);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, ReduceLoweringTest, ::testing::ValuesIn(AllTypes()),

@@ -17,18 +17,8 @@ namespace sharc::codegen {
 namespace {
 
 using hlo::PrimitiveType;
-
-std::vector<PrimitiveType> AllTypes() {
-  int count = 0;
-  const PrimitiveType* all = hlo::AllArrayTypes(&count);
-  return std::vector<PrimitiveType>(all, all + count);
-}
-
-std::string ForType(const char* text, PrimitiveType t) {
-  return absl::StrReplaceAll(text, {{"T[", hlo::PrimitiveTypeName(t) + "["},
-                                    {"OPA", t == PrimitiveType::kPred ? "or" : "add"},
-                                    {"OPS", t == PrimitiveType::kPred ? "xor" : "subtract"}});
-}
+using testing_util::AllTypes;
+using testing_util::ForType;
 
 // argmax over rows and over the leading dim (ties go to the lower index),
 // argmin over everything, and a non-commutative single-input reducer

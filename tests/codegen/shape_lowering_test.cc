@@ -14,6 +14,7 @@ namespace sharc::codegen {
 namespace {
 
 using hlo::PrimitiveType;
+using testing_util::AllTypes;
 
 constexpr const char* kShapeModule = R"(
 HloModule shapes_T
@@ -77,12 +78,6 @@ TEST_P(ShapeLoweringTest, EqualsInterpreter) {
     EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 0, 0, "shape ops"))
         << "seed " << seed;
   }
-}
-
-std::vector<PrimitiveType> AllTypes() {
-  int count = 0;
-  const PrimitiveType* all = hlo::AllArrayTypes(&count);
-  return std::vector<PrimitiveType>(all, all + count);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, ShapeLoweringTest, ::testing::ValuesIn(AllTypes()),
