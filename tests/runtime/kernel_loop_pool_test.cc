@@ -119,17 +119,19 @@ TEST_F(KernelLoopPoolTest, OneThreadPerDeviceRunsLoopsOnTheDeviceThread) {
 int FailingTask(void*, int index, uint8_t*) { return index == 5 ? -7 : 0; }
 
 TEST_F(KernelLoopPoolTest, FirstErrorCodeEndsTheLoop) {
-  SetKernelLoopPool(KernelLoopPool::kOpenMpTeams);
-  for (int threads : {1, 2}) {
-    int result = 0;
-    std::thread caller([&] {
+  for (KernelLoopPool pool : {KernelLoopPool::kOpenMpTeams, KernelLoopPool::kOpenMpExecutor}) {
+    SetKernelLoopPool(pool);
+    for (int threads : {1, 2}) {
+      int result = 0;
+      std::thread caller([&] {
 #ifdef _OPENMP
-      omp_set_num_threads(threads);
+        omp_set_num_threads(threads);
 #endif
-      result = RunKernelParallelLoop(nullptr, &FailingTask, 0, 32, nullptr);
-    });
-    caller.join();
-    EXPECT_EQ(result, -7) << threads << " threads";
+        result = RunKernelParallelLoop(nullptr, &FailingTask, 0, 32, nullptr);
+      });
+      caller.join();
+      EXPECT_EQ(result, -7) << "pool " << static_cast<int>(pool) << ", " << threads << " threads";
+    }
   }
 }
 
@@ -178,21 +180,6 @@ TEST_F(KernelLoopPoolTest, ExecutorAtAShareOfOneRunsOnTheDeviceThread) {
   caller.join();
   EXPECT_EQ(ObservedThreads(), 1u);
   for (int i = 0; i < kTasks; ++i) EXPECT_EQ(hits[i].load(), 1);
-}
-
-TEST_F(KernelLoopPoolTest, ExecutorReturnsTheFirstErrorCode) {
-  SetKernelLoopPool(KernelLoopPool::kOpenMpExecutor);
-  for (int threads : {1, 2}) {
-    int result = 0;
-    std::thread caller([&] {
-#ifdef _OPENMP
-      omp_set_num_threads(threads);
-#endif
-      result = RunKernelParallelLoop(nullptr, &FailingTask, 0, 32, nullptr);
-    });
-    caller.join();
-    EXPECT_EQ(result, -7) << threads << " threads";
-  }
 }
 
 // Several device threads post loops at once; each loop runs every index
