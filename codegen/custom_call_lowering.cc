@@ -1,14 +1,16 @@
 // custom-call: the targets whose value is their operand (the sharding
-// annotation and the propagation barriers, see hlo/ops/control_flow_ops.cc)
-// lower to a copy; any other target has no Halide implementation.
+// annotation, the propagation barriers and the partitioner's global-view ops,
+// hlo/ops/identity_custom_calls.h) lower to a copy; any other target has no
+// Halide implementation.
 #include "absl/strings/str_cat.h"
 #include "codegen/lowering.h"
+#include "hlo/ops/identity_custom_calls.h"
 
 namespace sharc::codegen {
 namespace {
 
 bool IsIdentityTarget(const std::string& target) {
-  return target == "Sharding" || target == "ShardBarrierFrom" || target == "ShardBarrierTo";
+  return hlo::IsIdentityCustomCallTarget(target);
 }
 
 absl::Status Supports(const hlo::Instruction& inst) {

@@ -9,12 +9,13 @@
 #include "hlo/batching/batch_sharding.h"
 #include "hlo/batching/batch_util.h"
 #include "hlo/batching/batching_rule.h"
+#include "hlo/ops/identity_custom_calls.h"
 
 namespace sharc::hlo {
 namespace {
 
 bool IsShapePreservingTarget(const std::string& target) {
-  return target == "Sharding" || target == "ShardBarrierFrom" || target == "ShardBarrierTo";
+  return IsShardingAnnotationTarget(target);
 }
 
 absl::StatusOr<BatchedValue> BatchCustomCall(const Instruction& inst,

@@ -10,7 +10,7 @@
 #include "hlo/ir/computation.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
-#include "hlo/ops/spmd_global_view.h"
+#include "hlo/ops/identity_custom_calls.h"
 
 namespace sharc::hlo {
 namespace {
@@ -232,16 +232,9 @@ constexpr std::array<std::string_view, 5> kApiVersions = {
     "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
     "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
 
-// Targets whose value is their operand: the sharding annotation, the
-// propagation barriers and the partitioner's global-view reshards.
-bool IsIdentityTarget(std::string_view target) {
-  return target == "Sharding" || target == "ShardBarrierFrom" || target == "ShardBarrierTo" ||
-         IsSpmdGlobalViewTarget(target);
-}
-
 absl::StatusOr<Shape> InferCustomCall(const Instruction& inst) {
   const std::string& target = inst.attr_string("custom_call_target");
-  if (IsIdentityTarget(target)) {
+  if (IsIdentityCustomCallTarget(target)) {
     if (inst.operand_count() != 1) {
       return OpError(inst, "to \"", target, "\" expects 1 operand, got ", inst.operand_count());
     }
@@ -327,7 +320,7 @@ absl::StatusOr<Literal> EvaluateCustomCall(const Instruction& inst,
         "custom-call \"", target, "\" changes the shape and cannot be evaluated on ",
         ctx.num_partitions(), " partitions before SPMD partitioning, in ", inst.Describe()));
   }
-  if (IsIdentityTarget(target)) {
+  if (IsIdentityCustomCallTarget(target)) {
     RETURN_IF_ERROR(InferCustomCall(inst).status());
     return *operands[0];
   }

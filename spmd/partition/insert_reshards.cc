@@ -219,7 +219,12 @@ class ReshardInserter {
         return c;
       }
       case Opcode::kCustomCall: {
-        if (IsCustomCallTo(inst, "Sharding")) {
+        // A sharding constraint; so are the global-view ops of a module that
+        // already went through these passes (`--stop-after`): on global
+        // values they are the identity, and their sharding is the layout
+        // asked for there.
+        if (IsCustomCallTo(inst, "Sharding") ||
+            hlo::IsSpmdGlobalViewTarget(inst.attr_string("custom_call_target"))) {
           Instruction* value = values_.at(inst.operand(0));
           if (SameDataLayout(ShardingOf(*value), own)) return value;
           return AddGlobalView(*out_, hlo::kSpmdReshard, value, own, inst.name());

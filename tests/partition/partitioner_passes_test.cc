@@ -273,6 +273,11 @@ TEST(PartitionerPassesTest, ExplicitModulesKeepTheGlobalValues) {
     ASSERT_OK_AND_ASSIGN(hlo::Literal want, hlo::Evaluate(**global, args));
     ASSERT_OK_AND_ASSIGN(hlo::Literal got, hlo::Evaluate(*explicit_module, args));
     EXPECT_OK(testing_util::CompareLiterals(want, got, entry.path().filename().string()));
+    // A module printed between passes is a global program like any other:
+    // partitioning it again computes the same values.
+    ASSERT_OK_AND_ASSIGN(auto again, PartitionModule(*explicit_module));
+    EXPECT_OK(testing_util::ExpectPartitionedMatchesGlobal(**global, *again, 7))
+        << entry.path() << "\n" << again->ToString();
     ++cases;
   }
   EXPECT_GE(cases, 10);

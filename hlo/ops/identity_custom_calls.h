@@ -1,0 +1,22 @@
+// Custom-call targets whose value is their operand, defined once for every
+// concern that must know them (shape inference and the interpreter in
+// control_flow_ops.cc, vmap, the Halide lowering).
+#pragma once
+
+#include <string_view>
+
+#include "hlo/ops/spmd_global_view.h"
+
+namespace sharc::hlo {
+
+// The sharding annotation and the propagation barriers.
+inline bool IsShardingAnnotationTarget(std::string_view target) {
+  return target == "Sharding" || target == "ShardBarrierFrom" || target == "ShardBarrierTo";
+}
+
+// Those, and the SPMD partitioner's global-view ops.
+inline bool IsIdentityCustomCallTarget(std::string_view target) {
+  return IsShardingAnnotationTarget(target) || IsSpmdGlobalViewTarget(target);
+}
+
+}  // namespace sharc::hlo
