@@ -193,4 +193,8 @@ Sharding ReplicateDims(const Sharding& sharding, const std::vector<int64_t>& dim
   return Sharding::Tiled(std::move(moved), std::move(subgroups));
 }
 
+hlo::Sharding ShardingOrReplicated(const hlo::Instruction& inst) {
+  return inst.sharding() ? *inst.sharding() : hlo::Sharding::Replicated();
+}
+
 }  // namespace sharc::spmd

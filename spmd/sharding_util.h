@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "hlo/ir/instruction.h"
 #include "hlo/ir/shape.h"
 #include "hlo/ir/sharding.h"
 
@@ -35,6 +36,10 @@ bool EvenlyDivides(const hlo::Shape& shape, const hlo::Sharding& sharding);
 
 // Replicates the given data dims of a tiled sharding (their tiling becomes
 // part of the replication subgroup), keeping the device array's order.
+// The instruction's sharding, or replicated if it has none (what an
+// unannotated value is after propagation).
+hlo::Sharding ShardingOrReplicated(const hlo::Instruction& inst);
+
 hlo::Sharding ReplicateDims(const hlo::Sharding& sharding, const std::vector<int64_t>& dims);
 
 }  // namespace sharc::spmd

@@ -12,6 +12,7 @@
 #include "spmd/partition/device_values.h"
 #include "spmd/partition/partitioner.h"
 #include "spmd/propagation.h"
+#include "spmd/sharding_util.h"
 #include "tools/device_arguments.h"
 #include "tools/mpi_program_run.h"
 #include "tools/spmd_runner.h"
@@ -211,7 +212,7 @@ absl::StatusOr<hlo::Literal> CompiledProgram::Run(const std::vector<hlo::Literal
   } else {
     std::vector<std::vector<hlo::Literal>> device_args(static_cast<size_t>(n));
     for (int64_t i = 0; i < entry.num_parameters(); ++i) {
-      const hlo::Sharding sharding = ShardingOrReplicated(*entry.parameter(i));
+      const hlo::Sharding sharding = spmd::ShardingOrReplicated(*entry.parameter(i));
       for (int64_t d = 0; d < n; ++d) {
         absl::StatusOr<hlo::Literal> part =
             spmd::ShardLiteral(args[static_cast<size_t>(i)], sharding, d);
@@ -232,7 +233,7 @@ absl::StatusOr<hlo::Literal> CompiledProgram::Run(const std::vector<hlo::Literal
   const hlo::Instruction& root = *entry.root();
   if (!partitioned_) return std::move(parts[0]);
   absl::StatusOr<hlo::Literal> assembled =
-      spmd::AssembleLiteral(parts, ShardingOrReplicated(root), root.shape());
+      spmd::AssembleLiteral(parts, spmd::ShardingOrReplicated(root), root.shape());
   if (!assembled.ok()) return Prefix(assembled.status(), "assembling the result");
   return assembled;
 }

@@ -4,18 +4,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "spmd/partition/device_values.h"
+#include "spmd/sharding_util.h"
 
 namespace sharc::tools {
-
-hlo::Sharding ShardingOrReplicated(const hlo::Instruction& instruction) {
-  return instruction.sharding() ? *instruction.sharding() : hlo::Sharding::Replicated();
-}
 
 absl::StatusOr<std::vector<runtime::Buffer>> DeviceArgumentBuffers(
     const hlo::Computation& entry, const std::vector<hlo::Literal>& args, int64_t d) {
   std::vector<runtime::Buffer> out;
   for (int64_t i = 0; i < entry.num_parameters(); ++i) {
-    const hlo::Sharding sharding = ShardingOrReplicated(*entry.parameter(i));
+    const hlo::Sharding sharding = spmd::ShardingOrReplicated(*entry.parameter(i));
     absl::StatusOr<hlo::Literal> part =
         spmd::ShardLiteral(args[static_cast<size_t>(i)], sharding, d);
     if (!part.ok()) {

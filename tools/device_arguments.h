@@ -14,10 +14,6 @@
 
 namespace sharc::tools {
 
-// An instruction's sharding, or replicated when it has none (as the
-// partitioner treats unsharded values).
-hlo::Sharding ShardingOrReplicated(const hlo::Instruction& instruction);
-
 // Device `d`'s part of every entry argument, by the parameters' shardings.
 absl::StatusOr<std::vector<runtime::Buffer>> DeviceArgumentBuffers(
     const hlo::Computation& entry, const std::vector<hlo::Literal>& args, int64_t d);

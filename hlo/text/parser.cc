@@ -430,6 +430,12 @@ absl::StatusOr<Shape> HloParser::ParseShapeOnly() {
   return shape;
 }
 
+absl::StatusOr<IntListList> HloParser::ParseReplicaGroupsOnly() {
+  ASSIGN_OR_RETURN(IntListList groups, ParseReplicaGroupsValue());
+  RETURN_IF_ERROR(ExpectEnd());
+  return groups;
+}
+
 }  // namespace text_internal
 
 namespace {
@@ -465,6 +471,14 @@ absl::StatusOr<Sharding> ParseSharding(std::string_view text) {
   RETURN_IF_ERROR(CheckInputSize(text, options));
   text_internal::HloParser parser(text, options);
   return parser.ParseShardingOnly();
+}
+
+absl::StatusOr<IntListList> ParseReplicaGroups(std::string_view text) {
+  ParseOptions options;
+  options.filename = "<replica groups>";
+  RETURN_IF_ERROR(CheckInputSize(text, options));
+  text_internal::HloParser parser(text, options);
+  return parser.ParseReplicaGroupsOnly();
 }
 
 absl::StatusOr<Shape> ParseShape(std::string_view text) {

@@ -32,6 +32,9 @@ absl::StatusOr<std::unique_ptr<Module>> ParseAndVerifyModule(std::string_view te
                                                              const ParseOptions& options = {});
 // Parses the text after `sharding=` (e.g. "{devices=[2,1]0,1}").
 absl::StatusOr<Sharding> ParseSharding(std::string_view text);
+// Parses replica groups as written after `replica_groups=` ("{{0,1},{2,3}}"
+// or the iota form "[2,2]<=[4]").
+absl::StatusOr<IntListList> ParseReplicaGroups(std::string_view text);
 // Parses a shape such as "f32[2,3]{1,0}" or "(f32[], s32[4])".
 absl::StatusOr<Shape> ParseShape(std::string_view text);
 

@@ -68,6 +68,7 @@ class HloParser {
   // The whole input must be one sharding (resp. one shape).
   absl::StatusOr<Sharding> ParseShardingOnly();
   absl::StatusOr<Shape> ParseShapeOnly();
+  absl::StatusOr<IntListList> ParseReplicaGroupsOnly();
 
  private:
   // Names of one computation while its body is parsed; instructions are

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "hlo/batching/batch_util.h"
+
 namespace sharc::spmd {
 
 using hlo::Computation;
@@ -13,22 +15,24 @@ std::unique_ptr<Instruction> CloneWith(const Instruction& inst,
                                        const std::vector<Instruction*>& operands,
                                        const hlo::Shape& shape, const std::string& name,
                                        const ComputationMap& mapped) {
-  auto map = [&](Computation* comp) {
-    auto it = mapped.find(comp);
-    return it != mapped.end() ? it->second : comp;
-  };
-  auto c = Instruction::Create(inst.opcode(), name, shape, operands);
+  std::unique_ptr<Instruction> c = hlo::CloneWithOperands(inst, operands);
+  c->set_shape(shape);
+  c->set_name(name);
+  c->clear_sharding();
   for (const hlo::Attribute& a : inst.attributes()) {
     hlo::AttrValue v = a.value;
-    if (auto* cp = std::get_if<Computation*>(&v)) *cp = map(*cp);
+    bool remapped = false;
+    auto map = [&](Computation*& comp) {
+      auto it = mapped.find(comp);
+      if (it == mapped.end()) return;
+      comp = it->second;
+      remapped = true;
+    };
+    if (auto* cp = std::get_if<Computation*>(&v)) map(*cp);
     if (auto* l = std::get_if<std::vector<Computation*>>(&v))
-      for (Computation*& x : *l) x = map(x);
-    c->set_attr(a.name, std::move(v));
+      for (Computation*& x : *l) map(x);
+    if (remapped) c->set_attr(a.name, std::move(v));
   }
-  c->set_literal(inst.literal());
-  c->set_parameter_number(inst.parameter_number());
-  c->mutable_metadata() = inst.metadata();
-  c->set_location(inst.location());
   return c;
 }
 

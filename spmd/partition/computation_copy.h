@@ -21,9 +21,9 @@ hlo::Computation* CopyComputation(const hlo::Computation& comp, hlo::Module& int
 // call; returns old -> new.
 ComputationMap CopyScalarComputations(const hlo::Module& module, hlo::Module& into);
 
-// Clones `inst` with new operands, shape and name; attribute computations go
-// through `mapped` (unmapped ones are kept: control-flow callees, which the
-// caller sets afterwards).
+// Clones `inst` (hlo::CloneWithOperands) with new operands, shape and name
+// and no sharding; attribute computations go through `mapped` (unmapped ones
+// are kept: control-flow callees, which the caller sets afterwards).
 std::unique_ptr<hlo::Instruction> CloneWith(const hlo::Instruction& inst,
                                             const std::vector<hlo::Instruction*>& operands,
                                             const hlo::Shape& shape, const std::string& name,

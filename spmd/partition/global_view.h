@@ -16,10 +16,6 @@ namespace sharc::spmd {
 
 bool IsCustomCallTo(const hlo::Instruction& inst, std::string_view target);
 
-// The sharding an instruction of a module between passes has: every
-// instruction carries one (missing means replicated).
-hlo::Sharding ShardingOf(const hlo::Instruction& inst);
-
 // A name not yet used in `comp`, derived from `base`.
 std::string FreshGlobalName(const hlo::Computation& comp, const std::string& base);
 

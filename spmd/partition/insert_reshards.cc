@@ -57,14 +57,14 @@ class ReshardInserter {
       values_[inst] = value;
     }
     const Instruction* root = comp.root();
-    out_->set_root(Need(values_.at(root), root_sharding ? *root_sharding : ShardingOf(*root)));
+    out_->set_root(Need(values_.at(root), root_sharding ? *root_sharding : ShardingOrReplicated(*root)));
     return out_;
   }
 
  private:
   // `value` laid out as `target`: itself, or a reshard of it.
   Instruction* Need(Instruction* value, const Sharding& target) {
-    if (SameDataLayout(ShardingOf(*value), target)) return value;
+    if (SameDataLayout(ShardingOrReplicated(*value), target)) return value;
     return AddGlobalView(*out_, hlo::kSpmdReshard, value, target, value->name() + ".reshard");
   }
 
@@ -86,7 +86,7 @@ class ReshardInserter {
   absl::StatusOr<Instruction*> ToOwnSharding(const Instruction& inst, Instruction* value) {
     if (!inst.has_sharding() || inst.opcode() == Opcode::kParameter) return value;
     const Sharding& own = *inst.sharding();
-    const Sharding produced = ShardingOf(*value);
+    const Sharding produced = ShardingOrReplicated(*value);
     if (own.IsManual() || own.HasManualSubgroup() || produced.IsManual()) return value;
     if (SameDataLayout(produced, own)) return value;
     if (value->name() == inst.name()) {
@@ -106,8 +106,8 @@ class ReshardInserter {
 
   absl::StatusOr<Instruction*> SplitByRule(const Instruction& inst, const ShardingRule& rule) {
     std::vector<Sharding> current;
-    for (const Instruction* op : inst.operands()) current.push_back(ShardingOf(*values_.at(op)));
-    ASSIGN_OR_RETURN(OpStrategy strategy, ChooseStrategy(inst, rule, current, ShardingOf(inst)));
+    for (const Instruction* op : inst.operands()) current.push_back(ShardingOrReplicated(*values_.at(op)));
+    ASSIGN_OR_RETURN(OpStrategy strategy, ChooseStrategy(inst, rule, current, ShardingOrReplicated(inst)));
     std::vector<Instruction*> operands;
     for (int64_t i = 0; i < inst.operand_count(); ++i) {
       operands.push_back(Operand(inst, i, strategy.operand_targets[static_cast<size_t>(i)]));
@@ -149,7 +149,7 @@ class ReshardInserter {
 
   absl::StatusOr<Instruction*> Rewrite(const Instruction& inst,
                                        const std::optional<Sharding>& param_sharding) {
-    const Sharding own = ShardingOf(inst);
+    const Sharding own = ShardingOrReplicated(inst);
     switch (inst.opcode()) {
       case Opcode::kParameter: {
         Sharding s = param_sharding ? *param_sharding : own;
@@ -177,7 +177,7 @@ class ReshardInserter {
       }
       case Opcode::kGetTupleElement: {
         Instruction* t = values_.at(inst.operand(0));
-        Sharding elem = ShardingOf(*t).ElementSharding(inst.operand(0)->shape(), inst.attr_int("index"));
+        Sharding elem = ShardingOrReplicated(*t).ElementSharding(inst.operand(0)->shape(), inst.attr_int("index"));
         return Clone(inst, {t}, elem);
       }
       case Opcode::kWhile: {
@@ -195,7 +195,7 @@ class ReshardInserter {
         const Computation* callee = inst.attr_computation("to_apply");
         std::vector<Instruction*> ops;
         for (int64_t i = 0; i < inst.operand_count(); ++i) {
-          ops.push_back(Operand(inst, i, ShardingOf(*callee->parameter(i))));
+          ops.push_back(Operand(inst, i, ShardingOrReplicated(*callee->parameter(i))));
         }
         ASSIGN_OR_RETURN(Computation * body, Body(*callee, std::nullopt, own));
         Instruction* c = Clone(inst, ops, own);
@@ -208,7 +208,7 @@ class ReshardInserter {
         std::vector<Computation*> branches;
         for (size_t k = 0; k < inst.called_computations().size(); ++k) {
           const Computation* branch = inst.called_computations()[k];
-          Sharding param = branch->num_parameters() > 0 ? ShardingOf(*branch->parameter(0))
+          Sharding param = branch->num_parameters() > 0 ? ShardingOrReplicated(*branch->parameter(0))
                                                         : Sharding::Replicated();
           ops.push_back(Operand(inst, static_cast<int64_t>(k) + 1, param));
           ASSIGN_OR_RETURN(Computation * b, Body(*branch, param, own));
@@ -226,12 +226,12 @@ class ReshardInserter {
         if (IsCustomCallTo(inst, "Sharding") ||
             hlo::IsSpmdGlobalViewTarget(inst.attr_string("custom_call_target"))) {
           Instruction* value = values_.at(inst.operand(0));
-          if (SameDataLayout(ShardingOf(*value), own)) return value;
+          if (SameDataLayout(ShardingOrReplicated(*value), own)) return value;
           return AddGlobalView(*out_, hlo::kSpmdReshard, value, own, inst.name());
         }
         if (IsCustomCallTo(inst, "SPMDFullToShardShape")) {
           // The operand's shard becomes this device's manual value.
-          return Clone(inst, {Operand(inst, 0, ShardingOf(*inst.operand(0)))}, Sharding::Manual());
+          return Clone(inst, {Operand(inst, 0, ShardingOrReplicated(*inst.operand(0)))}, Sharding::Manual());
         }
         if (IsCustomCallTo(inst, "SPMDShardToFullShape")) {
           return Clone(inst, {values_.at(inst.operand(0))}, own);

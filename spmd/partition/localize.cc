@@ -6,6 +6,7 @@
 #include "spmd/partition/global_view.h"
 #include "spmd/partition/local_builder.h"
 #include "spmd/partition/reshard.h"
+#include "spmd/sharding_util.h"
 
 namespace sharc::spmd {
 
@@ -47,7 +48,6 @@ class Localizer {
     std::string name = inst.name();
     if (b.computation().FindInstruction(name) != nullptr) name = b.FreshName(name);
     auto c = CloneWith(inst, operands, local_shape, name, mapped_);
-    c->clear_sharding();
     // Attributes that spell out sizes follow the local shape.
     if (inst.opcode() == Opcode::kDynamicSlice) {
       c->set_attr("dynamic_slice_sizes", hlo::IntList(local_shape.dims()));
@@ -87,7 +87,7 @@ class Localizer {
   // get the reducer's init value, a dot's contracting dims get zero.
   void MaskPadding(LocalBuilder& b, const Instruction& inst, std::vector<Instruction*>& operands) {
     auto mask = [&](int64_t i, int64_t dim, Instruction* fill) {
-      const Sharding s = ShardingOf(*inst.operand(i));
+      const Sharding s = ShardingOrReplicated(*inst.operand(i));
       const Shape& global = inst.operand(i)->shape();
       int64_t tiles = s.TileCount(dim);
       if (tiles <= 1 || global.dim(dim) % tiles == 0) return;
@@ -111,7 +111,7 @@ class Localizer {
   }
 
   Instruction* LocalizeIota(LocalBuilder& b, const Instruction& inst) {
-    Sharding s = ShardingOf(inst);
+    Sharding s = ShardingOrReplicated(inst);
     if (!s.IsTiled()) return EmitLocal(b, inst, {}, inst.shape());
     Shape local_shape = s.ShardShape(inst.shape());
     Instruction* iota = EmitLocal(b, inst, {}, local_shape);
@@ -148,7 +148,7 @@ class Localizer {
     if (IsCustomCallTo(inst, hlo::kSpmdAllReduce)) {
       return Named(b, inst, local, b.AllReduce(local, reducer, groups));
     }
-    const Sharding from = ShardingOf(*partial), to = ShardingOf(inst);
+    const Sharding from = ShardingOrReplicated(*partial), to = ShardingOrReplicated(inst);
     const int64_t n = static_cast<int64_t>(groups[0].size());
     for (int64_t d = 0; d < inst.shape().rank(); ++d) {
       if (to.TileCount(d) == n * from.TileCount(d) && n > 1) {
@@ -162,7 +162,7 @@ class Localizer {
   }
 
   absl::StatusOr<Instruction*> LocalizeInstruction(LocalBuilder& b, const Instruction& inst) {
-    const Sharding own = ShardingOf(inst);
+    const Sharding own = ShardingOrReplicated(inst);
     std::vector<Instruction*> ops;
     for (const Instruction* op : inst.operands()) ops.push_back(Local(op));
     switch (inst.opcode()) {
@@ -220,7 +220,7 @@ class Localizer {
         }
         if (hlo::IsSpmdGlobalViewTarget(target)) {
           absl::StatusOr<Instruction*> v = LowerReshardStep(
-              b, ops[0], inst.shape(), ShardingOf(*inst.operand(0)), ReshardStep{target, own});
+              b, ops[0], inst.shape(), ShardingOrReplicated(*inst.operand(0)), ReshardStep{target, own});
           if (!v.ok()) return At(inst, v.status());
           return Named(b, inst, ops[0], *v);
         }

@@ -4,6 +4,7 @@
 #include "hlo/base/status_macros.h"
 #include "spmd/partition/global_view.h"
 #include "spmd/partition/reshard.h"
+#include "spmd/sharding_util.h"
 
 namespace sharc::spmd {
 
@@ -60,7 +61,7 @@ absl::Status ExpandReshardsIn(Computation& comp) {
     Instruction* operand = inst->operand(0);
     const std::string name = inst->name();
     absl::StatusOr<Instruction*> expanded =
-        Expand(comp, operand, ShardingOf(*operand), ShardingOf(*inst), name + ".step");
+        Expand(comp, operand, ShardingOrReplicated(*operand), ShardingOrReplicated(*inst), name + ".step");
     if (!expanded.ok()) {
       return absl::Status(expanded.status().code(),
                           absl::StrCat(expanded.status().message(), ", in ", inst->Describe()));

@@ -44,11 +44,23 @@ void CheckSharding(std::string_view text) {
   if (!(*reparsed == *sharding)) Fail("sharding changed in a round trip", printed);
 }
 
+// So does the standalone replica-groups entry point.
+void CheckReplicaGroups(std::string_view text) {
+  auto groups = sharc::hlo::ParseReplicaGroups(text);
+  if (!groups.ok()) return;
+  std::string printed =
+      sharc::hlo::PrintAttributeValue(*groups, sharc::hlo::AttrKind::kReplicaGroups);
+  auto reparsed = sharc::hlo::ParseReplicaGroups(printed);
+  if (!reparsed.ok()) Fail("printed replica groups do not parse", printed);
+  if (*reparsed != *groups) Fail("replica groups changed in a round trip", printed);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   CheckModule(text);
   CheckSharding(text);
+  CheckReplicaGroups(text);
   return 0;
 }

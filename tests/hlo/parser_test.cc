@@ -50,6 +50,19 @@ Sharding MustParseSharding(std::string_view text) {
   return s.ok() ? *s : Sharding();
 }
 
+TEST(ParseReplicaGroupsTest, ListAndIotaFormsAndErrors) {
+  auto list = ParseReplicaGroups("{{0,1},{2,3}}");
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(*list, (IntListList{{0, 1}, {2, 3}}));
+  auto iota = ParseReplicaGroups("[2,2]<=[2,2]T(1,0)");
+  ASSERT_TRUE(iota.ok()) << iota.status();
+  EXPECT_EQ(*iota, (IntListList{{0, 2}, {1, 3}}));
+  auto bad = ParseReplicaGroups("{{0,1},{2");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("<replica groups>:1:"), std::string::npos) << bad.status();
+  EXPECT_FALSE(ParseReplicaGroups("{{0,1}} trailing").ok());
+}
+
 TEST(ParseShardingTest, SimpleKinds) {
   EXPECT_TRUE(MustParseSharding("{replicated}").IsReplicated());
   EXPECT_TRUE(MustParseSharding("{manual}").IsManual());
