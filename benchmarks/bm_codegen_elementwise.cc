@@ -44,6 +44,17 @@ void BM_HalideTanhChain(benchmark::State& state) {
   state.counters["compile_ms"] = e.compile_ms;
 }
 
+// The memory floor of a kernel that reads and writes the chain's bytes.
+void BM_HalideAffine(benchmark::State& state) {
+  CompiledEntry e = CompileEntry(absl::StrCat(
+      "HloModule affine\nENTRY main {\n  x = f32[", kChain, "] parameter(0)\n  a = f32[] parameter(1)\n",
+      "  b = f32[] parameter(2)\n  ba = f32[", kChain, "] broadcast(a), dimensions={}\n",
+      "  bb = f32[", kChain, "] broadcast(b), dimensions={}\n  m = f32[", kChain,
+      "] multiply(ba, x)\n  ROOT s = f32[", kChain, "] add(m, bb)\n}\n"));
+  for (auto _ : state) e.Run();
+  SetBytes(state, 2.0 * kChain * sizeof(float));
+}
+
 void BM_LoopTanhChain(benchmark::State& state) {
   std::vector<float> x(kChain), y(kChain);
   for (int64_t i = 0; i < kChain; ++i) x[i] = static_cast<float>(i % 2000) / 1000.f - 1.f;
@@ -179,6 +190,7 @@ void BM_LoopLayernormRows(benchmark::State& state) {
 
 BENCHMARK(BM_StreamCopy)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_HalideTanhChain)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_HalideAffine)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LoopTanhChain)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_HalideSum)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LoopSum)->Unit(benchmark::kMillisecond)->UseRealTime();

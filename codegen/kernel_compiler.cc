@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "codegen/lowering.h"
+#include "codegen/object_writer.h"
 #include "codegen/pipeline_builder.h"
 #include "runtime/kernel_loop_pool.h"
 
@@ -23,7 +24,7 @@ namespace {
 
 // Bumped whenever lowerings or schedules change, so stale disk entries are
 // never loaded.
-constexpr const char* kCodegenVersion = "sharc-codegen-8";
+constexpr const char* kCodegenVersion = "sharc-codegen-9";
 
 uint64_t Fnv1a(const std::string& text, uint64_t seed) {
   uint64_t h = seed;
@@ -49,6 +50,22 @@ Halide::Target KernelTarget(bool strict_float) {
   // so kernels with a contraction give that up (documented in cli.md).
   if (strict_float) t = t.with_feature(Halide::Target::StrictFloat);
   return t;
+}
+
+// Outputs at least this large are written with non-temporal stores: they
+// cannot stay in the cache for the next kernel anyway, and a store through
+// the cache would first read every line (codegen/object_writer.h).
+constexpr int64_t kStreamedOutputBytes = int64_t{16} << 20;
+
+// The output Funcs to stream: all of them when the kernel's outputs together
+// reach kStreamedOutputBytes, none otherwise.
+std::vector<std::string> StreamedOutputs(const KernelGraph& graph, const Halide::Pipeline& pipeline) {
+  int64_t bytes = 0;
+  for (size_t k = 0; k < graph.outputs.size(); ++k) bytes += OutputShape(graph, k).byte_size();
+  std::vector<std::string> names;
+  if (bytes < kStreamedOutputBytes) return names;
+  for (const Halide::Func& f : pipeline.outputs()) names.push_back(f.name());
+  return names;
 }
 
 bool HasContraction(const KernelGraph& graph) {
@@ -208,7 +225,8 @@ void KernelCompiler::ClearMemoryCache() {
 }
 
 CompileStats KernelCompiler::stats() const {
-  return CompileStats{llvm_compiles_.load(), disk_hits_.load(), memory_hits_.load()};
+  return CompileStats{llvm_compiles_.load(), disk_hits_.load(), memory_hits_.load(),
+                      nontemporal_stores_.load()};
 }
 
 std::string KernelCompiler::Key(const KernelGraph& graph) const {
@@ -324,8 +342,10 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   if (!built.ok()) return built.status();
   const std::string obj = TempPath(library, ".o"), so = TempPath(library, ".so");
   try {
-    built->pipeline.compile_to_object(obj, built->arguments, absl::StrCat("sharc_k_", key),
-                                      KernelTarget(!built->has_contraction));
+    Halide::Module module = built->pipeline.compile_to_module(
+        built->arguments, absl::StrCat("sharc_k_", key), KernelTarget(!built->has_contraction));
+    nontemporal_stores_ +=
+        WriteKernelObject(module, obj, StreamedOutputs(graph, built->pipeline)).nontemporal_stores;
   } catch (const Halide::Error& e) {
     return absl::InternalError(
         absl::StrCat("Halide failed to compile kernel '", graph.name, "': ", e.what()));

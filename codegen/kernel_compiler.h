@@ -52,6 +52,9 @@ struct CompileStats {
   int64_t llvm_compiles = 0;  // kernels compiled with Halide/LLVM
   int64_t disk_hits = 0;      // kernels loaded from the disk cache
   int64_t memory_hits = 0;    // kernels found already loaded
+  // Vector stores compiled as non-temporal, into outputs too large to stay
+  // in the cache (codegen/object_writer.h).
+  int64_t nontemporal_stores = 0;
 };
 
 class KernelCompiler {
@@ -87,7 +90,7 @@ class KernelCompiler {
   absl::flat_hash_map<std::string, std::shared_ptr<const CompiledKernel>> loaded_;
   // Keys being compiled right now, so two threads never compile one kernel.
   absl::flat_hash_map<std::string, std::shared_ptr<absl::Mutex>> in_flight_;
-  std::atomic<int64_t> llvm_compiles_{0}, disk_hits_{0}, memory_hits_{0};
+  std::atomic<int64_t> llvm_compiles_{0}, disk_hits_{0}, memory_hits_{0}, nontemporal_stores_{0};
 };
 
 }  // namespace sharc::codegen

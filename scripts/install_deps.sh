@@ -10,7 +10,7 @@ PACKAGES=(
   libboost-graph-dev
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libbenchmark-dev
-  llvm-14-tools clang-14 libclang-rt-14-dev
+  llvm-14-dev llvm-14-tools clang-14 libclang-rt-14-dev
   libopenblas-dev
   python3-numpy
 )
