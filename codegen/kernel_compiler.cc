@@ -52,20 +52,27 @@ Halide::Target KernelTarget(bool strict_float) {
   return t;
 }
 
-// Outputs at least this large are written with non-temporal stores: they
-// cannot stay in the cache for the next kernel anyway, and a store through
-// the cache would first read every line (codegen/object_writer.h).
-constexpr int64_t kStreamedOutputBytes = int64_t{16} << 20;
+// Buffers at least this large are streamed (codegen/object_writer.h):
+// outputs written with non-temporal stores, as they cannot stay in the cache
+// for the next kernel anyway and a store through the cache would first read
+// every line; inputs prefetched ahead of their loads.
+constexpr int64_t kStreamedBytes = int64_t{16} << 20;
 
-// The output Funcs to stream: all of them when the kernel's outputs together
-// reach kStreamedOutputBytes, none otherwise.
-std::vector<std::string> StreamedOutputs(const KernelGraph& graph, const Halide::Pipeline& pipeline) {
-  int64_t bytes = 0;
-  for (size_t k = 0; k < graph.outputs.size(); ++k) bytes += OutputShape(graph, k).byte_size();
-  std::vector<std::string> names;
-  if (bytes < kStreamedOutputBytes) return names;
-  for (const Halide::Func& f : pipeline.outputs()) names.push_back(f.name());
-  return names;
+// All outputs when together they reach kStreamedBytes; each input that does.
+// Input k is the pipeline's ImageParam "in<k>" (pipeline_builder.cc).
+StreamedBuffers StreamedBuffersOf(const KernelGraph& graph, const Halide::Pipeline& pipeline) {
+  StreamedBuffers streamed;
+  int64_t output_bytes = 0;
+  for (size_t k = 0; k < graph.outputs.size(); ++k) output_bytes += OutputShape(graph, k).byte_size();
+  if (output_bytes >= kStreamedBytes) {
+    for (const Halide::Func& f : pipeline.outputs()) streamed.outputs.push_back(f.name());
+  }
+  for (size_t k = 0; k < graph.inputs.size(); ++k) {
+    if (graph.inputs[k]->shape().byte_size() >= kStreamedBytes) {
+      streamed.inputs.push_back(InputBufferName(static_cast<int>(k)));
+    }
+  }
+  return streamed;
 }
 
 bool HasContraction(const KernelGraph& graph) {
@@ -226,7 +233,7 @@ void KernelCompiler::ClearMemoryCache() {
 
 CompileStats KernelCompiler::stats() const {
   return CompileStats{llvm_compiles_.load(), disk_hits_.load(), memory_hits_.load(),
-                      nontemporal_stores_.load()};
+                      nontemporal_stores_.load(), prefetches_.load()};
 }
 
 std::string KernelCompiler::Key(const KernelGraph& graph) const {
@@ -344,8 +351,10 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   try {
     Halide::Module module = built->pipeline.compile_to_module(
         built->arguments, absl::StrCat("sharc_k_", key), KernelTarget(!built->has_contraction));
-    nontemporal_stores_ +=
-        WriteKernelObject(module, obj, StreamedOutputs(graph, built->pipeline)).nontemporal_stores;
+    const ObjectWriteStats written =
+        WriteKernelObject(module, obj, StreamedBuffersOf(graph, built->pipeline));
+    nontemporal_stores_ += written.nontemporal_stores;
+    prefetches_ += written.prefetches;
   } catch (const Halide::Error& e) {
     return absl::InternalError(
         absl::StrCat("Halide failed to compile kernel '", graph.name, "': ", e.what()));

@@ -55,6 +55,7 @@ struct CompileStats {
   // Vector stores compiled as non-temporal, into outputs too large to stay
   // in the cache (codegen/object_writer.h).
   int64_t nontemporal_stores = 0;
+  int64_t prefetches = 0;  // loads from large inputs given a prefetch ahead
 };
 
 class KernelCompiler {
@@ -90,7 +91,8 @@ class KernelCompiler {
   absl::flat_hash_map<std::string, std::shared_ptr<const CompiledKernel>> loaded_;
   // Keys being compiled right now, so two threads never compile one kernel.
   absl::flat_hash_map<std::string, std::shared_ptr<absl::Mutex>> in_flight_;
-  std::atomic<int64_t> llvm_compiles_{0}, disk_hits_{0}, memory_hits_{0}, nontemporal_stores_{0};
+  std::atomic<int64_t> llvm_compiles_{0}, disk_hits_{0}, memory_hits_{0}, nontemporal_stores_{0},
+      prefetches_{0};
 };
 
 }  // namespace sharc::codegen

@@ -1,5 +1,6 @@
 // Internal to codegen/: writes a compiled Halide module as an object file,
-// marking the full-vector stores into large outputs non-temporal on the way.
+// marking the full-vector stores into large outputs non-temporal and
+// prefetching large inputs on the way.
 //
 // Why this exists: a kernel that streams a big output through the cache
 // first reads every line it is about to overwrite (read-for-ownership), so
@@ -18,16 +19,28 @@ namespace sharc::codegen {
 
 struct ObjectWriteStats {
   int nontemporal_stores = 0;  // vector stores given the non-temporal mark
+  int prefetches = 0;          // software prefetches added ahead of loads
 };
 
-// Compiles `module` to the object file `path`. Full-width vector stores into
-// the buffers named in `streamed_outputs` (the output Funcs' names) become
-// non-temporal where the address is 64-byte aligned at run time (a branch
-// chooses per store; an unaligned one stays an ordinary store), and every
-// function that has them ends with an sfence, so the data is visible to
-// whichever thread reads it next. Throws Halide::Error like Halide's own
-// compile_to_object.
+// Buffers to treat as streams, named as the pipeline names them (output
+// Funcs, input ImageParams).
+struct StreamedBuffers {
+  std::vector<std::string> outputs;  // written once, not re-read soon
+  std::vector<std::string> inputs;   // read front to back, larger than the caches
+};
+
+// Compiles `module` to the object file `path`.
+// - Full-width vector stores into `streamed.outputs` become non-temporal
+//   where the address is 64-byte aligned at run time (a branch chooses per
+//   store; an unaligned one stays an ordinary store), and every function
+//   that has them ends with an sfence, so the data is visible to whichever
+//   thread reads it next.
+// - Every full-width vector load from `streamed.inputs` is preceded by a
+//   prefetch of the address kPrefetchBytes further on: one core has too few
+//   misses in flight to reach the memory's bandwidth by itself, and a load
+//   that waits stalls the arithmetic behind it.
+// Throws Halide::Error like Halide's own compile_to_object.
 ObjectWriteStats WriteKernelObject(const Halide::Module& module, const std::string& path,
-                                   const std::vector<std::string>& streamed_outputs);
+                                   const StreamedBuffers& streamed);
 
 }  // namespace sharc::codegen

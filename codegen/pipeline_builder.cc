@@ -39,8 +39,12 @@ void ScheduleElementwise(Halide::Func f, const hlo::Shape& shape) {
   const bool parallel = total >= (1 << 15);
   if (rank == 1) {
     if (parallel) {
+      // Tasks of 256 vectors, or 1/256 of a big array: each task costs a
+      // trip through the runtime's loop pool, which 4096 tasks of 16 KiB
+      // in a 64 MiB array would notice.
+      const int64_t vectors = std::max<int64_t>(256, total / width / 256);
       Halide::Var xo("xo"), xi("xi");
-      f.split(args[0], xo, xi, width * 256).parallel(xo).vectorize(xi, width);
+      f.split(args[0], xo, xi, static_cast<int>(width * vectors)).parallel(xo).vectorize(xi, width);
     } else if (inner >= width) {
       f.vectorize(args[0], width);
     }
@@ -85,6 +89,12 @@ bool FeedsOnlyElementwise(const hlo::Instruction* inst, const hlo::Instruction* 
   return true;
 }
 
+}  // namespace
+
+std::string InputBufferName(int k) { return absl::StrCat("in", k); }
+
+namespace {
+
 absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
   BuiltPipeline built;
   absl::flat_hash_map<const hlo::Instruction*, LoweredValue> values;
@@ -94,7 +104,7 @@ absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
     const hlo::Shape& shape = graph.inputs[i]->shape();
     Halide::ImageParam param(StorageType(shape.type()), static_cast<int>(shape.rank()),
-                             absl::StrCat("in", i));
+                             InputBufferName(static_cast<int>(i)));
     std::vector<int64_t> strides = hlo::RowMajorStrides(shape.dims());
     for (int64_t d = 0; d < shape.rank(); ++d) {
       const int hd = static_cast<int>(shape.rank() - 1 - d);

@@ -2,6 +2,7 @@
 // scheduled Halide pipeline with static shapes, ready to compile.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "Halide.h"
@@ -16,6 +17,9 @@ struct BuiltPipeline {
   bool has_contraction = false;             // compile without StrictFloat (needs FMA)
   std::string lowered_text;                 // the Halide Funcs, for --dump-dir
 };
+
+// The name of the ImageParam holding kernel input `k`.
+std::string InputBufferName(int k);
 
 // Lowers every body instruction with its table rule and schedules the result.
 // Halide exceptions become errors naming the kernel.

@@ -6,6 +6,8 @@
 // order through ApplyReducer, as a Tuple-valued Func for several inputs;
 // so does reduce-window, window by window, padding and dilation holes
 // skipped.
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "codegen/lowering.h"
 #include "codegen/reducer.h"
@@ -33,7 +35,13 @@ absl::StatusOr<hlo::Opcode> PlainReducer(const hlo::Instruction& inst) {
 // A long 1-d sum (to a scalar) is summed as 64 interleaved partial sums (one
 // vector accumulator set, perf_anchors.md §3) and then combined: float sums
 // of long rows are then not in the interpreter's order, as in XLA. Rows of
-// a rank >= 2 input take row_reduction.h instead.
+// a rank >= 2 input take row_reduction.h instead. A sum to a scalar is
+// additionally cut into chunks summed in parallel.
+
+// Elements per parallel task of a sum to a scalar: enough to pay for a
+// task, few enough that a 4M-element sum still splits across the cores.
+constexpr int64_t kSumTaskElements = int64_t{1} << 16;
+constexpr int64_t kMaxSumTasks = 64;
 
 void ScheduleLongRowSum(Halide::Func f, Halide::RDom r, const hlo::Shape& result,
                         hlo::PrimitiveType t) {
@@ -41,8 +49,34 @@ void ScheduleLongRowSum(Halide::Func f, Halide::RDom r, const hlo::Shape& result
   Halide::RVar rx(r[0]), rxo("rxo"), rxi("rxi");
   Halide::Var u("u");
   f.compute_root();
-  Halide::Func partial = f.update().split(rx, rxo, rxi, lanes * 4).rfactor(rxi, u);
   std::vector<Halide::Var> args = f.args();
+  if (args.empty()) {
+    // A sum to one scalar has no output loop to parallelise: it is cut into
+    // chunks, each summed as above by its own task, and the chunks' partial
+    // sums are added at the end.
+    int64_t elements = 1;
+    for (int d = 0; d < r.dimensions(); ++d) elements *= *Halide::Internal::as_const_int(r[d].extent());
+    const int64_t tasks = std::min(kMaxSumTasks, elements / kSumTaskElements);
+    if (tasks >= 2) {
+      Halide::Var c("chunk");
+      Halide::Func partial;
+      if (r.dimensions() >= 2) {
+        Halide::RVar outer(r[r.dimensions() - 1]);
+        partial = f.update().split(rx, rxo, rxi, lanes * 4).rfactor({{outer, c}, {rxi, u}});
+      } else {
+        const int64_t groups = (elements + lanes * 4 - 1) / (lanes * 4);
+        Halide::RVar rc("rc"), rxm("rxm");
+        partial = f.update()
+                      .split(rx, rxo, rxi, lanes * 4)
+                      .split(rxo, rc, rxm, static_cast<int>((groups + tasks - 1) / tasks))
+                      .rfactor({{rc, c}, {rxi, u}});
+      }
+      partial.compute_root().vectorize(u, lanes).unroll(u);
+      partial.update().parallel(c).vectorize(u, lanes).unroll(u);
+      return;
+    }
+  }
+  Halide::Func partial = f.update().split(rx, rxo, rxi, lanes * 4).rfactor(rxi, u);
   if (!args.empty()) {
     partial.compute_at(f, args.back());
     if (result.num_elements() >= 2) f.parallel(args.back()).update().parallel(args.back());

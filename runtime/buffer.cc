@@ -1,5 +1,7 @@
 #include "runtime/buffer.h"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -9,6 +11,12 @@
 namespace sharc::runtime {
 namespace {
 
+// Arrays this large are placed on 2 MiB boundaries and offered transparent
+// huge pages: a kernel streaming them then misses the TLB 512x less often
+// and faults them in 512x fewer times (docs/performance.md).
+constexpr int64_t kHugePageBytes = int64_t{2} << 20;
+constexpr int64_t kHugePageMinBytes = int64_t{4} << 20;
+
 struct FreeDeleter {
   void operator()(uint8_t* p) const { std::free(p); }
 };
@@ -16,9 +24,13 @@ struct FreeDeleter {
 absl::StatusOr<std::shared_ptr<uint8_t>> AllocateAligned(int64_t bytes, const hlo::Shape& shape) {
   // aligned_alloc wants a multiple of the alignment; never ask for 0 bytes so
   // that every array (even an empty one) has a distinct, valid address.
-  int64_t rounded = ((bytes + kBufferAlignment - 1) / kBufferAlignment) * kBufferAlignment;
-  if (rounded == 0) rounded = kBufferAlignment;
-  void* p = std::aligned_alloc(static_cast<size_t>(kBufferAlignment), static_cast<size_t>(rounded));
+  const int64_t alignment = bytes >= kHugePageMinBytes ? kHugePageBytes : kBufferAlignment;
+  int64_t rounded = ((bytes + alignment - 1) / alignment) * alignment;
+  if (rounded == 0) rounded = alignment;
+  void* p = std::aligned_alloc(static_cast<size_t>(alignment), static_cast<size_t>(rounded));
+  if (p != nullptr && alignment == kHugePageBytes) {
+    madvise(p, static_cast<size_t>(rounded), MADV_HUGEPAGE);  // advice only; failure is harmless
+  }
   if (p == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot allocate ", bytes, " bytes for a buffer of ", shape.ToString()));

@@ -159,5 +159,32 @@ ENTRY main {
   EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-5, 1e-5, "long rows"));
 }
 
+// A sum to a scalar of more than two tasks' worth of elements is cut into
+// chunks summed in parallel: one long vector (chunks of its own length, the
+// last one short), and a matrix (a chunk per row).
+TEST(ReduceLoweringTest, ScalarSumsSplitIntoParallelChunks) {
+  const std::string text = R"(
+HloModule scalar_sums
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
+addd { x = f64[] parameter(0)  y = f64[] parameter(1)  ROOT r = f64[] add(x, y) }
+ENTRY main {
+  v = f32[300007] parameter(0)
+  m = f32[9,40001] parameter(1)
+  d = f64[200003] parameter(2)
+  zero = f32[] constant(0.5)
+  zd = f64[] constant(0)
+  r0 = f32[] reduce(v, zero), dimensions={0}, to_apply=add
+  r1 = f32[] reduce(m, zero), dimensions={0,1}, to_apply=add
+  r2 = f64[] reduce(d, zd), dimensions={0}, to_apply=addd
+  ROOT out = (f32[], f32[], f64[]) tuple(r0, r1, r2)
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 22, 0, 1);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-5, 1e-5, "scalar sums"));
+}
+
 }  // namespace
 }  // namespace sharc::codegen
