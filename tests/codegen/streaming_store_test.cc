@@ -1,5 +1,5 @@
-// Kernels whose outputs reach 16 MiB write them with non-temporal stores
-// (codegen/object_writer.h). Their results must not change: the stores that
+// Kernels whose outputs reach 16 MiB write them with non-temporal stores,
+// and inputs that large are prefetched ahead (codegen/object_writer.h). Their results must not change: the stores that
 // were aligned at run time and the ones that were not (odd row lengths,
 // shifted vector tails) both land, and the data is visible after the kernel
 // returns. Small kernels are left alone.
@@ -15,27 +15,34 @@ using testing_util::LiteralsMatch;
 using testing_util::RandomArgs;
 using testing_util::RunAsOneKernel;
 
+struct Edits {
+  int64_t nontemporal_stores = -1;
+  int64_t prefetches = -1;
+};
+
 // Runs `text` as one kernel and against the interpreter; returns how many
-// stores the compile made non-temporal.
-int64_t CheckAgainstInterpreter(const std::string& text, double tolerance) {
+// stores the compile made non-temporal and how many prefetches it added.
+Edits CheckAgainstInterpreter(const std::string& text, double tolerance) {
   testing_util::UseFreshCacheDir();
   absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::ParseAndVerifyModule(text);
   EXPECT_TRUE(module.ok()) << module.status();
-  if (!module.ok()) return -1;
+  if (!module.ok()) return {};
   std::vector<hlo::Literal> args = RandomArgs(**module, 3);
   absl::StatusOr<hlo::Literal> expected = hlo::Evaluate(**module, args);
   EXPECT_TRUE(expected.ok()) << expected.status();
-  const int64_t before = KernelCompiler::Global().stats().nontemporal_stores;
+  const CompileStats before = KernelCompiler::Global().stats();
   absl::StatusOr<hlo::Literal> actual = RunAsOneKernel(**module, args);
   EXPECT_TRUE(actual.ok()) << actual.status();
-  if (!expected.ok() || !actual.ok()) return -1;
+  if (!expected.ok() || !actual.ok()) return {};
   EXPECT_TRUE(LiteralsMatch(*expected, *actual, tolerance, tolerance));
-  return KernelCompiler::Global().stats().nontemporal_stores - before;
+  const CompileStats after = KernelCompiler::Global().stats();
+  return {after.nontemporal_stores - before.nontemporal_stores,
+          after.prefetches - before.prefetches};
 }
 
 // 16 MiB + 12 bytes: the last vector is shifted inwards, so unaligned.
 TEST(StreamingStoreTest, LargeElementwiseOutputIsExact) {
-  EXPECT_GT(CheckAgainstInterpreter(R"(
+  const Edits edits = CheckAgainstInterpreter(R"(
 HloModule big_elementwise
 ENTRY main {
   x = f32[4194307] parameter(0)
@@ -44,8 +51,9 @@ ENTRY main {
   ROOT r = f32[4194307] add(xx, y)
 }
 )",
-                                    0),
-            0);
+                                              0);
+  EXPECT_GT(edits.nontemporal_stores, 0);
+  EXPECT_GT(edits.prefetches, 0);  // both inputs are 16 MiB too
 }
 
 // Rows of 2051 floats: most rows start at an address that is not 64-byte
@@ -62,7 +70,8 @@ ENTRY main {
   ROOT d = f32[2049,2051] subtract(x, bmax)
 }
 )",
-                                    0),
+                                    0)
+                .nontemporal_stores,
             0);
 }
 
@@ -78,20 +87,22 @@ ENTRY main {
   ROOT t = (f32[2097157], f32[2097157]) tuple(s, p)
 }
 )",
-                                    0),
+                                    0)
+                .nontemporal_stores,
             2);
 }
 
-TEST(StreamingStoreTest, SmallOutputsStayCached) {
-  EXPECT_EQ(CheckAgainstInterpreter(R"(
+TEST(StreamingStoreTest, SmallBuffersAreLeftAlone) {
+  const Edits edits = CheckAgainstInterpreter(R"(
 HloModule small
 ENTRY main {
   x = f32[4099] parameter(0)
   ROOT r = f32[4099] tanh(x)
 }
 )",
-                                    2e-6),
-            0);
+                                              2e-6);
+  EXPECT_EQ(edits.nontemporal_stores, 0);
+  EXPECT_EQ(edits.prefetches, 0);
 }
 
 }  // namespace
