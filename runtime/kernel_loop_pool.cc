@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -10,6 +11,9 @@
 
 #ifdef _OPENMP
 #include <omp.h>
+#endif
+#if defined(__x86_64__)
+#include <immintrin.h>
 #endif
 
 namespace sharc::runtime {
@@ -97,6 +101,25 @@ int RunInOpenMpTeam(int threads, void* user_context, KernelLoopTask task, int mi
 }
 
 // ------------------------------------------------ the shared OpenMP executor --
+
+// How long a helper polls for the next loop, and a poster for its helpers to
+// leave, before sleeping. A futex wake-up costs tens of microseconds on this
+// VM, as much as a whole 256^3 GEMM task; kernels come back to back, so a
+// short poll catches most of them. Bounded, so an idle process goes quiet.
+constexpr std::chrono::microseconds kSpinBeforeSleep{50};
+
+// Polls `done` until it holds or kSpinBeforeSleep has passed.
+template <typename Done>
+bool SpinUntil(Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpinBeforeSleep;
+  for (int i = 0;; ++i) {
+    if (done()) return true;
+#if defined(__x86_64__)
+    _mm_pause();
+#endif
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() >= deadline) return false;
+  }
+}
 //
 // One OpenMP team for the whole process, started by the first loop that
 // needs it, on a thread of its own: `omp parallel num_threads(cores - 1)`
@@ -137,6 +160,7 @@ class LoopExecutor {
     {
       std::lock_guard<std::mutex> lock(mu_);
       jobs_.push_back(&job);
+      posted_.fetch_add(1, std::memory_order_release);
     }
     if (job.max_helpers >= threads_) {
       work_cv_.notify_all();
@@ -147,6 +171,13 @@ class LoopExecutor {
     {
       std::unique_lock<std::mutex> lock(mu_);
       jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
+      if (job.joined.load(std::memory_order_acquire) != 0) {
+        // No helper can join now; those inside are finishing their last
+        // iteration, usually within microseconds.
+        lock.unlock();
+        SpinUntil([&] { return job.joined.load(std::memory_order_acquire) == 0; });
+        lock.lock();
+      }
       done_cv_.wait(lock, [&] { return job.joined.load(std::memory_order_acquire) == 0; });
     }
     return job.error.load(std::memory_order_relaxed);
@@ -212,8 +243,14 @@ class LoopExecutor {
   [[noreturn]] void HelperLoop() {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      Job* job = nullptr;
-      work_cv_.wait(lock, [&] { return (job = Pick()) != nullptr; });
+      Job* job = Pick();
+      if (job == nullptr) {
+        const uint64_t seen = posted_.load(std::memory_order_acquire);
+        lock.unlock();
+        SpinUntil([&] { return posted_.load(std::memory_order_acquire) != seen; });
+        lock.lock();
+        work_cv_.wait(lock, [&] { return (job = Pick()) != nullptr; });
+      }
       job->joined.fetch_add(1, std::memory_order_relaxed);
       lock.unlock();
       Work(*job);
@@ -228,6 +265,7 @@ class LoopExecutor {
   std::condition_variable work_cv_;  // helpers: a loop was posted
   std::condition_variable done_cv_;  // posters: a loop's last helper left
   std::vector<Job*> jobs_;           // posted loops, oldest first
+  std::atomic<uint64_t> posted_{0};  // loops ever posted, for polling helpers
   int threads_ = 1;
 };
 
