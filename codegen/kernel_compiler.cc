@@ -24,7 +24,7 @@ namespace {
 
 // Bumped whenever lowerings or schedules change, so stale disk entries are
 // never loaded.
-constexpr const char* kCodegenVersion = "sharc-codegen-9";
+constexpr const char* kCodegenVersion = "sharc-codegen-10";
 
 uint64_t Fnv1a(const std::string& text, uint64_t seed) {
   uint64_t h = seed;
@@ -40,16 +40,16 @@ std::string HashHex(const std::string& text) {
                          Fnv1a(text, 0x9e3779b97f4a7c15ull));
 }
 
-Halide::Target KernelTarget(bool strict_float) {
+Halide::Target KernelTarget() {
   Halide::Target t = Halide::get_host_target();
-  t = t.with_feature(Halide::Target::NoRuntime)
-          .with_feature(Halide::Target::NoAsserts)
-          .with_feature(Halide::Target::NoBoundsQuery);
-  // Without StrictFloat Halide lets LLVM assume no NaNs; comparisons,
-  // maximum and is-finite must see them. Dots need contraction into FMAs,
-  // so kernels with a contraction give that up (documented in cli.md).
-  if (strict_float) t = t.with_feature(Halide::Target::StrictFloat);
-  return t;
+  // Without StrictFloat Halide lets LLVM assume there are no NaNs or
+  // infinities; comparisons, maximum and is-finite must see them. FMA
+  // contraction, which StrictFloat also forbids, is given back per
+  // instruction when the object is written (object_writer.h).
+  return t.with_feature(Halide::Target::NoRuntime)
+      .with_feature(Halide::Target::NoAsserts)
+      .with_feature(Halide::Target::NoBoundsQuery)
+      .with_feature(Halide::Target::StrictFloat);
 }
 
 // Buffers at least this large are streamed (codegen/object_writer.h):
@@ -73,13 +73,6 @@ StreamedBuffers StreamedBuffersOf(const KernelGraph& graph, const Halide::Pipeli
     }
   }
   return streamed;
-}
-
-bool HasContraction(const KernelGraph& graph) {
-  for (const hlo::Instruction* inst : graph.body) {
-    if (inst->opcode() == hlo::Opcode::kDot) return true;
-  }
-  return false;
 }
 
 thread_local std::string last_halide_error;
@@ -213,7 +206,7 @@ KernelCompiler::KernelCompiler() {
   } else {
     cache_dir_ = "/tmp/sharc-cache";
   }
-  target_ = KernelTarget(false).to_string();
+  target_ = KernelTarget().to_string();
 }
 
 std::string KernelCompiler::cache_dir() const {
@@ -237,7 +230,7 @@ CompileStats KernelCompiler::stats() const {
 }
 
 std::string KernelCompiler::Key(const KernelGraph& graph) const {
-  return HashHex(absl::StrCat(kCodegenVersion, "\n", KernelTarget(!HasContraction(graph)).to_string(),
+  return HashHex(absl::StrCat(kCodegenVersion, "\n", KernelTarget().to_string(),
                               "\n", CanonicalText(graph)));
 }
 
@@ -350,7 +343,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   const std::string obj = TempPath(library, ".o"), so = TempPath(library, ".so");
   try {
     Halide::Module module = built->pipeline.compile_to_module(
-        built->arguments, absl::StrCat("sharc_k_", key), KernelTarget(!built->has_contraction));
+        built->arguments, absl::StrCat("sharc_k_", key), KernelTarget());
     const ObjectWriteStats written =
         WriteKernelObject(module, obj, StreamedBuffersOf(graph, built->pipeline));
     nontemporal_stores_ += written.nontemporal_stores;

@@ -111,6 +111,26 @@ void PrefetchAhead(llvm::LoadInst* load) {
   b.CreateCall(prefetch, {ahead, b.getInt32(0), b.getInt32(2), b.getInt32(1)});
 }
 
+// Lets LLVM fuse a multiply and the add or subtract that consumes it into
+// one FMA, and nothing else: XLA's CPU backend compiles with
+// AllowFPOpFusion = Fast whatever its fast-math setting, so a*b+c rounding
+// once is within XLA's semantics. Halide's StrictFloat target forbids it
+// globally (and its fast mode would also assume there are no NaNs); the
+// per-instruction flag keeps every other IEEE rule.
+void AllowContraction(llvm::Module& module) {
+  for (llvm::Function& f : module) {
+    for (llvm::BasicBlock& block : f) {
+      for (llvm::Instruction& inst : block) {
+        const unsigned op = inst.getOpcode();
+        if (op == llvm::Instruction::FMul || op == llvm::Instruction::FAdd ||
+            op == llvm::Instruction::FSub) {
+          inst.setHasAllowContract(true);
+        }
+      }
+    }
+  }
+}
+
 ObjectWriteStats EditStreams(llvm::Module& module, const StreamedBuffers& streamed) {
   ObjectWriteStats stats;
   if (llvm::StringRef(module.getTargetTriple()).find("x86_64") == llvm::StringRef::npos) return stats;
@@ -149,6 +169,7 @@ ObjectWriteStats WriteKernelObject(const Halide::Module& module, const std::stri
                                    const StreamedBuffers& streamed) {
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvm_module = Halide::compile_module_to_llvm_module(module, context);
+  AllowContraction(*llvm_module);
   const ObjectWriteStats stats = EditStreams(*llvm_module, streamed);
   std::unique_ptr<llvm::raw_fd_ostream> out = Halide::make_raw_fd_ostream(path);
   Halide::compile_llvm_module_to_object(*llvm_module, *out);

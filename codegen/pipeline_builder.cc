@@ -170,7 +170,6 @@ absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
     if (row_kernel) break;
     Lowered& l = lowered.at(inst);
     if (l.kind == LoweringKind::kDot) {
-      built.has_contraction = true;
       bool fused = false;
       for (size_t k = 0; k < outputs.size() && !fused; ++k) {
         if (!output_scheduled[k] && FeedsOnlyElementwise(inst, graph.outputs[k], in_body) &&

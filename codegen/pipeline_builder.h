@@ -14,7 +14,6 @@ namespace sharc::codegen {
 struct BuiltPipeline {
   Halide::Pipeline pipeline;
   std::vector<Halide::Argument> arguments;  // the inputs, in kernel argument order
-  bool has_contraction = false;             // compile without StrictFloat (needs FMA)
   std::string lowered_text;                 // the Halide Funcs, for --dump-dir
 };
 

@@ -47,8 +47,8 @@ HloModule big_elementwise
 ENTRY main {
   x = f32[4194307] parameter(0)
   y = f32[4194307] parameter(1)
-  xx = f32[4194307] multiply(x, x)
-  ROOT r = f32[4194307] add(xx, y)
+  s = f32[4194307] add(x, y)
+  ROOT r = f32[4194307] multiply(s, x)
 }
 )",
                                               0);
