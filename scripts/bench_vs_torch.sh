@@ -35,16 +35,17 @@ export HL_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
 "$BUILD/benchmarks/bm_codegen_elementwise" --benchmark_repetitions=5 \
   --benchmark_report_aggregates_only=true --benchmark_format=json >"$OUT/halide2.json"
 
-/usr/bin/python3 - "$OUT" <<'PY'
+/usr/bin/python3 - "$OUT" "$THREADS" <<'PY'
 import json, sys
-out = sys.argv[1]
+out, threads = sys.argv[1], int(sys.argv[2])
 def medians(path):
     ms = {}
     for b in json.load(open(path))["benchmarks"]:
         if b.get("aggregate_name") != "median":
             continue
         unit = {"ns": 1e-6, "us": 1e-3, "ms": 1, "s": 1e3}[b["time_unit"]]
-        ms[b["run_name"].split("/")[0]] = b["real_time"] * unit
+        # "BM_X/real_time" -> BM_X; "BM_StreamCopy/2/real_time" -> BM_StreamCopy/2
+        ms[b["run_name"].removesuffix("/real_time")] = b["real_time"] * unit
     return ms
 h1, h2 = medians(f"{out}/halide1.json"), medians(f"{out}/halide2.json")
 torch = {}
@@ -55,7 +56,7 @@ rows = [("tanh(a*x+b), 16M f32", "BM_HalideTanhChain", "BM_LoopTanhChain", "tanh
         ("softmax rows [4096,1024]", "BM_HalideSoftmaxRows", "BM_LoopSoftmaxRows", "softmax_rows", 2 * 4 * 4096 * 1024),
         ("layernorm rows [4096,1024]", "BM_HalideLayernormRows", "BM_LoopLayernormRows", "layernorm_rows", 2 * 4 * 4096 * 1024),
         ("sum of 64M f32", "BM_HalideSum", "BM_LoopSum", "sum", 4 * (1 << 26))]
-copy = [h["BM_StreamCopy"] for h in (h1, h2)]
+copy = [h[f"BM_StreamCopy/{threads}"] for h in (h1, h2)]  # the peer on as many threads
 copy_gbps = [2 * 4 * (1 << 24) / (c * 1e-3) / 1e9 for c in copy]
 print(f"STREAM copy (16M f32): {copy[0]:.2f} / {copy[1]:.2f} ms = {copy_gbps[0]:.1f} / {copy_gbps[1]:.1f} GB/s")
 print()
