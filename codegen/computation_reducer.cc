@@ -5,6 +5,8 @@
 // expression per result and the placeholders replaced by the actual
 // accumulator and element, so reducers get exactly the kernels' semantics
 // (NaN rules, f16 rounding after every op) without a second implementation.
+// A `call` inside a reducer applies its callee the same way to the caller's
+// values (a callee returning a tuple is read through get-tuple-element).
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "codegen/kernel_graph.h"
@@ -34,11 +36,21 @@ absl::Status CheckReducerLowerable(const hlo::Instruction& inst, const hlo::Comp
   for (const hlo::Instruction* i : reducer.instructions()) {
     const hlo::Opcode op = i->opcode();
     if (op == hlo::Opcode::kParameter || (i == reducer.root() && op == hlo::Opcode::kTuple)) continue;
+    if (op == hlo::Opcode::kCall) {
+      const hlo::Computation* callee = i->attr_computation("to_apply");
+      if (callee == nullptr) return LoweringError(inst, "call " + i->name() + " has no callee");
+      if (absl::Status s = CheckReducerLowerable(inst, *callee); !s.ok()) return s;
+      continue;
+    }
+    if (op == hlo::Opcode::kGetTupleElement && i->operand(0)->opcode() == hlo::Opcode::kCall) {
+      continue;
+    }
     const bool elementwise = hlo::HasOpDef(op) && hlo::GetOpDef(op).traits.elementwise;
     if (!elementwise && op != hlo::Opcode::kConstant) {
       return LoweringError(inst, absl::StrCat("reducer '", reducer.name(), "' uses ",
                                               hlo::OpcodeName(op), " (", i->name(),
-                                              "); only elementwise ops and constants lower"));
+                                              "); only elementwise ops, constants and calls "
+                                              "of such computations lower"));
     }
     if (absl::Status s = CheckLowerable(*i); !s.ok()) return s;
   }
@@ -66,8 +78,39 @@ absl::StatusOr<std::vector<Halide::Expr>> ApplyReducer(const hlo::Instruction& i
     funcs.push_back(f);
     placeholders.emplace_back(placeholder.name(), args[static_cast<size_t>(k)]);
   }
+  // The results of a call whose callee returns a tuple, per element.
+  absl::flat_hash_map<const hlo::Instruction*, std::vector<Halide::Expr>> call_results;
+  auto bind = [&](const hlo::Instruction* i, const Halide::Expr& e) {
+    Halide::Func f(HalideName("call", inst));
+    f() = e;
+    values[i] = LoweredValue{f, i->shape()};
+    funcs.push_back(f);
+  };
   for (const hlo::Instruction* i : reducer.instructions()) {
     if (values.contains(i) || (i == reducer.root() && i->opcode() == hlo::Opcode::kTuple)) continue;
+    if (i->opcode() == hlo::Opcode::kCall) {
+      std::vector<Halide::Expr> call_args;
+      for (const hlo::Instruction* op : i->operands()) call_args.push_back(values.at(op).func());
+      absl::StatusOr<std::vector<Halide::Expr>> r =
+          ApplyReducer(inst, *i->attr_computation("to_apply"), call_args);
+      if (!r.ok()) return r.status();
+      if (i->shape().is_tuple()) {
+        call_results[i] = *std::move(r);
+      } else {
+        bind(i, r->at(0));
+      }
+      continue;
+    }
+    if (i->opcode() == hlo::Opcode::kGetTupleElement && call_results.contains(i->operand(0))) {
+      const std::vector<Halide::Expr>& elements = call_results.at(i->operand(0));
+      const int64_t index = i->attr_int("index", -1);
+      if (index < 0 || index >= static_cast<int64_t>(elements.size())) {
+        return LoweringError(inst, absl::StrCat(i->name(), " reads element ", index, " of ",
+                                                elements.size()));
+      }
+      bind(i, elements[static_cast<size_t>(index)]);
+      continue;
+    }
     std::vector<LoweredValue> operands;
     for (const hlo::Instruction* op : i->operands()) operands.push_back(values.at(op));
     absl::StatusOr<Lowered> l = FindLoweringRule(i->opcode())->lower(*i, operands);

@@ -145,9 +145,12 @@ ENTRY main {
 TEST(GatherScatterTest, UnsupportedScattersAreRefusedWithAReason) {
   constexpr const char* kText = R"(
 HloModule variadic
-sub { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] subtract(x, y) }
+neg { p = f32[] parameter(0)  ROOT n = f32[] negate(p) }
+same { p = f32[] parameter(0)  ROOT c = f32[] copy(p) }
 pair { a = f32[] parameter(0)  b = s32[] parameter(1)  c = f32[] parameter(2)  d = s32[] parameter(3)
-       x = f32[] call(a, c), to_apply=sub  y = s32[] add(b, d)  ROOT r = (f32[], s32[]) tuple(x, y) }
+       lt = pred[] compare(a, c), direction=LT
+       x = f32[] conditional(lt, a, c), true_computation=neg, false_computation=same
+       y = s32[] add(b, d)  ROOT r = (f32[], s32[]) tuple(x, y) }
 ENTRY main {
   a = f32[5] parameter(0)
   b = s32[5] parameter(1)
@@ -160,9 +163,9 @@ ENTRY main {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
   absl::Status s = CheckHalideSupports(*module);
   ASSERT_FALSE(s.ok());
-  // Variadic scatter lowers (general_window_scatter_test.cc); a combiner
-  // that is not elementwise does not.
-  EXPECT_NE(std::string(s.message()).find("uses call"), std::string::npos) << s;
+  // Variadic scatter lowers, and so does a combiner that calls another
+  // computation (general_window_scatter_test.cc); one that branches does not.
+  EXPECT_NE(std::string(s.message()).find("uses conditional"), std::string::npos) << s;
   EXPECT_NE(std::string(s.message()).find("scatter("), std::string::npos) << s;
 }
 

@@ -273,38 +273,71 @@ ENTRY main {
   EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 0, 0, "big scatter"));
 }
 
-// What still has no Halide lowering: a reducer or combiner that is not
-// elementwise (here it calls another computation). The error names the op.
-TEST(GeneralWindowScatterTest, NonElementwiseReducersAreRefusedWithAReason) {
+// Reducers and combiners that reach other computations through `call`
+// (a callee may itself call, or return a tuple read by get-tuple-element)
+// lower like inline ones: reduce, reduce-window and a variadic scatter.
+TEST(GeneralWindowScatterTest, ReducersThatCallOtherComputations) {
   constexpr const char* kText = R"(
-HloModule refused
+HloModule calls
 sub { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] subtract(x, y) }
-calls { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT c = f32[] call(x, y), to_apply=sub }
+halve { x = f32[] parameter(0)  h = f32[] constant(0.5)  ROOT r = f32[] multiply(x, h) }
+calls { x = f32[] parameter(0)  y = f32[] parameter(1)  d = f32[] call(x, y), to_apply=sub
+        ROOT c = f32[] call(d), to_apply=halve }
+both { a = f32[] parameter(0)  b = s32[] parameter(1)  c = f32[] parameter(2)  d = s32[] parameter(3)
+       x = f32[] maximum(a, c)  y = s32[] add(b, d)  ROOT t = (f32[], s32[]) tuple(x, y) }
 pair { a = f32[] parameter(0)  b = s32[] parameter(1)  c = f32[] parameter(2)  d = s32[] parameter(3)
-       x = f32[] call(a, c), to_apply=sub  y = s32[] add(b, d)  ROOT r = (f32[], s32[]) tuple(x, y) }
+       t = (f32[], s32[]) call(a, b, c, d), to_apply=both
+       x = f32[] get-tuple-element(t), index=0  y = s32[] get-tuple-element(t), index=1
+       ROOT r = (f32[], s32[]) tuple(x, y) }
 ENTRY main {
-  a = f32[5] parameter(0)
-  b = s32[5] parameter(1)
+  a = f32[5,3] parameter(0)
+  b = s32[5,3] parameter(1)
   i = s32[2,1] parameter(2)
-  u = f32[2] parameter(3)
-  v = s32[2] parameter(4)
+  u = f32[2,3] parameter(3)
+  v = s32[2,3] parameter(4)
   z = f32[] constant(0)
-  ROOT OP
+  zi = s32[] constant(0)
+  w = f32[4,3] reduce-window(a, z), window={size=2x1}, to_apply=calls
+  r = f32[3] reduce(a, z), dimensions={0}, to_apply=calls
+  p = (f32[3], s32[3]) reduce(a, b, z, zi), dimensions={0}, to_apply=pair
+  pv = f32[3] get-tuple-element(p), index=0
+  pi = s32[3] get-tuple-element(p), index=1
+  s = (f32[5,3], s32[5,3]) scatter(a, b, i, u, v), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=pair
+  sv = f32[5,3] get-tuple-element(s), index=0
+  si = s32[5,3] get-tuple-element(s), index=1
+  ROOT out = (f32[4,3], f32[3], f32[3], s32[3], f32[5,3], s32[5,3]) tuple(w, r, pv, pi, sv, si)
 }
 )";
-  for (const char* op :
-       {"r = f32[4] reduce-window(a, z), window={size=2}, to_apply=calls",
-        "s = (f32[5], s32[5]) scatter(a, b, i, u, v), update_window_dims={}, inserted_window_dims={0}, "
-        "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=pair"}) {
-    const std::string text = absl::StrReplaceAll(kText, {{"OP", op}});
-    ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
-    absl::Status s = CheckHalideSupports(*module);
-    ASSERT_FALSE(s.ok()) << text;
-    EXPECT_NE(std::string(s.message()).find("uses call"), std::string::npos) << s;
-    EXPECT_NE(std::string(s.message()).find(op[0] == 'r' ? "reduce-window(" : "scatter("),
-              std::string::npos)
-        << s;
-  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
+  ASSERT_OK(CheckHalideSupports(*module));
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 83, -3, 3, true);
+  args[2].SetFromInt64(0, 3);
+  args[2].SetFromInt64(1, 1);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunWithHalideFactory(*module, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 0, 0, "calling reducers"));
+}
+
+// What still has no Halide lowering: a reducer that branches (conditional)
+// or loops. The error names the op and what the reducer uses.
+TEST(GeneralWindowScatterTest, BranchingReducersAreRefusedWithAReason) {
+  constexpr const char* kText = R"(
+HloModule refused
+neg { p = f32[] parameter(0)  ROOT n = f32[] negate(p) }
+same { p = f32[] parameter(0)  ROOT c = f32[] copy(p) }
+picks { x = f32[] parameter(0)  y = f32[] parameter(1)  lt = pred[] compare(x, y), direction=LT
+        ROOT c = f32[] conditional(lt, x, y), true_computation=neg, false_computation=same }
+ENTRY main {
+  a = f32[5] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[4] reduce-window(a, z), window={size=2}, to_apply=picks
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
+  absl::Status s = CheckHalideSupports(*module);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("uses conditional"), std::string::npos) << s;
+  EXPECT_NE(std::string(s.message()).find("reduce-window("), std::string::npos) << s;
 }
 
 }  // namespace

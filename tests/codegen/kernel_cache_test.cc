@@ -70,16 +70,17 @@ TEST(KernelCacheTest, SecondCompileDoesNotInvokeLlvm) {
 }
 
 TEST(KernelCacheTest, UnsupportedOpIsAClearError) {
-  // A reducer that is not elementwise (it calls another computation) has no
-  // Halide lowering.
+  // A reducer that branches (conditional) has no Halide lowering.
   constexpr const char* kWindow = R"(
 HloModule g
-sub { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] subtract(x, y) }
-calls { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT c = f32[] call(x, y), to_apply=sub }
+neg { p = f32[] parameter(0)  ROOT n = f32[] negate(p) }
+same { p = f32[] parameter(0)  ROOT c = f32[] copy(p) }
+picks { x = f32[] parameter(0)  y = f32[] parameter(1)  lt = pred[] compare(x, y), direction=LT
+        ROOT c = f32[] conditional(lt, x, y), true_computation=neg, false_computation=same }
 ENTRY main {
   x = f32[5,3] parameter(0)
   z = f32[] constant(0)
-  ROOT r = f32[4,3] reduce-window(x, z), window={size=2x1}, to_apply=calls
+  ROOT r = f32[4,3] reduce-window(x, z), window={size=2x1}, to_apply=picks
 }
 )";
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kWindow));
