@@ -27,6 +27,16 @@
 
 namespace sharc::codegen::testing_util {
 
+// Scalar computations defining `picks`, a reducer Halide does not lower
+// (it branches through a conditional): the tests' example of an op with no
+// Halide lowering. Put it before the ENTRY of a module text.
+inline constexpr const char* kBranchingReducer = R"(
+neg { p = f32[] parameter(0)  ROOT n = f32[] negate(p) }
+same { p = f32[] parameter(0)  ROOT c = f32[] copy(p) }
+picks { x = f32[] parameter(0)  y = f32[] parameter(1)  lt = pred[] compare(x, y), direction=LT
+        ROOT c = f32[] conditional(lt, x, y), true_computation=neg, false_computation=same }
+)";
+
 // Every array element type of the IR, for tests parameterised over dtypes.
 inline std::vector<hlo::PrimitiveType> AllTypes() {
   int count = 0;

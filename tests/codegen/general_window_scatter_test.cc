@@ -321,19 +321,14 @@ ENTRY main {
 // What still has no Halide lowering: a reducer that branches (conditional)
 // or loops. The error names the op and what the reducer uses.
 TEST(GeneralWindowScatterTest, BranchingReducersAreRefusedWithAReason) {
-  constexpr const char* kText = R"(
-HloModule refused
-neg { p = f32[] parameter(0)  ROOT n = f32[] negate(p) }
-same { p = f32[] parameter(0)  ROOT c = f32[] copy(p) }
-picks { x = f32[] parameter(0)  y = f32[] parameter(1)  lt = pred[] compare(x, y), direction=LT
-        ROOT c = f32[] conditional(lt, x, y), true_computation=neg, false_computation=same }
+  const std::string text = absl::StrCat("HloModule refused\n", testing_util::kBranchingReducer, R"(
 ENTRY main {
   a = f32[5] parameter(0)
   z = f32[] constant(0)
   ROOT r = f32[4] reduce-window(a, z), window={size=2}, to_apply=picks
 }
-)";
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
+)");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
   absl::Status s = CheckHalideSupports(*module);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(std::string(s.message()).find("uses conditional"), std::string::npos) << s;

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/codegen/codegen_test_util.h"
 
 namespace sharc::codegen {
 namespace {
@@ -107,17 +108,13 @@ TEST_F(HalideCliTest, CompileDumpsEveryStageAndSecondCompileIsCached) {
 
 TEST_F(HalideCliTest, UnsupportedOpIsAnErrorOnlyWhenHalideIsAskedFor) {
   // A reducer that branches (conditional) has no Halide lowering.
-  const std::string file = Write("g.hlo", R"(HloModule g
-neg { p = f32[] parameter(0)  ROOT n = f32[] negate(p) }
-same { p = f32[] parameter(0)  ROOT c = f32[] copy(p) }
-picks { x = f32[] parameter(0)  y = f32[] parameter(1)  lt = pred[] compare(x, y), direction=LT
-        ROOT c = f32[] conditional(lt, x, y), true_computation=neg, false_computation=same }
+  const std::string file = Write("g.hlo", absl::StrCat("HloModule g\n", testing_util::kBranchingReducer, R"(
 ENTRY main {
   x = f32[5,3] parameter(0)
   z = f32[] constant(0)
   ROOT r = f32[4,3] reduce-window(x, z), window={size=2x1}, to_apply=picks
 }
-)");
+)"));
   CommandResult forced = Sharc(absl::StrCat("run ", file, " --random-inputs --backend halide"));
   EXPECT_EQ(forced.exit_code, 1);
   EXPECT_THAT(forced.err, HasSubstr("--backend halide"));

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "absl/strings/str_cat.h"
 #include "codegen/kernel_compiler.h"
 #include "gtest/gtest.h"
 #include "tests/codegen/codegen_test_util.h"
@@ -71,19 +72,14 @@ TEST(KernelCacheTest, SecondCompileDoesNotInvokeLlvm) {
 
 TEST(KernelCacheTest, UnsupportedOpIsAClearError) {
   // A reducer that branches (conditional) has no Halide lowering.
-  constexpr const char* kWindow = R"(
-HloModule g
-neg { p = f32[] parameter(0)  ROOT n = f32[] negate(p) }
-same { p = f32[] parameter(0)  ROOT c = f32[] copy(p) }
-picks { x = f32[] parameter(0)  y = f32[] parameter(1)  lt = pred[] compare(x, y), direction=LT
-        ROOT c = f32[] conditional(lt, x, y), true_computation=neg, false_computation=same }
+  const std::string window = absl::StrCat("HloModule g\n", testing_util::kBranchingReducer, R"(
 ENTRY main {
   x = f32[5,3] parameter(0)
   z = f32[] constant(0)
   ROOT r = f32[4,3] reduce-window(x, z), window={size=2x1}, to_apply=picks
 }
-)";
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kWindow));
+)");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(window));
   absl::Status st = CheckHalideSupports(*module);
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("reduce-window"), std::string::npos) << st.message();
