@@ -22,14 +22,22 @@ struct FreeDeleter {
 };
 
 absl::StatusOr<std::shared_ptr<uint8_t>> AllocateAligned(int64_t bytes, const hlo::Shape& shape) {
-  // aligned_alloc wants a multiple of the alignment; never ask for 0 bytes so
-  // that every array (even an empty one) has a distinct, valid address.
-  const int64_t alignment = bytes >= kHugePageMinBytes ? kHugePageBytes : kBufferAlignment;
-  int64_t rounded = ((bytes + alignment - 1) / alignment) * alignment;
-  if (rounded == 0) rounded = alignment;
-  void* p = std::aligned_alloc(static_cast<size_t>(alignment), static_cast<size_t>(rounded));
-  if (p != nullptr && alignment == kHugePageBytes) {
-    madvise(p, static_cast<size_t>(rounded), MADV_HUGEPAGE);  // advice only; failure is harmless
+  void* p = nullptr;
+  if (bytes >= kHugePageMinBytes) {
+    // Whole 4 KiB pages, not whole huge pages: the tail of the last 2 MiB
+    // stays ordinary memory rather than up to 2 MiB more per array.
+    const int64_t rounded = (bytes + 4095) / 4096 * 4096;
+    if (posix_memalign(&p, static_cast<size_t>(kHugePageBytes), static_cast<size_t>(rounded)) != 0) {
+      p = nullptr;
+    } else {
+      madvise(p, static_cast<size_t>(rounded), MADV_HUGEPAGE);  // advice only; failure is harmless
+    }
+  } else {
+    // aligned_alloc wants a multiple of the alignment; never ask for 0 bytes
+    // so that every array (even an empty one) has a distinct, valid address.
+    int64_t rounded = (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+    if (rounded == 0) rounded = kBufferAlignment;
+    p = std::aligned_alloc(static_cast<size_t>(kBufferAlignment), static_cast<size_t>(rounded));
   }
   if (p == nullptr) {
     return absl::ResourceExhaustedError(
