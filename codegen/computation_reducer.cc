@@ -39,6 +39,14 @@ absl::Status CheckReducerLowerable(const hlo::Instruction& inst, const hlo::Comp
     if (op == hlo::Opcode::kCall) {
       const hlo::Computation* callee = i->attr_computation("to_apply");
       if (callee == nullptr) return LoweringError(inst, "call " + i->name() + " has no callee");
+      // Scalars in (tuples only come out, read by get-tuple-element).
+      for (const hlo::Instruction* p : callee->parameters()) {
+        if (!p->shape().is_array() || !p->shape().is_scalar()) {
+          return LoweringError(inst, absl::StrCat("reducer '", reducer.name(), "' calls '",
+                                                  callee->name(), "' with a non-scalar ",
+                                                  p->shape().ToString()));
+        }
+      }
       if (absl::Status s = CheckReducerLowerable(inst, *callee); !s.ok()) return s;
       continue;
     }
@@ -57,10 +65,13 @@ absl::Status CheckReducerLowerable(const hlo::Instruction& inst, const hlo::Comp
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Halide::Expr>> ApplyReducer(const hlo::Instruction& inst,
+namespace {
+
+// ApplyReducer once CheckReducerLowerable has passed for `reducer` (and so
+// for everything it calls).
+absl::StatusOr<std::vector<Halide::Expr>> ApplyChecked(const hlo::Instruction& inst,
                                                        const hlo::Computation& reducer,
                                                        const std::vector<Halide::Expr>& args) {
-  if (absl::Status s = CheckReducerLowerable(inst, reducer); !s.ok()) return s;
   if (static_cast<size_t>(reducer.num_parameters()) != args.size()) {
     return LoweringError(inst, absl::StrCat("reducer '", reducer.name(), "' takes ",
                                             reducer.num_parameters(), " values, given ", args.size()));
@@ -92,7 +103,7 @@ absl::StatusOr<std::vector<Halide::Expr>> ApplyReducer(const hlo::Instruction& i
       std::vector<Halide::Expr> call_args;
       for (const hlo::Instruction* op : i->operands()) call_args.push_back(values.at(op).func());
       absl::StatusOr<std::vector<Halide::Expr>> r =
-          ApplyReducer(inst, *i->attr_computation("to_apply"), call_args);
+          ApplyChecked(inst, *i->attr_computation("to_apply"), call_args);
       if (!r.ok()) return r.status();
       if (i->shape().is_tuple()) {
         call_results[i] = *std::move(r);
@@ -133,6 +144,15 @@ absl::StatusOr<std::vector<Halide::Expr>> ApplyReducer(const hlo::Instruction& i
     results.push_back(e);
   }
   return results;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Halide::Expr>> ApplyReducer(const hlo::Instruction& inst,
+                                                       const hlo::Computation& reducer,
+                                                       const std::vector<Halide::Expr>& args) {
+  if (absl::Status s = CheckReducerLowerable(inst, reducer); !s.ok()) return s;
+  return ApplyChecked(inst, reducer, args);
 }
 
 }  // namespace sharc::codegen

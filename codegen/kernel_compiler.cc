@@ -24,7 +24,7 @@ namespace {
 
 // Bumped whenever lowerings or schedules change, so stale disk entries are
 // never loaded.
-constexpr const char* kCodegenVersion = "sharc-codegen-10";
+constexpr const char* kCodegenVersion = "sharc-codegen-11";
 
 uint64_t Fnv1a(const std::string& text, uint64_t seed) {
   uint64_t h = seed;
@@ -58,14 +58,19 @@ Halide::Target KernelTarget() {
 // every line; inputs prefetched ahead of their loads.
 constexpr int64_t kStreamedBytes = int64_t{16} << 20;
 
-// All outputs when together they reach kStreamedBytes; each input that does.
-// Input k is the pipeline's ImageParam "in<k>" (pipeline_builder.cc).
+// When the outputs together reach kStreamedBytes, each output of at least a
+// quarter of that (a small side output stays in the cache for its reader);
+// each input that reaches kStreamedBytes. Output k is the pipeline's Func
+// outputs()[k], input k its ImageParam "in<k>" (pipeline_builder.cc).
 StreamedBuffers StreamedBuffersOf(const KernelGraph& graph, const Halide::Pipeline& pipeline) {
   StreamedBuffers streamed;
   int64_t output_bytes = 0;
   for (size_t k = 0; k < graph.outputs.size(); ++k) output_bytes += OutputShape(graph, k).byte_size();
-  if (output_bytes >= kStreamedBytes) {
-    for (const Halide::Func& f : pipeline.outputs()) streamed.outputs.push_back(f.name());
+  const std::vector<Halide::Func> outputs = pipeline.outputs();
+  for (size_t k = 0; k < graph.outputs.size() && output_bytes >= kStreamedBytes; ++k) {
+    if (k < outputs.size() && OutputShape(graph, k).byte_size() >= kStreamedBytes / 4) {
+      streamed.outputs.push_back(outputs[k].name());
+    }
   }
   for (size_t k = 0; k < graph.inputs.size(); ++k) {
     if (graph.inputs[k]->shape().byte_size() >= kStreamedBytes) {

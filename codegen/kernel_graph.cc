@@ -1,6 +1,7 @@
 #include "codegen/kernel_graph.h"
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "codegen/lowering.h"
 
@@ -30,10 +31,27 @@ std::string Rename(const std::string& text,
   return out;
 }
 
-std::string ComputationText(const hlo::Computation& c) {
-  std::string out = absl::StrCat("{", c.name(), ":");
+// A called computation's text and, after it, that of every computation it
+// reaches (a reducer's `call` prints only the callee's name, and two
+// modules may give one name different bodies), each once.
+void AppendComputationText(const hlo::Computation& c,
+                           absl::flat_hash_set<const hlo::Computation*>& seen, std::string& out) {
+  if (!seen.insert(&c).second) return;
+  absl::StrAppend(&out, "{", c.name(), ":");
   for (const hlo::Instruction* inst : c.instructions()) absl::StrAppend(&out, inst->ToString(), ";");
-  return out + "}";
+  absl::StrAppend(&out, "}");
+  for (const hlo::Instruction* inst : c.instructions()) {
+    for (const hlo::Computation* callee : inst->called_computations()) {
+      AppendComputationText(*callee, seen, out);
+    }
+  }
+}
+
+std::string ComputationText(const hlo::Computation& c) {
+  absl::flat_hash_set<const hlo::Computation*> seen;
+  std::string out;
+  AppendComputationText(c, seen, out);
+  return out;
 }
 
 // Adds `inst` as the kernel's output, element by element if it is a tuple

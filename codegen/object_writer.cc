@@ -19,8 +19,11 @@
 namespace sharc::codegen {
 namespace {
 
-// The widest store the target writes in one instruction; non-temporal
-// stores need their address aligned to it.
+// The narrowest vector access streamed (an AVX2 register; Halide splits
+// vectors into the target's native width) and the widest alignment asked
+// for (an AVX-512 register). A non-temporal store needs its address aligned
+// to its own size.
+constexpr uint64_t kMinStreamBytes = 32;
 constexpr uint64_t kStreamAlignment = 64;
 
 // How far ahead of a streamed load to prefetch: past what the core's own
@@ -54,39 +57,42 @@ bool Accesses(const llvm::Instruction& access, const std::vector<std::string>& b
   return false;
 }
 
-// An access of whole chunks of the widest vector register.
-bool IsFullVector(llvm::Type* type, const llvm::DataLayout& layout) {
-  if (!type->isVectorTy()) return false;
+// The alignment a vector access of `type` needs to be streamed: its size
+// up to kStreamAlignment, or 0 if it is not a whole vector register.
+uint64_t StreamAlignment(llvm::Type* type, const llvm::DataLayout& layout) {
+  if (!type->isVectorTy()) return 0;
   const uint64_t bytes = layout.getTypeStoreSize(type).getFixedSize();
-  return bytes >= kStreamAlignment && bytes % kStreamAlignment == 0;
+  if (bytes < kMinStreamBytes) return 0;
+  const uint64_t alignment = std::min(bytes, kStreamAlignment);
+  return bytes % alignment == 0 && (alignment & (alignment - 1)) == 0 ? alignment : 0;
 }
 
-void MarkNonTemporal(llvm::StoreInst* store) {
+void MarkNonTemporal(llvm::StoreInst* store, uint64_t alignment) {
   llvm::LLVMContext& ctx = store->getContext();
   llvm::MDNode* one = llvm::MDNode::get(
       ctx, llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 1)));
   store->setMetadata(llvm::LLVMContext::MD_nontemporal, one);
-  store->setAlignment(llvm::Align(std::max<uint64_t>(store->getAlign().value(), kStreamAlignment)));
+  store->setAlignment(llvm::Align(std::max<uint64_t>(store->getAlign().value(), alignment)));
 }
 
 // Halide proves alignment only when it knows the index modulo the vector;
 // tails shifted inwards make it unknown. Where it could not, the store is
 // versioned on the address: non-temporal when aligned, as before otherwise.
-void StreamStore(llvm::StoreInst* store) {
-  if (store->getAlign().value() >= kStreamAlignment) {
-    MarkNonTemporal(store);
+void StreamStore(llvm::StoreInst* store, uint64_t alignment) {
+  if (store->getAlign().value() >= alignment) {
+    MarkNonTemporal(store, alignment);
     return;
   }
   llvm::IRBuilder<> b(store);
   llvm::Value* address = b.CreatePtrToInt(store->getPointerOperand(), b.getInt64Ty());
   llvm::Value* aligned =
-      b.CreateICmpEQ(b.CreateAnd(address, b.getInt64(kStreamAlignment - 1)), b.getInt64(0));
+      b.CreateICmpEQ(b.CreateAnd(address, b.getInt64(alignment - 1)), b.getInt64(0));
   llvm::Instruction* then_point = nullptr;
   llvm::Instruction* else_point = nullptr;
   llvm::SplitBlockAndInsertIfThenElse(aligned, store, &then_point, &else_point);
   auto* streamed = llvm::cast<llvm::StoreInst>(store->clone());
   streamed->insertBefore(then_point);
-  MarkNonTemporal(streamed);
+  MarkNonTemporal(streamed, alignment);
   store->moveBefore(else_point);
 }
 
@@ -136,17 +142,17 @@ ObjectWriteStats EditStreams(llvm::Module& module, const StreamedBuffers& stream
   if (llvm::StringRef(module.getTargetTriple()).find("x86_64") == llvm::StringRef::npos) return stats;
   const llvm::DataLayout& layout = module.getDataLayout();
   for (llvm::Function& f : module) {
-    std::vector<llvm::StoreInst*> stores;
+    std::vector<std::pair<llvm::StoreInst*, uint64_t>> stores;
     std::vector<llvm::LoadInst*> loads;
     for (llvm::BasicBlock& block : f) {
       for (llvm::Instruction& inst : block) {
         if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst)) {
-          if (store->isSimple() && IsFullVector(store->getValueOperand()->getType(), layout) &&
-              Accesses(*store, streamed.outputs)) {
-            stores.push_back(store);
+          const uint64_t alignment = StreamAlignment(store->getValueOperand()->getType(), layout);
+          if (store->isSimple() && alignment != 0 && Accesses(*store, streamed.outputs)) {
+            stores.emplace_back(store, alignment);
           }
         } else if (auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst)) {
-          if (load->isSimple() && IsFullVector(load->getType(), layout) &&
+          if (load->isSimple() && StreamAlignment(load->getType(), layout) != 0 &&
               Accesses(*load, streamed.inputs)) {
             loads.push_back(load);
           }
@@ -156,7 +162,7 @@ ObjectWriteStats EditStreams(llvm::Module& module, const StreamedBuffers& stream
     for (llvm::LoadInst* load : loads) PrefetchAhead(load);
     stats.prefetches += static_cast<int>(loads.size());
     if (stores.empty()) continue;
-    for (llvm::StoreInst* store : stores) StreamStore(store);
+    for (const auto& [store, alignment] : stores) StreamStore(store, alignment);
     FenceBeforeReturns(f);
     stats.nontemporal_stores += static_cast<int>(stores.size());
   }

@@ -59,16 +59,26 @@ void ScheduleLongRowSum(Halide::Func f, Halide::RDom r, const hlo::Shape& result
     const int64_t tasks = std::min(kMaxSumTasks, elements / kSumTaskElements);
     if (tasks >= 2) {
       Halide::Var c("chunk");
+      Halide::RVar rc("rc"), rm("rm");
       Halide::Func partial;
-      if (r.dimensions() >= 2) {
-        Halide::RVar outer(r[r.dimensions() - 1]);
-        partial = f.update().split(rx, rxo, rxi, lanes * 4).rfactor({{outer, c}, {rxi, u}});
-      } else {
-        const int64_t groups = (elements + lanes * 4 - 1) / (lanes * 4);
-        Halide::RVar rc("rc"), rxm("rxm");
+      const int last = r.dimensions() - 1;
+      const int64_t outer = *Halide::Internal::as_const_int(r[last].extent());
+      if (last >= 1 && outer >= 2) {
+        // Chunks of whole outer rows (about `tasks` of them).
+        const int64_t chunks = std::min(tasks, outer);
+        Halide::RVar ro(r[last]);
         partial = f.update()
                       .split(rx, rxo, rxi, lanes * 4)
-                      .split(rxo, rc, rxm, static_cast<int>((groups + tasks - 1) / tasks))
+                      .split(ro, rc, rm, static_cast<int>((outer + chunks - 1) / chunks))
+                      .rfactor({{rc, c}, {rxi, u}});
+      } else {
+        // Chunks of the innermost dim (the only one longer than 1 when the
+        // outer ones are 1).
+        const int64_t inner = *Halide::Internal::as_const_int(r[0].extent());
+        const int64_t groups = (inner + lanes * 4 - 1) / (lanes * 4);
+        partial = f.update()
+                      .split(rx, rxo, rxi, lanes * 4)
+                      .split(rxo, rc, rm, static_cast<int>((groups + tasks - 1) / tasks))
                       .rfactor({{rc, c}, {rxi, u}});
       }
       partial.compute_root().vectorize(u, lanes).unroll(u);

@@ -30,7 +30,9 @@ absl::StatusOr<std::shared_ptr<uint8_t>> AllocateAligned(int64_t bytes, const hl
     if (posix_memalign(&p, static_cast<size_t>(kHugePageBytes), static_cast<size_t>(rounded)) != 0) {
       p = nullptr;
     } else {
+#ifdef MADV_HUGEPAGE
       madvise(p, static_cast<size_t>(rounded), MADV_HUGEPAGE);  // advice only; failure is harmless
+#endif
     }
   } else {
     // aligned_alloc wants a multiple of the alignment; never ask for 0 bytes

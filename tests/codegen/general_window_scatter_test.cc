@@ -318,6 +318,27 @@ ENTRY main {
   EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 0, 0, "calling reducers"));
 }
 
+// A callee that takes a tuple (a call result passed on whole) is refused
+// with a reason rather than lowered wrongly.
+TEST(GeneralWindowScatterTest, CallsWithTupleArgumentsAreRefused) {
+  constexpr const char* kText = R"(
+HloModule tuple_arg
+first { t = (f32[], f32[]) parameter(0)  ROOT x = f32[] get-tuple-element(t), index=0 }
+both { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT t = (f32[], f32[]) tuple(x, y) }
+calls { x = f32[] parameter(0)  y = f32[] parameter(1)  t = (f32[], f32[]) call(x, y), to_apply=both
+        ROOT c = f32[] call(t), to_apply=first }
+ENTRY main {
+  a = f32[5] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[4] reduce-window(a, z), window={size=2}, to_apply=calls
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
+  absl::Status s = CheckHalideSupports(*module);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("with a non-scalar"), std::string::npos) << s;
+}
+
 // What still has no Halide lowering: a reducer that branches (conditional)
 // or loops. The error names the op and what the reducer uses.
 TEST(GeneralWindowScatterTest, BranchingReducersAreRefusedWithAReason) {

@@ -70,6 +70,34 @@ TEST(KernelCacheTest, SecondCompileDoesNotInvokeLlvm) {
   std::filesystem::remove_all(dir);
 }
 
+// A reducer's `call` prints only the callee's name: two modules that give
+// the same name different bodies must still get different kernels.
+TEST(KernelCacheTest, KeyCoversComputationsAReducerCalls) {
+  testing_util::UseFreshCacheDir();
+  KernelCompiler& compiler = KernelCompiler::Global();
+  std::vector<std::string> keys;
+  for (const char* op : {"add", "multiply"}) {
+    const std::string text = absl::StrCat(R"(
+HloModule calls
+helper { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] )", op, R"((x, y) }
+calls { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT c = f32[] call(x, y), to_apply=helper }
+ENTRY main {
+  a = f32[6,5] parameter(0)
+  one = f32[] constant(1)
+  ROOT r = f32[5] reduce(a, one), dimensions={0}, to_apply=calls
+}
+)");
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
+    ASSERT_OK_AND_ASSIGN(KernelGraph graph, GraphForComputation(*module->entry()));
+    keys.push_back(compiler.Key(graph));
+    std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 4);
+    ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+    ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+    EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-6, 1e-6)) << op;
+  }
+  EXPECT_NE(keys[0], keys[1]);
+}
+
 TEST(KernelCacheTest, UnsupportedOpIsAClearError) {
   // A reducer that branches (conditional) has no Halide lowering.
   const std::string window = absl::StrCat("HloModule g\n", testing_util::kBranchingReducer, R"(

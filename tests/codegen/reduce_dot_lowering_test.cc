@@ -161,7 +161,8 @@ ENTRY main {
 
 // A sum to a scalar of more than two tasks' worth of elements is cut into
 // chunks summed in parallel: one long vector (chunks of its own length, the
-// last one short), and a matrix (a chunk per row).
+// last one short), matrices (chunks of rows: few long rows, many short
+// ones) and a matrix of one row (chunks of that row).
 TEST(ReduceLoweringTest, ScalarSumsSplitIntoParallelChunks) {
   const std::string text = R"(
 HloModule scalar_sums
@@ -171,12 +172,16 @@ ENTRY main {
   v = f32[300007] parameter(0)
   m = f32[9,40001] parameter(1)
   d = f64[200003] parameter(2)
+  w = f32[2003,300] parameter(3)
+  o = f32[1,200003] parameter(4)
   zero = f32[] constant(0.5)
   zd = f64[] constant(0)
   r0 = f32[] reduce(v, zero), dimensions={0}, to_apply=add
   r1 = f32[] reduce(m, zero), dimensions={0,1}, to_apply=add
   r2 = f64[] reduce(d, zd), dimensions={0}, to_apply=addd
-  ROOT out = (f32[], f32[], f64[]) tuple(r0, r1, r2)
+  r3 = f32[] reduce(w, zero), dimensions={0,1}, to_apply=add
+  r4 = f32[] reduce(o, zero), dimensions={0,1}, to_apply=add
+  ROOT out = (f32[], f32[], f64[], f32[], f32[]) tuple(r0, r1, r2, r3, r4)
 }
 )";
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
