@@ -315,26 +315,31 @@ TEST(CApiCompile, ShardingsThatDoNotFitTheDevicesAreCompileErrors) {
 // interpreter's kernels and says so in the notes; asking for Halide is a
 // compile error naming the op.
 TEST(CApiBackend, InterpreterFallbackIsANoteAndHalideOnlyAnError) {
-  // reduce-window with a reducer that calls another computation (not
+  // reduce-window with a reducer that branches (a conditional is not
   // elementwise, so it has no Halide lowering).
   Owned<sharc_module> module = ParseOrDie(R"(HloModule window_diff, num_partitions=2
 
-%sub {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %d = f32[] subtract(%a, %b)
+%neg {
+  %p = f32[] parameter(0)
+  ROOT %n = f32[] negate(%p)
 }
 
-%calls_sub {
+%same {
+  %p = f32[] parameter(0)
+  ROOT %c = f32[] copy(%p)
+}
+
+%picks {
   %a = f32[] parameter(0)
   %b = f32[] parameter(1)
-  ROOT %c = f32[] call(%a, %b), to_apply=%sub
+  %lt = pred[] compare(%a, %b), direction=LT
+  ROOT %c = f32[] conditional(%lt, %a, %b), true_computation=%neg, false_computation=%same
 }
 
 ENTRY %main {
   %operand = f32[5,4] parameter(0)
   %zero = f32[] constant(0)
-  ROOT %diff = f32[4,4] reduce-window(%operand, %zero), window={size=2x1}, to_apply=%calls_sub
+  ROOT %diff = f32[4,4] reduce-window(%operand, %zero), window={size=2x1}, to_apply=%picks
 }
 )");
   ASSERT_NE(module, nullptr);
