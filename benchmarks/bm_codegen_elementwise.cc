@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -51,13 +52,20 @@ void BM_StreamCopy(benchmark::State& state) {
   SetBytes(state, 2.0 * kChain * sizeof(float));
 }
 
+// a*x+b over kChain floats, and tanh of it when `with_tanh`.
+std::string ChainModule(bool with_tanh) {
+  const std::string n = absl::StrCat("f32[", kChain, "]");
+  return absl::StrCat("HloModule chain\nENTRY main {\n  x = ", n, " parameter(0)\n",
+                      "  a = f32[] parameter(1)\n  b = f32[] parameter(2)\n",
+                      "  ba = ", n, " broadcast(a), dimensions={}\n",
+                      "  bb = ", n, " broadcast(b), dimensions={}\n",
+                      "  m = ", n, " multiply(ba, x)\n", with_tanh ? "  s = " : "  ROOT s = ", n,
+                      " add(m, bb)\n", with_tanh ? absl::StrCat("  ROOT t = ", n, " tanh(s)\n") : "",
+                      "}\n");
+}
+
 void BM_HalideTanhChain(benchmark::State& state) {
-  CompiledEntry e = CompileEntry(absl::StrCat(
-      "HloModule chain\nENTRY main {\n  x = f32[", kChain, "] parameter(0)\n  a = f32[] parameter(1)\n",
-      "  b = f32[] parameter(2)\n  ba = f32[", kChain, "] broadcast(a), dimensions={}\n",
-      "  bb = f32[", kChain, "] broadcast(b), dimensions={}\n  m = f32[", kChain,
-      "] multiply(ba, x)\n  s = f32[", kChain, "] add(m, bb)\n  ROOT t = f32[", kChain,
-      "] tanh(s)\n}\n"));
+  CompiledEntry e = CompileEntry(ChainModule(/*with_tanh=*/true));
   for (auto _ : state) e.Run();
   SetBytes(state, 2.0 * kChain * sizeof(float));
   state.counters["compile_ms"] = e.compile_ms;
@@ -65,11 +73,7 @@ void BM_HalideTanhChain(benchmark::State& state) {
 
 // The memory floor of a kernel that reads and writes the chain's bytes.
 void BM_HalideAffine(benchmark::State& state) {
-  CompiledEntry e = CompileEntry(absl::StrCat(
-      "HloModule affine\nENTRY main {\n  x = f32[", kChain, "] parameter(0)\n  a = f32[] parameter(1)\n",
-      "  b = f32[] parameter(2)\n  ba = f32[", kChain, "] broadcast(a), dimensions={}\n",
-      "  bb = f32[", kChain, "] broadcast(b), dimensions={}\n  m = f32[", kChain,
-      "] multiply(ba, x)\n  ROOT s = f32[", kChain, "] add(m, bb)\n}\n"));
+  CompiledEntry e = CompileEntry(ChainModule(/*with_tanh=*/false));
   for (auto _ : state) e.Run();
   SetBytes(state, 2.0 * kChain * sizeof(float));
 }

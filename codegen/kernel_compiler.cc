@@ -61,20 +61,20 @@ constexpr int64_t kStreamedBytes = int64_t{16} << 20;
 // When the outputs together reach kStreamedBytes, each output of at least a
 // quarter of that (a small side output stays in the cache for its reader);
 // each input that reaches kStreamedBytes. Output k is the pipeline's Func
-// outputs()[k], input k its ImageParam "in<k>" (pipeline_builder.cc).
-StreamedBuffers StreamedBuffersOf(const KernelGraph& graph, const Halide::Pipeline& pipeline) {
+// outputs()[k], input k its argument k.
+StreamedBuffers StreamedBuffersOf(const KernelGraph& graph, const BuiltPipeline& built) {
   StreamedBuffers streamed;
   int64_t output_bytes = 0;
   for (size_t k = 0; k < graph.outputs.size(); ++k) output_bytes += OutputShape(graph, k).byte_size();
-  const std::vector<Halide::Func> outputs = pipeline.outputs();
+  const std::vector<Halide::Func> outputs = built.pipeline.outputs();
   for (size_t k = 0; k < graph.outputs.size() && output_bytes >= kStreamedBytes; ++k) {
     if (k < outputs.size() && OutputShape(graph, k).byte_size() >= kStreamedBytes / 4) {
       streamed.outputs.push_back(outputs[k].name());
     }
   }
-  for (size_t k = 0; k < graph.inputs.size(); ++k) {
+  for (size_t k = 0; k < graph.inputs.size() && k < built.arguments.size(); ++k) {
     if (graph.inputs[k]->shape().byte_size() >= kStreamedBytes) {
-      streamed.inputs.push_back(InputBufferName(static_cast<int>(k)));
+      streamed.inputs.push_back(built.arguments[k].name);
     }
   }
   return streamed;
@@ -350,7 +350,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
     Halide::Module module = built->pipeline.compile_to_module(
         built->arguments, absl::StrCat("sharc_k_", key), KernelTarget());
     const ObjectWriteStats written =
-        WriteKernelObject(module, obj, StreamedBuffersOf(graph, built->pipeline));
+        WriteKernelObject(module, obj, StreamedBuffersOf(graph, *built));
     nontemporal_stores_ += written.nontemporal_stores;
     prefetches_ += written.prefetches;
   } catch (const Halide::Error& e) {

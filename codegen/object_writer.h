@@ -1,13 +1,13 @@
 // Internal to codegen/: writes a compiled Halide module as an object file,
-// marking the full-vector stores into large outputs non-temporal and
-// prefetching large inputs on the way.
-//
-// Why this exists: a kernel that streams a big output through the cache
-// first reads every line it is about to overwrite (read-for-ownership), so
-// on this class of machine it moves 1.5x the bytes of a copy (docs/
-// performance.md). Halide 14 has no schedule directive for non-temporal
-// stores, so the mark is put on the LLVM module Halide produces, between
-// Halide's code generation and LLVM's instruction selection.
+// editing the LLVM module Halide produces between Halide's code generation
+// and LLVM's instruction selection, for what Halide 14 cannot schedule:
+// - FMA contraction under StrictFloat: StrictFloat (needed for the NaN and
+//   infinity rules) forbids it, XLA's CPU backend allows it;
+// - non-temporal stores: a kernel that streams a big output through the
+//   cache first reads every line it is about to overwrite
+//   (read-for-ownership), so here it moves 1.5x the bytes of a copy
+//   (docs/performance.md);
+// - software prefetch ahead of big inputs.
 #pragma once
 
 #include <string>
@@ -30,13 +30,15 @@ struct StreamedBuffers {
 };
 
 // Compiles `module` to the object file `path`.
+// - Every fmul, fadd and fsub may contract: a multiply feeding an add or
+//   subtract becomes one FMA, rounding once. No other IEEE rule changes.
 // - Full-width vector stores into `streamed.outputs` become non-temporal
-//   where the address is 64-byte aligned at run time (a branch chooses per
+//   where the address is aligned to the store's size (up to 64) at run time (a branch chooses per
 //   store; an unaligned one stays an ordinary store), and every function
 //   that has them ends with an sfence, so the data is visible to whichever
 //   thread reads it next.
 // - Every full-width vector load from `streamed.inputs` is preceded by a
-//   prefetch of the address kPrefetchBytes further on: one core has too few
+//   prefetch of the address 4 KiB further on: one core has too few
 //   misses in flight to reach the memory's bandwidth by itself, and a load
 //   that waits stalls the arithmetic behind it.
 // Throws Halide::Error like Halide's own compile_to_object.

@@ -89,12 +89,6 @@ bool FeedsOnlyElementwise(const hlo::Instruction* inst, const hlo::Instruction* 
   return true;
 }
 
-}  // namespace
-
-std::string InputBufferName(int k) { return absl::StrCat("in", k); }
-
-namespace {
-
 absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
   BuiltPipeline built;
   absl::flat_hash_map<const hlo::Instruction*, LoweredValue> values;
@@ -104,7 +98,7 @@ absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
     const hlo::Shape& shape = graph.inputs[i]->shape();
     Halide::ImageParam param(StorageType(shape.type()), static_cast<int>(shape.rank()),
-                             InputBufferName(static_cast<int>(i)));
+                             absl::StrCat("in", i));
     std::vector<int64_t> strides = hlo::RowMajorStrides(shape.dims());
     for (int64_t d = 0; d < shape.rank(); ++d) {
       const int hd = static_cast<int>(shape.rank() - 1 - d);

@@ -2,7 +2,6 @@
 // scheduled Halide pipeline with static shapes, ready to compile.
 #pragma once
 
-#include <string>
 #include <vector>
 
 #include "Halide.h"
@@ -16,9 +15,6 @@ struct BuiltPipeline {
   std::vector<Halide::Argument> arguments;  // the inputs, in kernel argument order
   std::string lowered_text;                 // the Halide Funcs, for --dump-dir
 };
-
-// The name of the ImageParam holding kernel input `k`.
-std::string InputBufferName(int k);
 
 // Lowers every body instruction with its table rule and schedules the result.
 // Halide exceptions become errors naming the kernel.

@@ -32,16 +32,16 @@ absl::StatusOr<hlo::Opcode> PlainReducer(const hlo::Instruction& inst) {
   return *op;
 }
 
+// Elements per parallel task of a sum to a scalar: enough to pay for a
+// task, few enough that a 4M-element sum still splits across the cores.
+constexpr int64_t kSumTaskElements = int64_t{1} << 16;
+constexpr int64_t kMaxSumTasks = 64;
+
 // A long 1-d sum (to a scalar) is summed as 64 interleaved partial sums (one
 // vector accumulator set, perf_anchors.md §3) and then combined: float sums
 // of long rows are then not in the interpreter's order, as in XLA. Rows of
 // a rank >= 2 input take row_reduction.h instead. A sum to a scalar is
 // additionally cut into chunks summed in parallel.
-
-// Elements per parallel task of a sum to a scalar: enough to pay for a
-// task, few enough that a 4M-element sum still splits across the cores.
-constexpr int64_t kSumTaskElements = int64_t{1} << 16;
-constexpr int64_t kMaxSumTasks = 64;
 
 void ScheduleLongRowSum(Halide::Func f, Halide::RDom r, const hlo::Shape& result,
                         hlo::PrimitiveType t) {
@@ -60,27 +60,22 @@ void ScheduleLongRowSum(Halide::Func f, Halide::RDom r, const hlo::Shape& result
     if (tasks >= 2) {
       Halide::Var c("chunk");
       Halide::RVar rc("rc"), rm("rm");
-      Halide::Func partial;
+      Halide::Stage update = f.update();
+      update.split(rx, rxo, rxi, lanes * 4);
       const int last = r.dimensions() - 1;
       const int64_t outer = *Halide::Internal::as_const_int(r[last].extent());
       if (last >= 1 && outer >= 2) {
         // Chunks of whole outer rows (about `tasks` of them).
         const int64_t chunks = std::min(tasks, outer);
-        Halide::RVar ro(r[last]);
-        partial = f.update()
-                      .split(rx, rxo, rxi, lanes * 4)
-                      .split(ro, rc, rm, static_cast<int>((outer + chunks - 1) / chunks))
-                      .rfactor({{rc, c}, {rxi, u}});
+        update.split(Halide::RVar(r[last]), rc, rm, static_cast<int>((outer + chunks - 1) / chunks));
       } else {
-        // Chunks of the innermost dim (the only one longer than 1 when the
-        // outer ones are 1).
+        // Chunks of the innermost dim's vector groups (the only dim longer
+        // than 1 when the outer ones are 1).
         const int64_t inner = *Halide::Internal::as_const_int(r[0].extent());
         const int64_t groups = (inner + lanes * 4 - 1) / (lanes * 4);
-        partial = f.update()
-                      .split(rx, rxo, rxi, lanes * 4)
-                      .split(rxo, rc, rm, static_cast<int>((groups + tasks - 1) / tasks))
-                      .rfactor({{rc, c}, {rxi, u}});
+        update.split(rxo, rc, rm, static_cast<int>((groups + tasks - 1) / tasks));
       }
+      Halide::Func partial = update.rfactor({{rc, c}, {rxi, u}});
       partial.compute_root().vectorize(u, lanes).unroll(u);
       partial.update().parallel(c).vectorize(u, lanes).unroll(u);
       return;

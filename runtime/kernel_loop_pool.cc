@@ -110,21 +110,22 @@ constexpr std::chrono::microseconds kSpinBeforeSleep{50};
 
 // Polls `done` until it holds or kSpinBeforeSleep has passed.
 template <typename Done>
-bool SpinUntil(Done done) {
+void SpinUntil(Done done) {
   const auto deadline = std::chrono::steady_clock::now() + kSpinBeforeSleep;
   for (int i = 0;; ++i) {
-    if (done()) return true;
+    if (done()) return;
 #if defined(__x86_64__)
     _mm_pause();
 #endif
-    if ((i & 63) == 63 && std::chrono::steady_clock::now() >= deadline) return false;
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() >= deadline) return;
   }
 }
-//
+
 // One OpenMP team for the whole process, started by the first loop that
 // needs it, on a thread of its own: `omp parallel num_threads(cores - 1)`
-// whose threads never leave the region. A thread of the team sleeps on a
-// condition variable (a futex, not libgomp's spinning barrier: libgomp reads
+// whose threads never leave the region. A thread of the team polls for
+// kSpinBeforeSleep, then sleeps on a condition variable (a futex, not
+// libgomp's unbounded spinning barrier: libgomp reads
 // OMP_WAIT_POLICY / GOMP_SPINCOUNT once, when it loads, so a library cannot
 // choose passive waiting for itself) until a loop is posted, joins it if the
 // loop still has unclaimed iterations and fewer helpers than its device's

@@ -449,6 +449,18 @@ absl::Status CheckInputSize(std::string_view text, const ParseOptions& options) 
   return absl::OkStatus();
 }
 
+
+// Parses one fragment of HLO text (a sharding, a shape, replica groups) with
+// `parse`, a HloParser::Parse*Only method; errors name `what` as the file.
+template <typename T>
+absl::StatusOr<T> ParseFragment(std::string_view text, const char* what,
+                                absl::StatusOr<T> (text_internal::HloParser::*parse)()) {
+  ParseOptions options;
+  options.filename = what;
+  RETURN_IF_ERROR(CheckInputSize(text, options));
+  text_internal::HloParser parser(text, options);
+  return (parser.*parse)();
+}
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Module>> ParseModule(std::string_view text,
@@ -466,27 +478,15 @@ absl::StatusOr<std::unique_ptr<Module>> ParseAndVerifyModule(std::string_view te
 }
 
 absl::StatusOr<Sharding> ParseSharding(std::string_view text) {
-  ParseOptions options;
-  options.filename = "<sharding>";
-  RETURN_IF_ERROR(CheckInputSize(text, options));
-  text_internal::HloParser parser(text, options);
-  return parser.ParseShardingOnly();
+  return ParseFragment(text, "<sharding>", &text_internal::HloParser::ParseShardingOnly);
 }
 
 absl::StatusOr<IntListList> ParseReplicaGroups(std::string_view text) {
-  ParseOptions options;
-  options.filename = "<replica groups>";
-  RETURN_IF_ERROR(CheckInputSize(text, options));
-  text_internal::HloParser parser(text, options);
-  return parser.ParseReplicaGroupsOnly();
+  return ParseFragment(text, "<replica groups>", &text_internal::HloParser::ParseReplicaGroupsOnly);
 }
 
 absl::StatusOr<Shape> ParseShape(std::string_view text) {
-  ParseOptions options;
-  options.filename = "<shape>";
-  RETURN_IF_ERROR(CheckInputSize(text, options));
-  text_internal::HloParser parser(text, options);
-  return parser.ParseShapeOnly();
+  return ParseFragment(text, "<shape>", &text_internal::HloParser::ParseShapeOnly);
 }
 
 }  // namespace sharc::hlo
