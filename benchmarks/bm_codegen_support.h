@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "codegen/kernel_compiler.h"
 #include "codegen/kernel_graph.h"
 #include "hlo/text/parser.h"
@@ -25,25 +26,28 @@ inline std::string GemmModuleText(int64_t n) {
                       " dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
 }
 
-// softmax over the rows of f32[4096,1024], as the fusion pass would see it
+// softmax over the rows of f32[rows,1024], as the fusion pass would see it
 // (bm_codegen_elementwise, bm_halide_autoschedulers).
-inline constexpr const char* kSoftmaxRowsModule = R"(
+inline std::string SoftmaxRowsModule(int64_t rows) {
+  return absl::StrReplaceAll(R"(
 HloModule softmax
 add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
 max { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] maximum(x, y) }
 ENTRY main {
-  x = f32[4096,1024] parameter(0)
+  x = f32[$R,1024] parameter(0)
   ninf = f32[] constant(-inf)
   zero = f32[] constant(0)
-  m = f32[4096] reduce(x, ninf), dimensions={1}, to_apply=max
-  bm = f32[4096,1024] broadcast(m), dimensions={0}
-  s = f32[4096,1024] subtract(x, bm)
-  e = f32[4096,1024] exponential(s)
-  d = f32[4096] reduce(e, zero), dimensions={1}, to_apply=add
-  bd = f32[4096,1024] broadcast(d), dimensions={0}
-  ROOT y = f32[4096,1024] divide(e, bd)
+  m = f32[$R] reduce(x, ninf), dimensions={1}, to_apply=max
+  bm = f32[$R,1024] broadcast(m), dimensions={0}
+  s = f32[$R,1024] subtract(x, bm)
+  e = f32[$R,1024] exponential(s)
+  d = f32[$R] reduce(e, zero), dimensions={1}, to_apply=add
+  bd = f32[$R,1024] broadcast(d), dimensions={0}
+  ROOT y = f32[$R,1024] divide(e, bd)
 }
-)";
+)",
+                             {{"$R", absl::StrCat(rows)}});
+}
 
 // An HLO module's entry as one kernel graph, not compiled (the graph points
 // into the module, which it keeps alive).

@@ -151,7 +151,7 @@ void BM_AutoscheduledSoftmax(benchmark::State& state, const std::string& autosch
 }
 
 void BM_SharcSoftmax(benchmark::State& state) {
-  CompiledEntry e = CompileEntry(kSoftmaxRowsModule);
+  CompiledEntry e = CompileEntry(SoftmaxRowsModule(4096));
   for (auto _ : state) e.Run();
   SetSoftmaxCounters(state);
 }
