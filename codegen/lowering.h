@@ -15,6 +15,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,10 @@ struct LoweringRule {
   // The lowering may yield a tuple (a Tuple-valued Func, one value per
   // element); such a value is only ever a kernel output.
   bool tuple_result = false;
+  // One or two vector instructions per element (no division, no
+  // transcendental, no libm call): a kernel recomputes such a value in each
+  // reader rather than storing it and loading it back.
+  bool cheap = false;
 };
 
 // The table; a rule missing for an opcode is a bug the completeness test
@@ -94,6 +99,8 @@ class LoweringTable {
   void Add(hlo::Opcode opcode, LowerFn lower, SupportsFn supports = nullptr);
   // Marks an added rule as able to yield tuples (see LoweringRule).
   void AllowTupleResult(hlo::Opcode opcode);
+  // Marks added rules as cheap to recompute (see LoweringRule).
+  void MarkCheap(std::initializer_list<hlo::Opcode> opcodes);
   void AddUnsupported(hlo::Opcode opcode, std::string reason);
   const LoweringRule* Find(hlo::Opcode opcode) const;
 

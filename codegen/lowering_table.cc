@@ -15,6 +15,10 @@ void LoweringTable::AllowTupleResult(hlo::Opcode opcode) {
   rules_[static_cast<size_t>(opcode)].tuple_result = true;
 }
 
+void LoweringTable::MarkCheap(std::initializer_list<hlo::Opcode> opcodes) {
+  for (hlo::Opcode opcode : opcodes) rules_[static_cast<size_t>(opcode)].cheap = true;
+}
+
 void LoweringTable::AddUnsupported(hlo::Opcode opcode, std::string reason) {
   auto i = static_cast<size_t>(opcode);
   rules_[i] = LoweringRule{opcode, nullptr, std::move(reason), nullptr};

@@ -201,7 +201,12 @@ absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
       text << "  update: " << f.name() << "(...) =";
       for (size_t i = 0; i < f.update_values().size(); ++i) text << " " << f.update_values()[i];
       text << "\n";
-    }
+    }    // Where the value is stored, if it is not inlined into its readers
+    // (scheduling is over: Halide's compile locks the levels the same way).
+    Halide::Internal::Function function = f.function();
+    function.lock_loop_levels();
+    const Halide::LoopLevel at = function.schedule().compute_level();
+    if (!at.is_inlined()) text << "  computed at " << at.to_string() << "\n";
   }
   built.lowered_text = text.str();
   return built;

@@ -30,6 +30,36 @@ bool FeedsReduction(const hlo::Instruction* inst,
   return false;
 }
 
+// True if `inst`, and the row values it is computed from, are few and all
+// cheap (LoweringRule::cheap): recomputing it in each reader then costs
+// less than storing the row and loading it back, and leaves the readers
+// loading the kernel's input, whose loads carry the prefetch of the next
+// row (object_writer.h). layernorm's x - mean over [4096,1024]: 0.94-0.99
+// -> 0.88-0.93 ms on 2 threads, level within the noise on 1
+// (docs/performance.md). The walk stops at inputs, at
+// reductions and at values smaller than a row's (per-row scalars such as
+// mean, hoisted out of the row's loop whatever they cost).
+bool CheapToRecompute(const hlo::Instruction* inst, const hlo::Shape& row_shape,
+                      const absl::flat_hash_map<const hlo::Instruction*, Lowered>& lowered) {
+  constexpr int kMaxOps = 4;
+  std::vector<const hlo::Instruction*> work = {inst};
+  absl::flat_hash_set<const hlo::Instruction*> seen;
+  int ops = 0;
+  while (!work.empty()) {
+    const hlo::Instruction* v = work.back();
+    work.pop_back();
+    auto it = lowered.find(v);
+    if (it == lowered.end() || it->second.kind != LoweringKind::kInline ||
+        v->shape().dims() != row_shape.dims() || !seen.insert(v).second) {
+      continue;
+    }
+    const LoweringRule* rule = FindLoweringRule(v->opcode());
+    if (rule == nullptr || !rule->cheap || ++ops > kMaxOps) return false;
+    for (const hlo::Instruction* operand : v->operands()) work.push_back(operand);
+  }
+  return true;
+}
+
 }  // namespace
 
 bool ScheduleRowKernel(const KernelGraph& graph,
@@ -73,13 +103,15 @@ bool ScheduleRowKernel(const KernelGraph& graph,
     l.schedule_in_row(l.func, at);
   }
   // A row value that a reduction and something else both read (softmax's
-  // exp(x - max)) is computed once per row rather than once per reader.
+  // exp(x - max)) is computed once per row rather than once per reader,
+  // unless it is cheaper to recompute (layernorm's x - mean).
   for (const hlo::Instruction* inst : graph.body) {
     const Lowered& l = lowered.at(inst);
     if (l.kind != LoweringKind::kInline || inst->shape().dims() != shape.dims()) continue;
     int readers = 0;
     for (const hlo::Instruction* u : inst->users()) readers += lowered.contains(u) ? 1 : 0;
     if (readers < 2 || !FeedsReduction(inst, lowered)) continue;
+    if (CheapToRecompute(inst, shape, lowered)) continue;
     Halide::Func f = l.func;
     f.compute_at(at);
     if (shape.dim(shape.rank() - 1) >= lanes) f.vectorize(f.args()[0], lanes);

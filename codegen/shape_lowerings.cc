@@ -201,6 +201,9 @@ void RegisterShapeLowerings(LoweringTable& table) {
   table.Add(Opcode::kReverse, LowerReverse);
   table.Add(Opcode::kDynamicSlice, LowerDynamicSlice);
   table.Add(Opcode::kDynamicUpdateSlice, LowerDynamicUpdateSlice);
+  // A broadcast reads its operand at computed indices, no arithmetic on the
+  // values (a reshape's index arithmetic may divide: not marked).
+  table.MarkCheap({Opcode::kBroadcast});
 }
 
 }  // namespace sharc::codegen

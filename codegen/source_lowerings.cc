@@ -86,6 +86,7 @@ absl::StatusOr<Lowered> LowerIota(const hlo::Instruction& inst, absl::Span<const
 void RegisterSourceLowerings(LoweringTable& table) {
   table.Add(hlo::Opcode::kConstant, LowerConstant);
   table.Add(hlo::Opcode::kIota, LowerIota);
+  table.MarkCheap({hlo::Opcode::kConstant, hlo::Opcode::kIota});
 }
 
 }  // namespace sharc::codegen

@@ -7,7 +7,10 @@
 #include <vector>
 
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "codegen/fusion.h"
+#include "codegen/kernel_compiler.h"
+#include "codegen/kernel_graph.h"
 #include "gtest/gtest.h"
 #include "hlo/text/printer.h"
 #include "tests/codegen/codegen_test_util.h"
@@ -221,6 +224,62 @@ ENTRY main {
   ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
   ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
   EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 2e-5, 1e-7, "softmax"));
+}
+
+// Whether the Halide lowering of `text`'s entry (as one kernel) stores the
+// value of HLO instruction `name` ("  computed at ..." follows its line).
+bool StoredByKernel(const std::string& text, const std::string& name) {
+  std::unique_ptr<hlo::Module> module = *hlo::ParseAndVerifyModule(text);
+  absl::StatusOr<KernelGraph> graph = GraphForComputation(*module->entry());
+  if (!graph.ok()) return false;
+  absl::StatusOr<std::string> lowering = KernelCompiler::Global().LoweringText(*graph);
+  if (!lowering.ok()) return false;
+  std::vector<std::string> lines = absl::StrSplit(*lowering, '\n');
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    if (lines[i].rfind(name + " -> ", 0) == 0) return lines[i + 1].rfind("  computed at ", 0) == 0;
+  }
+  ADD_FAILURE() << "no line for " << name << " in\n" << *lowering;
+  return false;
+}
+
+// A row value read by a reduction and by the output is stored once per row
+// when it is costly (softmax's exp(x - max)) and recomputed by each reader
+// when it is cheap (layernorm's x - mean: a store and a load cost more than
+// the subtraction); both ways the kernel equals the interpreter.
+TEST(RowKernelTest, StoresCostlyRowValuesAndRecomputesCheapOnes) {
+  constexpr const char* kLayernorm = R"(
+HloModule layernorm
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
+ENTRY main {
+  x = f32[19,333] parameter(0)
+  zero = f32[] constant(0)
+  n = f32[] constant(333)
+  sum = f32[19] reduce(x, zero), dimensions={1}, to_apply=add
+  bn = f32[19] broadcast(n), dimensions={}
+  mean = f32[19] divide(sum, bn)
+  bmean = f32[19,333] broadcast(mean), dimensions={0}
+  xc = f32[19,333] subtract(x, bmean)
+  sq = f32[19,333] multiply(xc, xc)
+  ss = f32[19] reduce(sq, zero), dimensions={1}, to_apply=add
+  bss = f32[19,333] broadcast(ss), dimensions={0}
+  ROOT y = f32[19,333] multiply(xc, bss)
+}
+)";
+  const std::string softmax = absl::StrReplaceAll(kLayernorm, {{"xc = f32[19,333] subtract(x, bmean)",
+                                                                 "xs = f32[19,333] subtract(x, bmean)\n"
+                                                                 "  xc = f32[19,333] exponential(xs)"}});
+  EXPECT_FALSE(StoredByKernel(kLayernorm, "xc"));
+  EXPECT_TRUE(StoredByKernel(softmax, "xc"));
+  EXPECT_TRUE(StoredByKernel(kLayernorm, "sum"));  // reductions are always stored per row
+  for (const std::string& text : {std::string(kLayernorm), softmax}) {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
+    std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 43);
+    ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+    ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+    // atol: the kernel's mean (a reassociated sum) is off by ~6e-8, which
+    // x - mean keeps and the output scales by the sum of squares (~100).
+    EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 2e-5, 1e-4, "row kernel")) << text;
+  }
 }
 
 }  // namespace
