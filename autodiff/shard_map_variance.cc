@@ -1,41 +1,15 @@
 #include "autodiff/shard_map_variance.h"
 
-#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ir/computation.h"
-#include "hlo/ops/named_collectives.h"
+#include "hlo/ops/device_variance.h"
 
 namespace sharc::autodiff {
 namespace {
 
-bool Contains(const Axes& axes, const std::string& a) {
-  return std::find(axes.begin(), axes.end(), a) != axes.end();
-}
-
-// Set operations in mesh order, so equal sets compare equal.
-Axes Union(const hlo::ManualMesh& mesh, const Axes& a, const Axes& b) {
-  Axes out;
-  for (const hlo::MeshAxis& axis : mesh.axes()) {
-    if (Contains(a, axis.name) || Contains(b, axis.name)) out.push_back(axis.name);
-  }
-  return out;
-}
-
-Axes Minus(const Axes& a, const Axes& b) {
-  Axes out;
-  for (const std::string& x : a) {
-    if (!Contains(b, x)) out.push_back(x);
-  }
-  return out;
-}
-
-Axes AllAxes(const hlo::ManualMesh& mesh) {
-  Axes out;
-  for (const hlo::MeshAxis& a : mesh.axes()) out.push_back(a.name);
-  return out;
-}
+using hlo::UnionAxes;
 
 class Propagator {
  public:
@@ -74,55 +48,22 @@ class Propagator {
     const size_t n = shape.is_tuple() ? static_cast<size_t>(shape.tuple_size()) : 1;
     if (given.size() == n) return given;
     Axes all;
-    for (const Axes& a : given) all = Union(mesh_, all, a);
+    for (const Axes& a : given) all = UnionAxes(mesh_, all, a);
     return std::vector<Axes>(n, all);
   }
 
   Axes UnionOf(const Instruction* v) const {
     Axes all;
-    for (const Axes& a : ElementsOf(v)) all = Union(mesh_, all, a);
+    for (const Axes& a : ElementsOf(v)) all = UnionAxes(mesh_, all, a);
     return all;
-  }
-
-  // Axes along which code in `computation` may make values vary on its own
-  // (axis_index, partition-id inside reducers and comparators).
-  Axes SourcesIn(const Computation& computation, int depth) const {
-    Axes out;
-    if (depth > 64) return out;
-    for (const Instruction* inst : computation.instructions()) {
-      if (inst->opcode() == Opcode::kAxisIndex) {
-        absl::StatusOr<Axes> axes = hlo::CollectiveAxes(*inst, mesh_);
-        if (axes.ok()) out = Union(mesh_, out, *axes);
-      } else if (inst->opcode() == Opcode::kPartitionId || inst->opcode() == Opcode::kReplicaId) {
-        out = AllAxes(mesh_);
-      }
-      for (const Computation* callee : inst->called_computations()) {
-        out = Union(mesh_, out, SourcesIn(*callee, depth + 1));
-      }
-    }
-    return out;
   }
 
   absl::Status Type(const Instruction& inst, int depth) {
     const Shape& shape = inst.shape();
     if (const hlo::NamedCollectiveInfo* info = hlo::FindNamedCollective(inst.opcode())) {
       ASSIGN_OR_RETURN(Axes axes, hlo::CollectiveAxes(inst, mesh_));
-      axes = Union(mesh_, axes, {});
       Axes in = inst.operand_count() > 0 ? UnionOf(inst.operand(0)) : Axes{};
-      Axes out;
-      switch (info->effect) {
-        case hlo::VarianceEffect::kSource:
-          out = axes;
-          break;
-        case hlo::VarianceEffect::kToInvariant:
-          out = Minus(in, axes);
-          break;
-        case hlo::VarianceEffect::kToVarying:
-        case hlo::VarianceEffect::kVarying:
-          out = Union(mesh_, in, axes);
-          break;
-      }
-      elements_[&inst] = Shaped(shape, {out});
+      elements_[&inst] = Shaped(shape, {hlo::CollectiveVariance(*info, mesh_, in, axes)});
       return absl::OkStatus();
     }
     switch (inst.opcode()) {
@@ -150,18 +91,11 @@ class Propagator {
         return TypeWhile(inst, depth);
       case Opcode::kConditional:
         return TypeConditional(inst, depth);
-      case Opcode::kPartitionId:
-      case Opcode::kReplicaId:
-        elements_[&inst] = Shaped(shape, {AllAxes(mesh_)});
-        return absl::OkStatus();
       default:
         break;
     }
-    Axes joined;
-    for (const Instruction* op : inst.operands()) joined = Union(mesh_, joined, UnionOf(op));
-    for (const Computation* callee : inst.called_computations()) {
-      joined = Union(mesh_, joined, SourcesIn(*callee, depth + 1));
-    }
+    Axes joined = hlo::OwnVariance(inst, mesh_);
+    for (const Instruction* op : inst.operands()) joined = UnionAxes(mesh_, joined, UnionOf(op));
     elements_[&inst] = Shaped(shape, {joined});
     return absl::OkStatus();
   }
@@ -181,8 +115,8 @@ class Propagator {
       const Axes predicate = UnionOf(cond->root());
       bool changed = false;
       for (size_t k = 0; k < carry.size(); ++k) {
-        Axes grown = Union(mesh_, carry[k], predicate);
-        if (k < out.size()) grown = Union(mesh_, grown, out[k]);
+        Axes grown = UnionAxes(mesh_, carry[k], predicate);
+        if (k < out.size()) grown = UnionAxes(mesh_, grown, out[k]);
         changed = changed || grown != carry[k];
         carry[k] = std::move(grown);
       }
@@ -200,7 +134,7 @@ class Propagator {
       const Instruction* arg = inst.operand(static_cast<int64_t>(b) + 1);
       RETURN_IF_ERROR(TypeComputation(*branches[b], {ElementsOf(arg)}, depth + 1));
       std::vector<Axes> out = Shaped(inst.shape(), ElementsOf(branches[b]->root()));
-      for (size_t k = 0; k < result.size(); ++k) result[k] = Union(mesh_, result[k], out[k]);
+      for (size_t k = 0; k < result.size(); ++k) result[k] = UnionAxes(mesh_, result[k], out[k]);
     }
     elements_[&inst] = std::move(result);
     return absl::OkStatus();
@@ -229,7 +163,7 @@ absl::StatusOr<BodyVariance> BodyVariance::Infer(const Computation& body,
   out.mesh_ = mesh;
   Propagator propagator(out.mesh_, out.elements_);
   std::vector<std::vector<Axes>> args;
-  for (const Axes& p : params) args.push_back({Union(out.mesh_, p, {})});
+  for (const Axes& p : params) args.push_back({UnionAxes(out.mesh_, p, {})});
   RETURN_IF_ERROR(propagator.TypeComputation(body, args));
   return out;
 }
@@ -238,7 +172,7 @@ Axes BodyVariance::Of(const Instruction* value) const {
   Axes all;
   auto it = elements_.find(value);
   if (it == elements_.end()) return all;
-  for (const Axes& a : it->second) all = Union(mesh_, all, a);
+  for (const Axes& a : it->second) all = UnionAxes(mesh_, all, a);
   return all;
 }
 

@@ -6,9 +6,9 @@
 // over (its spec when it crosses from the primal shard_map to the tangent
 // one), whether a linear value's casts are explicit before transposing, and
 // the annotations of the bodies it creates. So this is the pass's
-// propagation without its rewriting, keyed on the same table
-// (hlo/ops/named_collectives.h). It is sound whatever the program: a value
-// computed from values invariant over an axis is invariant over it.
+// propagation without its rewriting: every value's axes come from the same
+// algebra (hlo/ops/device_variance.h). It is sound whatever the program: a
+// value computed from values invariant over an axis is invariant over it.
 #pragma once
 
 #include <vector>

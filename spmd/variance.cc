@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ir/computation.h"
-#include "hlo/ops/named_collectives.h"
+#include "hlo/ops/device_variance.h"
 #include "hlo/ops/op_util.h"
 #include "hlo/ops/shard_map_attrs.h"
 
@@ -22,51 +22,10 @@ using Axes = std::vector<std::string>;
 
 namespace {
 
-bool Contains(const Axes& axes, const std::string& a) {
-  return std::find(axes.begin(), axes.end(), a) != axes.end();
-}
+using hlo::MinusAxes;
+using hlo::UnionAxes;
 
-// Set operations that keep the mesh's axis order, so printed variance is
-// canonical whatever order the axes were met in.
-Axes InMeshOrder(const ManualMesh& mesh, const Axes& axes) {
-  Axes out;
-  for (const hlo::MeshAxis& a : mesh.axes()) {
-    if (Contains(axes, a.name)) out.push_back(a.name);
-  }
-  return out;
-}
-Axes Union(const ManualMesh& mesh, const Axes& a, const Axes& b) {
-  Axes all = a;
-  all.insert(all.end(), b.begin(), b.end());
-  return InMeshOrder(mesh, all);
-}
-Axes Minus(const Axes& a, const Axes& b) {
-  Axes out;
-  for (const std::string& x : a) {
-    if (!Contains(b, x)) out.push_back(x);
-  }
-  return out;
-}
 std::string Braced(const Axes& axes) { return absl::StrCat("{", absl::StrJoin(axes, ","), "}"); }
-
-// Axes along which code inside `computation` (or its callees) may make a
-// value vary on its own: axis_index names its axes, partition-id all of them.
-Axes SourcesIn(const hlo::Computation& computation, const ManualMesh& mesh, int depth = 0) {
-  Axes out;
-  if (depth > 64) return out;
-  for (const Instruction* inst : computation.instructions()) {
-    if (inst->opcode() == Opcode::kAxisIndex) {
-      absl::StatusOr<Axes> axes = hlo::ParseAxesText(inst->attr_string("axes"));
-      if (axes.ok()) out = Union(mesh, out, *axes);
-    } else if (inst->opcode() == Opcode::kPartitionId || inst->opcode() == Opcode::kReplicaId) {
-      for (const hlo::MeshAxis& a : mesh.axes()) out.push_back(a.name);
-    }
-    for (const hlo::Computation* callee : inst->called_computations()) {
-      out = Union(mesh, out, SourcesIn(*callee, mesh, depth + 1));
-    }
-  }
-  return InMeshOrder(mesh, out);
-}
 
 class BodyTyper {
  public:
@@ -100,7 +59,7 @@ class BodyTyper {
       return;
     }
     Axes all;
-    for (const Axes& leaf : leaves) all = Union(mesh_, all, leaf);
+    for (const Axes& leaf : leaves) all = UnionAxes(mesh_, all, leaf);
     v.set_variance(all);
     leaves_[&v] = std::move(leaves);
   }
@@ -136,7 +95,7 @@ class BodyTyper {
     }
     std::vector<Axes> have = Leaves(&value);
     for (size_t k = 0; k < have.size() && k < wanted.size(); ++k) {
-      Axes missing = Minus(wanted[k], have[k]);
+      Axes missing = MinusAxes(wanted[k], have[k]);
       if (missing.empty() || dry_) continue;
       if (!options_.insert_pbroadcast || !value.shape().is_array() || root_of == nullptr) {
         return hlo::OpError(value, why, ": value %", value.name(), " varies over ",
@@ -166,7 +125,7 @@ class BodyTyper {
       const Axes& predicate = cond->root()->variance();
       bool changed = false;
       for (size_t k = 0; k < carry.size() && k < out.size(); ++k) {
-        Axes grown = Union(mesh_, Union(mesh_, carry[k], out[k]), predicate);
+        Axes grown = UnionAxes(mesh_, UnionAxes(mesh_, carry[k], out[k]), predicate);
         changed = changed || grown != carry[k];
         carry[k] = std::move(grown);
       }
@@ -194,7 +153,7 @@ class BodyTyper {
       std::vector<Axes> out = Leaves(branches[b]->root());
       if (result.empty()) result.resize(out.size());
       for (size_t k = 0; k < out.size() && k < result.size(); ++k) {
-        result[k] = Union(mesh_, Union(mesh_, result[k], out[k]), inst.operand(0)->variance());
+        result[k] = UnionAxes(mesh_, UnionAxes(mesh_, result[k], out[k]), inst.operand(0)->variance());
       }
     }
     for (hlo::Computation* branch : branches) {
@@ -214,7 +173,7 @@ class BodyTyper {
                                     absl::StrCat(value->name(), ".pbroadcast.", counter_++),
                                     value->shape(), {value});
     cast->set_attr("axes", hlo::PrintAxesText(missing));
-    cast->set_variance(Union(mesh_, value->variance(), missing));
+    cast->set_variance(UnionAxes(mesh_, value->variance(), missing));
     cast->set_location(user != nullptr ? user->location() : value->location());
     if (user == nullptr) return computation->AddInstruction(std::move(cast));
     return user->parent()->AddInstructionBefore(std::move(cast), user);
@@ -224,7 +183,7 @@ class BodyTyper {
   // variance), or reports the mismatch when insertion is off.
   absl::Status Lift(Instruction& inst, int64_t i, const Axes& wanted, std::string_view why) {
     Instruction* operand = inst.operand(i);
-    Axes missing = Minus(wanted, operand->variance());
+    Axes missing = MinusAxes(wanted, operand->variance());
     if (missing.empty() || dry_) return absl::OkStatus();
     if (!options_.insert_pbroadcast || !operand->shape().is_array()) {
       return hlo::OpError(inst, why, ": operand ", i, " (%", operand->name(), ") varies over ",
@@ -241,7 +200,7 @@ class BodyTyper {
       return TypeCollective(inst, *info);
     }
     Axes joined;
-    for (const Instruction* op : inst.operands()) joined = Union(mesh_, joined, op->variance());
+    for (const Instruction* op : inst.operands()) joined = UnionAxes(mesh_, joined, op->variance());
     // Tuples only group values: each leaf keeps its own variance (the tuple
     // as a whole has their union), and get-tuple-element gets it back.
     if (inst.opcode() == Opcode::kTuple) {
@@ -270,44 +229,31 @@ class BodyTyper {
       RETURN_IF_ERROR(Lift(inst, i, joined, "combines operands of different device variance"));
     }
     // Other callees (reducers, sort comparators) are scalar functions of
-    // the operands; any axis_index inside them still counts.
-    for (const hlo::Computation* callee : inst.called_computations()) {
-      joined = Union(mesh_, joined, SourcesIn(*callee, mesh_));
-    }
-    if (inst.opcode() == Opcode::kPartitionId || inst.opcode() == Opcode::kReplicaId) {
-      for (const hlo::MeshAxis& a : mesh_.axes()) joined.push_back(a.name);
-      joined = InMeshOrder(mesh_, joined);
-    }
-    inst.set_variance(joined);
+    // the operands; any axis_index inside them still counts, and
+    // partition-id varies over the whole mesh.
+    inst.set_variance(UnionAxes(mesh_, joined, hlo::OwnVariance(inst, mesh_)));
     return absl::OkStatus();
   }
 
   absl::Status TypeCollective(Instruction& inst, const hlo::NamedCollectiveInfo& info) {
     ASSIGN_OR_RETURN(Axes axes, hlo::CollectiveAxes(inst, mesh_));
-    axes = InMeshOrder(mesh_, axes);
+    axes = UnionAxes(mesh_, axes, {});
     if (info.effect == hlo::VarianceEffect::kSource) {
-      inst.set_variance(axes);
+      inst.set_variance(hlo::CollectiveVariance(info, mesh_, {}, axes));
       return absl::OkStatus();
     }
     const Axes in = inst.operand(0)->variance();
     if (info.operand == hlo::OperandVariance::kVarying) {
-      RETURN_IF_ERROR(Lift(inst, 0, Union(mesh_, in, axes),
+      RETURN_IF_ERROR(Lift(inst, 0, UnionAxes(mesh_, in, axes),
                            "needs an operand varying over its axes"));
     } else if (info.operand == hlo::OperandVariance::kInvariant) {
-      Axes already;
-      for (const std::string& a : axes) {
-        if (Contains(in, a)) already.push_back(a);
-      }
+      const Axes already = MinusAxes(axes, MinusAxes(axes, in));  // axes ∩ in
       if (!already.empty() && !dry_) {
         return hlo::OpError(inst, "casts to varying over ", Braced(already),
                             " but its operand already varies over them; drop those axes");
       }
     }
-    if (info.effect == hlo::VarianceEffect::kToInvariant) {
-      inst.set_variance(Minus(in, axes));
-    } else {
-      inst.set_variance(Union(mesh_, in, axes));
-    }
+    inst.set_variance(hlo::CollectiveVariance(info, mesh_, inst.operand(0)->variance(), axes));
     return absl::OkStatus();
   }
 
@@ -323,21 +269,20 @@ class BodyTyper {
       const Axes varying = root->shape().is_tuple() && k < leaves.size() ? leaves[k]
                                                                          : value->variance();
       Axes allowed = hlo::SpecAxes(out_specs[k], mesh_);
-      Axes extra = Minus(varying, allowed);
+      Axes extra = MinusAxes(varying, allowed);
       if (!extra.empty()) {
-        std::vector<std::string> all;
-        for (const hlo::MeshAxis& a : mesh_.axes()) all.push_back(a.name);
+        const Axes all = hlo::AllAxes(mesh_);
         return absl::InvalidArgumentError(absl::StrCat(
             "shard_map %", shard_map_.name(), ": out_specs[", k, "] is ",
             hlo::PrintSpecText(out_specs[k]),
             " which implies that the output value is only varying across mesh axes ",
-            Braced(allowed), " and not ", Braced(Minus(all, allowed)),
+            Braced(allowed), " and not ", Braced(MinusAxes(all, allowed)),
             ", but it was inferred to be possibly varying over ",
             Braced(varying), "; psum (or all_gather_invariant) it over ",
             Braced(extra), ", name those axes in the out_spec, or pass check_variance=false"));
       }
       // JAX's implicit fan-out: the output is cast up to what its spec says.
-      Axes missing = Minus(allowed, varying);
+      Axes missing = MinusAxes(allowed, varying);
       if (missing.empty() || !options_.insert_pbroadcast || !value->shape().is_array()) continue;
       if (tuple) {
         root->ReplaceOperand(static_cast<int64_t>(k), Broadcast(value, missing, root));

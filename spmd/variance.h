@@ -6,7 +6,8 @@
 // Every body value gets the set of mesh axes it may vary over: parameters
 // the axes of their in_spec, named collectives per hlo/ops/named_collectives.h,
 // every other op the union of its operands' (tuples per leaf; loops and
-// branches typed through their bodies). Where operands disagree, a collective
+// branches typed through their bodies), all computed with the algebra
+// autodiff's BodyVariance uses too (hlo/ops/device_variance.h). Where operands disagree, a collective
 // needs a varying operand, or control flow joins values of different
 // variance, a pbroadcast is inserted; an output varying over an axis its
 // out_spec does not name is an error.
