@@ -400,9 +400,8 @@ void RegisterElementwiseLowerings(LoweringTable& table) {
                                            PrimitiveType) -> absl::StatusOr<Expr> {
               return Combine(hlo::Opcode::kMinimum, Combine(hlo::Opcode::kMaximum, a[1], a[0]), a[2]);
             }));
-  table.MarkCheap({Opcode::kAdd, Opcode::kSubtract, Opcode::kMultiply, Opcode::kNegate, Opcode::kAbs,
-                   Opcode::kNot, Opcode::kAnd, Opcode::kOr, Opcode::kXor, Opcode::kCompare,
-                   Opcode::kSelect, Opcode::kConvert, Opcode::kCopy});
+  table.MarkCheap({Opcode::kAdd, Opcode::kSubtract, Opcode::kNegate, Opcode::kAbs, Opcode::kNot,
+                   Opcode::kAnd, Opcode::kOr, Opcode::kXor, Opcode::kSelect, Opcode::kCopy});
 }
 
 }  // namespace sharc::codegen

@@ -73,9 +73,13 @@ struct LoweringRule {
   // The lowering may yield a tuple (a Tuple-valued Func, one value per
   // element); such a value is only ever a kernel output.
   bool tuple_result = false;
-  // One or two vector instructions per element (no division, no
-  // transcendental, no libm call): a kernel recomputes such a value in each
-  // reader rather than storing it and loading it back.
+  // A few vector instructions per element for every dtype (no division,
+  // transcendental, libm call, conversion or float-compare NaN handling),
+  // and bit-identical wherever it is evaluated: a kernel recomputes such a
+  // value in each reader rather than storing it and loading it back. Not a
+  // multiply: a float product recomputed next to a reader's add may be
+  // fused into an FMA with it (object_writer.h allows contraction), which a
+  // stored, rounded product is not.
   bool cheap = false;
 };
 

@@ -201,8 +201,11 @@ absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
       text << "  update: " << f.name() << "(...) =";
       for (size_t i = 0; i < f.update_values().size(); ++i) text << " " << f.update_values()[i];
       text << "\n";
-    }    // Where the value is stored, if it is not inlined into its readers
-    // (scheduling is over: Halide's compile locks the levels the same way).
+    }
+    // Where the value is stored, if it is not inlined into its readers.
+    // Locking fixes each Func's levels as Halide's compile would (it also
+    // fills an unset store level from the compute level), so nothing may be
+    // scheduled after this point.
     Halide::Internal::Function function = f.function();
     function.lock_loop_levels();
     const Halide::LoopLevel at = function.schedule().compute_level();

@@ -30,16 +30,17 @@ bool FeedsReduction(const hlo::Instruction* inst,
   return false;
 }
 
-// True if `inst`, and the row values it is computed from, are few and all
-// cheap (LoweringRule::cheap): recomputing it in each reader then costs
+// True if `inst`, and the full-size values it is computed from, are few and
+// all cheap (LoweringRule::cheap): recomputing it in each reader then costs
 // less than storing the row and loading it back, and leaves the readers
 // loading the kernel's input, whose loads carry the prefetch of the next
-// row (object_writer.h). layernorm's x - mean over [4096,1024]: 0.94-0.99
-// -> 0.88-0.93 ms on 2 threads, level within the noise on 1
-// (docs/performance.md). The walk stops at inputs, at
-// reductions and at values smaller than a row's (per-row scalars such as
-// mean, hoisted out of the row's loop whatever they cost).
-bool CheapToRecompute(const hlo::Instruction* inst, const hlo::Shape& row_shape,
+// row (object_writer.h). layernorm's x - mean over [4096,1024] on 2 threads:
+// 0.94-0.99 -> 0.88-0.93 ms in three alternations, level within the noise on
+// 1 thread (docs/performance.md). The walk stops at inputs, at reductions,
+// and at per-row values (dims `rows`) and scalars, which Halide hoists out
+// of the row's loop whatever they cost; any other value (a per-column
+// vector, say) is counted like the row's own.
+bool CheapToRecompute(const hlo::Instruction* inst, const std::vector<int64_t>& rows,
                       const absl::flat_hash_map<const hlo::Instruction*, Lowered>& lowered) {
   constexpr int kMaxOps = 4;
   std::vector<const hlo::Instruction*> work = {inst};
@@ -50,7 +51,7 @@ bool CheapToRecompute(const hlo::Instruction* inst, const hlo::Shape& row_shape,
     work.pop_back();
     auto it = lowered.find(v);
     if (it == lowered.end() || it->second.kind != LoweringKind::kInline ||
-        v->shape().dims() != row_shape.dims() || !seen.insert(v).second) {
+        v->shape().dims() == rows || v->shape().rank() == 0 || !seen.insert(v).second) {
       continue;
     }
     const LoweringRule* rule = FindLoweringRule(v->opcode());
@@ -111,7 +112,7 @@ bool ScheduleRowKernel(const KernelGraph& graph,
     int readers = 0;
     for (const hlo::Instruction* u : inst->users()) readers += lowered.contains(u) ? 1 : 0;
     if (readers < 2 || !FeedsReduction(inst, lowered)) continue;
-    if (CheapToRecompute(inst, shape, lowered)) continue;
+    if (CheapToRecompute(inst, rows, lowered)) continue;
     Halide::Func f = l.func;
     f.compute_at(at);
     if (shape.dim(shape.rank() - 1) >= lanes) f.vectorize(f.args()[0], lanes);

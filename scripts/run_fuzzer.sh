@@ -11,8 +11,9 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="$ROOT/build-fuzz"
 SHARED="$(cd "$ROOT/../shared" && pwd)"
 
-# -O1 with line tables only, as fuzzing builds usually are: the sanitizers'
-# reports still name file:line, and the build is much faster than -O2 -g.
+# C++ at -O1 with line tables only, as fuzzing builds usually are: the
+# sanitizers' reports still name file:line, the build is much faster than
+# -O2 -g, and without -DNDEBUG the asserts stay on.
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -gline-tables-only" \
   -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \

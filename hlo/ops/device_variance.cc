@@ -18,8 +18,10 @@ VarianceAxes SourcesIn(const Computation& computation, const ManualMesh& mesh, i
   if (depth > kMaxCallDepth) return out;
   for (const Instruction* inst : computation.instructions()) {
     if (inst->opcode() == Opcode::kAxisIndex) {
+      // Malformed axes (the verifier reports them) count as the whole mesh:
+      // a wrong "varying" only costs a cast, a wrong "invariant" is unsound.
       absl::StatusOr<VarianceAxes> axes = CollectiveAxes(*inst, mesh);
-      if (axes.ok()) out = UnionAxes(mesh, out, *axes);
+      out = UnionAxes(mesh, out, axes.ok() ? *axes : AllAxes(mesh));
     } else if (inst->opcode() == Opcode::kPartitionId || inst->opcode() == Opcode::kReplicaId) {
       out = AllAxes(mesh);
     }

@@ -268,10 +268,25 @@ ENTRY main {
   const std::string softmax = absl::StrReplaceAll(kLayernorm, {{"xc = f32[19,333] subtract(x, bmean)",
                                                                  "xs = f32[19,333] subtract(x, bmean)\n"
                                                                  "  xc = f32[19,333] exponential(xs)"}});
+  // A float product is stored: recomputed beside a reader's add it could
+  // become an FMA there, and the readers would see different values.
+  const std::string scaled = absl::StrReplaceAll(
+      kLayernorm, {{"xc = f32[19,333] subtract(x, bmean)", "xc = f32[19,333] multiply(x, bmean)"}});
+  // x minus a per-column exp(g): the exp is per element of the row, not
+  // hoisted like a per-row value, so it counts against recomputing.
+  const std::string per_column = absl::StrReplaceAll(
+      kLayernorm, {{"xc = f32[19,333] subtract(x, bmean)",
+                    "eg = f32[333] exponential(n333)\n"
+                    "  beg = f32[19,333] broadcast(eg), dimensions={1}\n"
+                    "  xc = f32[19,333] subtract(x, beg)"},
+                   {"n = f32[] constant(333)",
+                    "n = f32[] constant(333)\n  n333 = f32[333] broadcast(n), dimensions={}"}});
   EXPECT_FALSE(StoredByKernel(kLayernorm, "xc"));
   EXPECT_TRUE(StoredByKernel(softmax, "xc"));
+  EXPECT_TRUE(StoredByKernel(scaled, "xc"));
+  EXPECT_TRUE(StoredByKernel(per_column, "xc"));
   EXPECT_TRUE(StoredByKernel(kLayernorm, "sum"));  // reductions are always stored per row
-  for (const std::string& text : {std::string(kLayernorm), softmax}) {
+  for (const std::string& text : {std::string(kLayernorm), softmax, scaled, per_column}) {
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
     std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 43);
     ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
