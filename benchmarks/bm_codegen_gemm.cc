@@ -35,6 +35,8 @@ namespace {
 // pinned to a register by an empty asm so the loop stays 12 back-to-back
 // vfmadd; 12 chains cover 2 pipes x 4-cycle latency with room to spare.
 // Returns the FLOPs done: iters x 12 FMAs x 16 lanes x 2.
+constexpr double kFmaLoopFlopsPerIteration = 12 * 16 * 2;
+
 __attribute__((target("avx512f"), noinline)) double FmaLoop(int64_t iters) {
   __m512 a0 = _mm512_set1_ps(0.f), a1 = _mm512_set1_ps(0.1f), a2 = _mm512_set1_ps(0.2f),
          a3 = _mm512_set1_ps(0.3f), a4 = _mm512_set1_ps(0.4f), a5 = _mm512_set1_ps(0.5f),
@@ -61,7 +63,7 @@ __attribute__((target("avx512f"), noinline)) double FmaLoop(int64_t iters) {
                            _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
   s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
   benchmark::DoNotOptimize(s);
-  return static_cast<double>(iters) * 12 * 16 * 2;
+  return static_cast<double>(iters) * kFmaLoopFlopsPerIteration;
 }
 
 bool HasAvx512() { return __builtin_cpu_supports("avx512f"); }
@@ -166,7 +168,7 @@ class PairedPeak {
       const int threads = GemmThreads();
       const auto fma_start = std::chrono::steady_clock::now();
       const double fma_flops =
-          RunFmaTeam(threads, std::max<int64_t>(1, static_cast<int64_t>(flops_ / (threads * 384.0))));
+          RunFmaTeam(threads, std::max<int64_t>(1, static_cast<int64_t>(flops_ / (threads * kFmaLoopFlopsPerIteration))));
       const double fma_s = Seconds(fma_start, std::chrono::steady_clock::now());
       ratios_.push_back((flops_ / Seconds(start, mid)) / (fma_flops / fma_s));
     }

@@ -36,21 +36,15 @@ std::string LoadKernelModule(const std::string& path, double* bytes) {
   }
   std::stringstream text;
   text << in.rdbuf();
-  absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::ParseAndVerifyModule(text.str());
-  if (!module.ok()) {
-    fprintf(stderr, "bm_codegen_kernel: %s: %s\n", path.c_str(), std::string(module.status().message()).c_str());
+  absl::StatusOr<EntryGraph> entry = TryParseEntryGraph(text.str());
+  if (!entry.ok()) {
+    fprintf(stderr, "bm_codegen_kernel: %s: %s\n", path.c_str(),
+            std::string(entry.status().message()).c_str());
     return "";
   }
-  absl::StatusOr<codegen::KernelGraph> graph = codegen::GraphForComputation(*(*module)->entry());
-  if (!graph.ok()) {
-    fprintf(stderr, "bm_codegen_kernel: %s is not one kernel: %s\n", path.c_str(),
-            std::string(graph.status().message()).c_str());
-    return "";
-  }
-  *bytes = static_cast<double>((*module)->entry()->root()->shape().byte_size());
-  for (const hlo::Instruction* p : (*module)->entry()->parameters()) {
-    *bytes += static_cast<double>(p->shape().byte_size());
-  }
+  const hlo::Computation& main = *entry->module->entry();
+  *bytes = static_cast<double>(main.root()->shape().byte_size());
+  for (const hlo::Instruction* p : main.parameters()) *bytes += static_cast<double>(p->shape().byte_size());
   return text.str();
 }
 

@@ -56,16 +56,22 @@ struct EntryGraph {
   codegen::KernelGraph graph;
 };
 
-// Aborts on any error (a benchmark has no one to report to).
-inline EntryGraph ParseEntryGraph(const std::string& text) {
+inline absl::StatusOr<EntryGraph> TryParseEntryGraph(const std::string& text) {
   EntryGraph e;
   absl::StatusOr<std::unique_ptr<hlo::Module>> m = hlo::ParseAndVerifyModule(text);
-  if (!m.ok()) std::abort();
+  if (!m.ok()) return m.status();
   e.module = *std::move(m);
   absl::StatusOr<codegen::KernelGraph> g = codegen::GraphForComputation(*e.module->entry());
-  if (!g.ok()) std::abort();
+  if (!g.ok()) return g.status();
   e.graph = *std::move(g);
   return e;
+}
+
+// Aborts on any error (a benchmark has no one to report to).
+inline EntryGraph ParseEntryGraph(const std::string& text) {
+  absl::StatusOr<EntryGraph> e = TryParseEntryGraph(text);
+  if (!e.ok()) std::abort();
+  return *std::move(e);
 }
 
 struct CompiledEntry {

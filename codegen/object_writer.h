@@ -33,10 +33,10 @@ struct StreamedBuffers {
 // - Every fmul, fadd and fsub may contract: a multiply feeding an add or
 //   subtract becomes one FMA, rounding once. No other IEEE rule changes.
 // - Full-width vector stores into `streamed.outputs` become non-temporal
-//   where the address is aligned to the store's size (up to 64) at run time (a branch chooses per
-//   store; an unaligned one stays an ordinary store), and every function
-//   that has them ends with an sfence, so the data is visible to whichever
-//   thread reads it next.
+//   where the address is aligned to the store's size (up to 64 bytes) at
+//   run time (a branch chooses per store; an unaligned one stays an
+//   ordinary store), and every function that has them ends with an sfence,
+//   so the data is visible to whichever thread reads it next.
 // - Every full-width vector load from `streamed.inputs` is preceded by a
 //   prefetch of the address 4 KiB further on: one core has too few
 //   misses in flight to reach the memory's bandwidth by itself, and a load

@@ -449,7 +449,6 @@ absl::Status CheckInputSize(std::string_view text, const ParseOptions& options) 
   return absl::OkStatus();
 }
 
-
 // Parses one fragment of HLO text (a sharding, a shape, replica groups) with
 // `parse`, a HloParser::Parse*Only method; errors name `what` as the file.
 template <typename T>
@@ -461,6 +460,7 @@ absl::StatusOr<T> ParseFragment(std::string_view text, const char* what,
   text_internal::HloParser parser(text, options);
   return (parser.*parse)();
 }
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Module>> ParseModule(std::string_view text,

@@ -229,11 +229,18 @@ ENTRY main {
 // Whether the Halide lowering of `text`'s entry (as one kernel) stores the
 // value of HLO instruction `name` ("  computed at ..." follows its line).
 bool StoredByKernel(const std::string& text, const std::string& name) {
-  std::unique_ptr<hlo::Module> module = *hlo::ParseAndVerifyModule(text);
-  absl::StatusOr<KernelGraph> graph = GraphForComputation(*module->entry());
-  if (!graph.ok()) return false;
-  absl::StatusOr<std::string> lowering = KernelCompiler::Global().LoweringText(*graph);
-  if (!lowering.ok()) return false;
+  absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::ParseAndVerifyModule(text);
+  if (!module.ok()) {
+    ADD_FAILURE() << module.status() << "\n" << text;
+    return false;
+  }
+  absl::StatusOr<KernelGraph> graph = GraphForComputation(*(*module)->entry());
+  absl::StatusOr<std::string> lowering =
+      graph.ok() ? KernelCompiler::Global().LoweringText(*graph) : graph.status();
+  if (!lowering.ok()) {
+    ADD_FAILURE() << lowering.status();
+    return false;
+  }
   std::vector<std::string> lines = absl::StrSplit(*lowering, '\n');
   for (size_t i = 0; i + 1 < lines.size(); ++i) {
     if (lines[i].rfind(name + " -> ", 0) == 0) return lines[i + 1].rfind("  computed at ", 0) == 0;
