@@ -129,10 +129,10 @@ void SpinUntil(Done done) {
 // OMP_WAIT_POLICY / GOMP_SPINCOUNT once, when it loads, so a library cannot
 // choose passive waiting for itself) until a loop is posted, joins it if the
 // loop still has unclaimed iterations and fewer helpers than its device's
-// share allows, claims iterations one at a time and leaves. The device
-// thread that posted the loop claims iterations too; when none are left it
-// withdraws the loop, so no helper can join any more, and waits only for the
-// helpers inside (a helper joins while it runs, under the lock, and then
+// share allows, claims iterations one at a time (its own share first, see
+// Work) and leaves. The device thread that posted the loop claims
+// iterations too; when none are left it withdraws the loop, so no helper
+// can join any more, and waits only for the helpers inside (a helper joins while it runs, under the lock, and then
 // claims iterations at once). A helper that the host has not scheduled
 // therefore costs nothing but its help (Halide's pool behaves the same way;
 // an OpenMP team's closing barrier would wait for it).
@@ -155,9 +155,16 @@ class LoopExecutor {
     job.task = task;
     job.closure = closure;
     job.watch = watch;
-    job.next.store(min, std::memory_order_relaxed);
-    job.end = static_cast<int64_t>(min) + size;
     job.max_helpers = std::min(helpers, threads_);
+    job.size = size;
+    job.ranges = std::vector<Range>(static_cast<size_t>(job.max_helpers) + 1);
+    // Participant p owns the p-th contiguous share of the iterations.
+    const int parts = job.max_helpers + 1;
+    for (int p = 0; p < parts; ++p) {
+      const int64_t begin = min + static_cast<int64_t>(size) * p / parts;
+      job.ranges[p].next.store(begin, std::memory_order_relaxed);
+      job.ranges[p].end = min + static_cast<int64_t>(size) * (p + 1) / parts;
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       jobs_.push_back(&job);
@@ -168,7 +175,7 @@ class LoopExecutor {
     } else {
       for (int h = 0; h < job.max_helpers; ++h) work_cv_.notify_one();
     }
-    Work(job);
+    Work(job, /*participant=*/0);
     {
       std::unique_lock<std::mutex> lock(mu_);
       jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
@@ -185,13 +192,22 @@ class LoopExecutor {
   }
 
  private:
+  // One participant's share of a loop's iterations; others steal from it
+  // once their own share is done. A cache line each, so that claiming from
+  // one's own share does not contend with the others.
+  struct alignas(64) Range {
+    std::atomic<int64_t> next{0};  // the share's next unclaimed iteration
+    int64_t end = 0;
+  };
+
   struct Job {
     void* user_context = nullptr;
     KernelLoopTask task = nullptr;
     uint8_t* closure = nullptr;
     KernelLoopTaskObserver watch = nullptr;
-    std::atomic<int64_t> next{0};  // the next unclaimed iteration
-    int64_t end = 0;
+    std::vector<Range> ranges;     // the poster's, then one per helper slot
+    int64_t size = 0;
+    std::atomic<int64_t> claimed{0};  // iterations claimed so far
     int max_helpers = 0;
     std::atomic<int> joined{0};  // helpers inside; changed under mu_
     std::atomic<int> error{0};   // the first error code, 0 = none
@@ -205,26 +221,39 @@ class LoopExecutor {
       // Exactly threads_ (dynamic adjustment could hand out fewer).
       omp_set_dynamic(0);
 #pragma omp parallel num_threads(threads_)
-      HelperLoop();
+      HelperLoop(omp_get_thread_num());
 #else
       std::vector<std::thread> team;
-      for (int t = 1; t < threads_; ++t) team.emplace_back([this] { HelperLoop(); });
-      HelperLoop();
+      for (int t = 1; t < threads_; ++t) team.emplace_back([this, t] { HelperLoop(t); });
+      HelperLoop(0);
 #endif
     }).detach();
   }
 
   // Claims and runs iterations until none are left or one has failed; after
-  // a failure the remaining iterations are skipped, not run.
-  static void Work(Job& job) {
-    while (job.error.load(std::memory_order_relaxed) == 0) {
-      const int64_t i = job.next.fetch_add(1, std::memory_order_relaxed);
-      if (i >= job.end) break;
-      const int index = static_cast<int>(i);
-      if (job.watch != nullptr) job.watch(index);
-      if (int r = job.task(job.user_context, index, job.closure); r != 0) {
-        int expected = 0;
-        job.error.compare_exchange_strong(expected, r, std::memory_order_relaxed);
+  // a failure the remaining iterations are skipped, not run. A participant
+  // first runs its own share in order, then steals from the others' shares.
+  // Why shares rather than one counter: a kernel run again (or the next
+  // kernel over the same rows) then gives each thread the rows it had last
+  // time, which are still in its core's L2. With one shared counter the
+  // rows moved between cores from run to run: a 256^3 GEMM on two threads
+  // took 0.151-0.168 ms with one counter, 0.140-0.158 ms with shares
+  // (docs/performance.md, session 7).
+  static void Work(Job& job, int participant) {
+    const int parts = static_cast<int>(job.ranges.size());
+    for (int k = 0; k < parts; ++k) {
+      Range& range = job.ranges[(participant + k) % parts];
+      while (job.error.load(std::memory_order_relaxed) == 0) {
+        if (range.next.load(std::memory_order_relaxed) >= range.end) break;
+        const int64_t i = range.next.fetch_add(1, std::memory_order_relaxed);
+        if (i >= range.end) break;
+        job.claimed.fetch_add(1, std::memory_order_relaxed);
+        const int index = static_cast<int>(i);
+        if (job.watch != nullptr) job.watch(index);
+        if (int r = job.task(job.user_context, index, job.closure); r != 0) {
+          int expected = 0;
+          job.error.compare_exchange_strong(expected, r, std::memory_order_relaxed);
+        }
       }
     }
   }
@@ -233,7 +262,7 @@ class LoopExecutor {
   Job* Pick() {
     for (Job* job : jobs_) {
       if (job->joined.load(std::memory_order_relaxed) < job->max_helpers &&
-          job->next.load(std::memory_order_relaxed) < job->end &&
+          job->claimed.load(std::memory_order_relaxed) < job->size &&
           job->error.load(std::memory_order_relaxed) == 0) {
         return job;
       }
@@ -241,7 +270,9 @@ class LoopExecutor {
     return nullptr;
   }
 
-  [[noreturn]] void HelperLoop() {
+  // `slot` is the helper's place in the team, so that the same thread takes
+  // the same share of every loop.
+  [[noreturn]] void HelperLoop(int slot) {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       Job* job = Pick();
@@ -254,7 +285,7 @@ class LoopExecutor {
       }
       job->joined.fetch_add(1, std::memory_order_relaxed);
       lock.unlock();
-      Work(*job);
+      Work(*job, 1 + slot % job->max_helpers);
       lock.lock();
       // Release: the iterations' writes happen before the poster returns.
       // The job may be gone once joined reaches 0; only the cv is touched.

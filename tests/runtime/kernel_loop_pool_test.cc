@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -163,6 +164,64 @@ TEST_F(KernelLoopPoolTest, ExecutorUsesTheCallerAndItsShareOfHelpers) {
 #ifdef _OPENMP
   EXPECT_EQ(most, 2u);  // the caller and one helper (share 2), never more
 #endif
+}
+
+// Each thread of a loop starts with its own contiguous share of the
+// iterations, so that a kernel run again finds its rows in the same core's
+// cache: the caller starts at the first, its helper at the middle. The
+// caller's first task waits (bounded) for the helper to start, so that the
+// caller cannot have taken the helper's share first.
+struct ShareProbe {
+  std::atomic<int> started_elsewhere{0};
+  std::thread::id caller;
+  std::mutex mu;
+  std::vector<std::pair<std::thread::id, int>> order;
+};
+
+int RecordShareOrder(void*, int index, uint8_t* closure) {
+  auto* probe = reinterpret_cast<ShareProbe*>(closure);
+  const bool on_caller = std::this_thread::get_id() == probe->caller;
+  {
+    std::lock_guard<std::mutex> lock(probe->mu);
+    probe->order.emplace_back(std::this_thread::get_id(), index);
+  }
+  if (!on_caller) probe->started_elsewhere.store(1);
+  if (on_caller && index == 10) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (probe->started_elsewhere.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+  }
+  return 0;
+}
+
+TEST_F(KernelLoopPoolTest, ExecutorGivesEachThreadItsOwnShareFirst) {
+  SetKernelLoopPool(KernelLoopPool::kOpenMpExecutor);
+  for (int loop = 0; loop < 3; ++loop) {
+    ShareProbe probe;
+    std::thread caller([&] {
+#ifdef _OPENMP
+      omp_set_num_threads(2);
+#endif
+      probe.caller = std::this_thread::get_id();
+      EXPECT_EQ(RunKernelParallelLoop(nullptr, &RecordShareOrder, 10, 8,
+                                      reinterpret_cast<uint8_t*>(&probe)),
+                0);
+    });
+    caller.join();
+    ASSERT_EQ(probe.order.size(), 8u);
+    ASSERT_EQ(probe.started_elsewhere.load(), 1) << "no helper joined within 20 s";
+    std::set<int> indices;
+    int caller_first = -1, helper_first = -1;
+    for (const auto& [thread, index] : probe.order) {
+      indices.insert(index);
+      int& first = thread == probe.caller ? caller_first : helper_first;
+      if (first < 0) first = index;
+    }
+    EXPECT_EQ(indices, (std::set<int>{10, 11, 12, 13, 14, 15, 16, 17}));
+    EXPECT_EQ(caller_first, 10) << "loop " << loop;
+    EXPECT_EQ(helper_first, 14) << "loop " << loop;
+  }
 }
 
 TEST_F(KernelLoopPoolTest, ExecutorAtAShareOfOneRunsOnTheDeviceThread) {
