@@ -6,15 +6,15 @@
 //
 // Transcendentals that Halide would lower to scalar libm calls anyway, and
 // whose exact libm result the interpreter gives (cbrt, expm1, log1p, fmod,
-// pow, atan2, tan), call libm directly. tanh does not: Halide's tanh is a
-// scalar libm call, 40x slower than a vectorised form (perf_anchors.md).
+// pow, atan2, tan), call libm directly. f32 tanh and exp do not: they use
+// the vectorised forms of vector_math.h.
 #include <cmath>
-#include <iterator>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "codegen/lowering.h"
 #include "codegen/reducer.h"
+#include "codegen/vector_math.h"
 
 namespace sharc::codegen {
 namespace {
@@ -39,31 +39,6 @@ template <typename Op>
 Expr Wrapping(const Expr& a, const Expr& b, Op op) {
   Halide::Type u = UnsignedOf(a.type());
   return Halide::cast(a.type(), op(Halide::cast(u, a), Halide::cast(u, b)));
-}
-
-// tanh as the rational minimax approximation XLA's CPU and GPU backends use
-// for f32 (odd degree-13 numerator over even degree-6 denominator on
-// [-7.905, 7.905], where f32 tanh reaches +-1; Eigen's coefficients). Max
-// relative error 4e-7 (7 ulp near +-1). It is all multiplies and adds plus
-// one division, about half the work of an exp-based form, which matters
-// because a tanh chain must keep up with memory bandwidth. |z| < 4e-4 (and
-// NaN, which fails every comparison) returns z itself, which also keeps -0
-// and subnormals exact.
-Expr VectorTanh(const Expr& z) {
-  Halide::Type ty = z.type();
-  auto c = [&](double v) { return make_const(ty, v); };
-  const double numerator[] = {-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
-                              5.12229709037114e-08,  1.48572235717979e-05, 6.37261928875436e-04,
-                              4.89352455891786e-03};
-  const double denominator[] = {1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
-                                4.89352518554385e-03};
-  Expr x = Halide::clamp(z, c(-7.90531110763549805), c(7.90531110763549805));
-  Expr x2 = x * x;
-  Expr p = c(numerator[0]);
-  for (size_t i = 1; i < std::size(numerator); ++i) p = p * x2 + c(numerator[i]);
-  Expr q = c(denominator[0]);
-  for (size_t i = 1; i < std::size(denominator); ++i) q = q * x2 + c(denominator[i]);
-  return Halide::select(Halide::abs(z) >= c(0.0004), x * p / q, z);
 }
 
 // ---- generic builders ------------------------------------------------------
@@ -312,14 +287,16 @@ void RegisterElementwiseLowerings(LoweringTable& table) {
   table.Add(Opcode::kCos, FloatUnary([](Expr x, PrimitiveType t) { return Libm("cos", t, {x}); }));
   table.Add(Opcode::kSin, FloatUnary([](Expr x, PrimitiveType t) { return Libm("sin", t, {x}); }));
   table.Add(Opcode::kTan, FloatUnary([](Expr x, PrimitiveType t) { return Libm("tan", t, {x}); }));
-  table.Add(Opcode::kExp, FloatUnary([](Expr x, PrimitiveType) { return Halide::exp(x); }));
+  table.Add(Opcode::kExp, FloatUnary([](Expr x, PrimitiveType t) {
+              return IsF64(t) ? Halide::exp(x) : VectorExp(x);
+            }));
   table.Add(Opcode::kExpm1,
             FloatUnary([](Expr x, PrimitiveType t) { return Libm("expm1", t, {x}); }));
   table.Add(Opcode::kLog, FloatUnary([](Expr x, PrimitiveType) { return Halide::log(x); }));
   table.Add(Opcode::kLog1p,
             FloatUnary([](Expr x, PrimitiveType t) { return Libm("log1p", t, {x}); }));
-  table.Add(Opcode::kLogistic, FloatUnary([](Expr x, PrimitiveType) {
-              return 1 / (1 + Halide::exp(-x));
+  table.Add(Opcode::kLogistic, FloatUnary([](Expr x, PrimitiveType t) {
+              return 1 / (1 + (IsF64(t) ? Halide::exp(-x) : VectorExp(-x)));
             }));
   table.Add(Opcode::kRoundNearestAfz,
             FloatUnary([](Expr x, PrimitiveType) { return RoundAwayFromZero(x); }));

@@ -1,0 +1,77 @@
+#include "codegen/vector_math.h"
+
+#include <iterator>
+
+namespace sharc::codegen {
+
+using Halide::Expr;
+
+// tanh as the rational minimax approximation XLA's CPU and GPU backends use
+// for f32 (odd degree-13 numerator over even degree-6 denominator on
+// [-7.905, 7.905], where f32 tanh reaches +-1; Eigen's coefficients). Max
+// relative error 4e-7 (7 ulp near +-1). It is all multiplies and adds plus
+// one division, about half the work of an exp-based form, which matters
+// because a tanh chain must keep up with memory bandwidth. |z| < 4e-4 (and
+// NaN, which fails every comparison) returns z itself, which also keeps -0
+// and subnormals exact.
+Expr VectorTanh(const Expr& z) {
+  Halide::Type ty = z.type();
+  auto c = [&](double v) { return Halide::Internal::make_const(ty, v); };
+  const double numerator[] = {-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+                              5.12229709037114e-08,  1.48572235717979e-05, 6.37261928875436e-04,
+                              4.89352455891786e-03};
+  const double denominator[] = {1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
+                                4.89352518554385e-03};
+  Expr x = Halide::clamp(z, c(-7.90531110763549805), c(7.90531110763549805));
+  Expr x2 = x * x;
+  Expr p = c(numerator[0]);
+  for (size_t i = 1; i < std::size(numerator); ++i) p = p * x2 + c(numerator[i]);
+  Expr q = c(denominator[0]);
+  for (size_t i = 1; i < std::size(denominator); ++i) q = q * x2 + c(denominator[i]);
+  return Halide::select(Halide::abs(z) >= c(0.0004), x * p / q, z);
+}
+
+// exp(x) = 2^k * exp(r), r = x - k ln2 in [0, ln2], with k = floor(x / ln2)
+// found by adding 1.5 * 2^23: the sum's rounding to an integer is the
+// rounding wanted, its low mantissa bits are k, and shifting them into the
+// exponent field gives 2^k with no float-to-int conversion. Flooring
+// (rounding x / ln2 - 1/2) rather than rounding keeps k <= 127 below the
+// overflow threshold, so 2^k is always a float. The kernel only adds,
+// multiplies and shifts: 19 vector instructions against Halide's 27.
+// The kernel relies on the pipeline's StrictFloat target: Halide would
+// otherwise simplify (a + 1.5 * 2^23) - 1.5 * 2^23 to a.
+Expr VectorExp(const Expr& x) {
+  Halide::Type f32 = x.type();
+  Halide::Type u32 = Halide::UInt(32, f32.lanes());
+  auto c = [&](double v) { return Halide::Internal::make_const(f32, v); };
+  auto u = [&](uint32_t v) { return Halide::Internal::make_const(u32, v); };
+  // Beyond these, every result is +inf or rounds to +0. Written as selects
+  // whose false side is x, so NaN passes through unchanged.
+  Expr xc = Halide::select(x < c(-104.0), c(-104.0), x);
+  xc = Halide::select(xc > c(89.0), c(89.0), xc);
+  const double kRoundingBias = 12582912.0;  // 1.5 * 2^23
+  const double kLn2 = 0.693147180559945309;
+  Expr t = (xc - c(0.5 * kLn2)) * c(1.44269504088896341) + c(kRoundingBias);
+  Expr k = t - c(kRoundingBias);  // an integer, exactly
+  // Cody-Waite: ln2 in two parts, the first with 8 trailing zero bits so
+  // that k * part is exact for |k| < 256.
+  Expr r = (xc - k * c(0.693145751953125)) - k * c(1.42860682030941723212e-6);
+  // Degree-6 fit of exp on [-0.02, ln2 + 0.02] (weighted least squares on
+  // relative error; 2.7e-9 in exact arithmetic, < 1 ulp evaluated in f32).
+  const double coefficients[] = {0.0019559531938284636, 0.007783412467688322,
+                                 0.041916657239198685,  0.1666117161512375,
+                                 0.5000051259994507,    0.9999998807907104,
+                                 1.0};
+  Expr p = c(coefficients[0]);
+  for (size_t i = 1; i < std::size(coefficients); ++i) p = p * r + c(coefficients[i]);
+  // 2^k from t's low bits (k in [-151, 128]); k = 128 makes +inf, as wanted.
+  Expr scale_bits = (Halide::reinterpret(u32, t) << u(23)) + u(127u << 23);
+  // Below 2^-126 the result is subnormal: scale by 2^(k + 64), exactly, and
+  // then by 2^-64, which rounds once.
+  Expr subnormal = k < c(-126.0);
+  scale_bits = Halide::select(subnormal, scale_bits + u(64u << 23), scale_bits);
+  Expr e = p * Halide::reinterpret(f32, scale_bits);
+  return Halide::select(subnormal, e * c(5.42101086242752217e-20), e);  // 2^-64
+}
+
+}  // namespace sharc::codegen

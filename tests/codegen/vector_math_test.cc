@@ -1,0 +1,122 @@
+// The vectorised f32 exp (codegen/vector_math.cc), through the exponential
+// and logistic ops' kernels, against double-precision libm rounded to f32:
+// a dense sweep of every input range (overflow, normal, subnormal and zero
+// results) in ulps, the thresholds' neighbours, and the IEEE specials.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/codegen/codegen_test_util.h"
+#include "tests/testlib/status_matchers.h"
+
+namespace sharc::codegen {
+namespace {
+
+// Distance in representable floats between two non-negative finite floats
+// (their bit patterns are ordered like their values).
+int64_t UlpDistance(float a, float b) {
+  int32_t ia, ib;
+  std::memcpy(&ia, &a, sizeof a);
+  std::memcpy(&ib, &b, sizeof b);
+  return std::abs(static_cast<int64_t>(ia) - ib);
+}
+
+std::vector<float> ExpInputs() {
+  std::vector<float> x;
+  // Dense over [-110, 95]: overflow, the normal range, subnormal results
+  // (below -87.34) and results that round to zero (below -103.97).
+  for (int i = 0; i <= 400000; ++i) x.push_back(static_cast<float>(-110.0 + 205.0 * i / 400000));
+  // Every float near the thresholds and near zero.
+  for (float centre : {88.7228394f, -87.3365479f, -103.972076f, -103.278931f, 0.0f, 0.693147182f,
+                       -0.693147182f, 0.346573591f}) {
+    float v = centre;
+    for (int i = 0; i < 2000; ++i) v = std::nextafter(v, -1e30f);
+    for (int i = 0; i < 4000; ++i, v = std::nextafter(v, 1e30f)) x.push_back(v);
+  }
+  // Small and subnormal inputs, where exp(x) rounds to 1.
+  for (float v : {1e-30f, -1e-30f, 1e-45f, -1e-45f, 1e-8f, -1e-8f, 3e-8f, -3e-8f}) x.push_back(v);
+  return x;
+}
+
+absl::StatusOr<std::vector<float>> RunUnary(const std::string& op, const std::vector<float>& x) {
+  const std::string n = std::to_string(x.size());
+  absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::ParseAndVerifyModule(
+      "HloModule m\nENTRY main {\n  x = f32[" + n + "] parameter(0)\n  ROOT y = f32[" + n + "] " +
+      op + "(x)\n}\n");
+  if (!module.ok()) return module.status();
+  std::vector<hlo::Literal> args;
+  args.push_back(hlo::Literal::Vector<float>(x));
+  absl::StatusOr<hlo::Literal> out = testing_util::RunAsOneKernel(**module, args);
+  if (!out.ok()) return out.status();
+  const absl::Span<const float> y = out->data<float>();
+  return std::vector<float>(y.begin(), y.end());
+}
+
+TEST(VectorMathTest, ExpIsWithinTwoUlpsEverywhere) {
+  const std::vector<float> x = ExpInputs();
+  ASSERT_OK_AND_ASSIGN(std::vector<float> y, RunUnary("exponential", x));
+  int64_t worst = 0, subnormal_results = 0, overflows = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float expected = static_cast<float>(std::exp(static_cast<double>(x[i])));
+    if (std::isinf(expected)) {
+      ++overflows;
+      ASSERT_TRUE(std::isinf(y[i]) && y[i] > 0) << "exp(" << x[i] << ") = " << y[i];
+      continue;
+    }
+    ASSERT_TRUE(std::isfinite(y[i]) && y[i] >= 0) << "exp(" << x[i] << ") = " << y[i];
+    const int64_t d = UlpDistance(y[i], expected);
+    ASSERT_LE(d, 2) << "exp(" << x[i] << ") = " << y[i] << ", expected " << expected;
+    worst = std::max(worst, d);
+    subnormal_results += expected > 0 && expected < std::numeric_limits<float>::min();
+  }
+  // The sweep reached every kind of result.
+  EXPECT_GT(subnormal_results, 1000);
+  EXPECT_GT(overflows, 1000);
+  RecordProperty("worst_ulps", static_cast<int>(worst));
+}
+
+TEST(VectorMathTest, ExpKeepsIeeeSpecials) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> x = {inf, -inf, nan, -nan, 0.0f, -0.0f, 1e38f, -1e38f,
+                                std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(),
+                                std::numeric_limits<float>::denorm_min()};
+  ASSERT_OK_AND_ASSIGN(std::vector<float> y, RunUnary("exponential", x));
+  EXPECT_EQ(y[0], inf);
+  EXPECT_EQ(y[1], 0.0f);
+  EXPECT_FALSE(std::signbit(y[1]));
+  EXPECT_TRUE(std::isnan(y[2]));
+  EXPECT_TRUE(std::isnan(y[3]));
+  EXPECT_EQ(y[4], 1.0f);
+  EXPECT_EQ(y[5], 1.0f);
+  EXPECT_EQ(y[6], inf);
+  EXPECT_EQ(y[7], 0.0f);
+  EXPECT_EQ(y[8], inf);
+  EXPECT_EQ(y[9], 0.0f);
+  EXPECT_EQ(y[10], 1.0f);
+}
+
+// logistic is 1 / (1 + exp(-x)), as the interpreter and XLA's expansion
+// compute it: below -88.7, exp(-x) overflows and the result is 0 where the
+// true value is a tiny (at most 2^-128) positive number.
+TEST(VectorMathTest, LogisticIsWithinFourUlps) {
+  std::vector<float> x;
+  for (int i = 0; i <= 200000; ++i) x.push_back(static_cast<float>(-120.0 + 240.0 * i / 200000));
+  ASSERT_OK_AND_ASSIGN(std::vector<float> y, RunUnary("logistic", x));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float expected = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(x[i]))));
+    if (x[i] < -88.72f) {
+      ASSERT_TRUE(y[i] >= 0 && y[i] <= expected) << "logistic(" << x[i] << ") = " << y[i];
+      continue;
+    }
+    ASSERT_LE(UlpDistance(y[i], expected), 4) << "logistic(" << x[i] << ") = " << y[i]
+                                              << ", expected " << expected;
+  }
+}
+
+}  // namespace
+}  // namespace sharc::codegen
