@@ -38,17 +38,23 @@ Halide::Expr Combine(hlo::Opcode op, const Halide::Expr& a, const Halide::Expr& 
   switch (op) {
     case Opcode::kAdd: return wrapping([](Halide::Expr x, Halide::Expr y) { return x + y; });
     case Opcode::kMultiply: return wrapping([](Halide::Expr x, Halide::Expr y) { return x * y; });
+    // NaN propagates: a NaN `a` by the outer select, a NaN `b` because a
+    // comparison with NaN is false, so the inner select already gives b.
+    // The inner select is exactly x86's maxps/minps (whose NaN result is
+    // the second operand), so a float maximum costs three instructions: the
+    // compare, the max, and a masked move for a NaN `a`. (Testing b for NaN
+    // as well, as this once did, added two more to every reduction step.)
     case Opcode::kMaximum: {
       if (t.is_bool()) return a || b;
       Halide::Expr m = Halide::select(a > b, a, b);
       if (!t.is_float()) return m;
-      return Halide::select(Halide::is_nan(a), a, Halide::is_nan(b), b, m);
+      return Halide::select(Halide::is_nan(a), a, m);
     }
     case Opcode::kMinimum: {
       if (t.is_bool()) return a && b;
       Halide::Expr m = Halide::select(a < b, a, b);
       if (!t.is_float()) return m;
-      return Halide::select(Halide::is_nan(a), a, Halide::is_nan(b), b, m);
+      return Halide::select(Halide::is_nan(a), a, m);
     }
     case Opcode::kAnd: return t.is_bool() ? (a && b) : (a & b);
     case Opcode::kOr: return t.is_bool() ? (a || b) : (a | b);
