@@ -168,11 +168,11 @@ TEST_F(KernelLoopPoolTest, ExecutorUsesTheCallerAndItsShareOfHelpers) {
 
 // Each thread of a loop starts with its own contiguous share of the
 // iterations, so that a kernel run again finds its rows in the same core's
-// cache: the caller starts at the first, its helper at the middle. The
-// caller's first task waits (bounded) for the helper to start, so that the
-// caller cannot have taken the helper's share first.
+// cache: the caller starts at the first, its helper at the middle. Every
+// task waits (bounded) until both threads have started one, so that neither
+// can finish its share and steal from the other's before the other begins.
 struct ShareProbe {
-  std::atomic<int> started_elsewhere{0};
+  std::atomic<int> caller_started{0}, helper_started{0};
   std::thread::id caller;
   std::mutex mu;
   std::vector<std::pair<std::thread::id, int>> order;
@@ -185,12 +185,11 @@ int RecordShareOrder(void*, int index, uint8_t* closure) {
     std::lock_guard<std::mutex> lock(probe->mu);
     probe->order.emplace_back(std::this_thread::get_id(), index);
   }
-  if (!on_caller) probe->started_elsewhere.store(1);
-  if (on_caller && index == 10) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (probe->started_elsewhere.load() == 0 && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::yield();
-    }
+  (on_caller ? probe->caller_started : probe->helper_started).store(1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while ((probe->caller_started.load() == 0 || probe->helper_started.load() == 0) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
   }
   return 0;
 }
@@ -210,7 +209,7 @@ TEST_F(KernelLoopPoolTest, ExecutorGivesEachThreadItsOwnShareFirst) {
     });
     caller.join();
     ASSERT_EQ(probe.order.size(), 8u);
-    ASSERT_EQ(probe.started_elsewhere.load(), 1) << "no helper joined within 20 s";
+    ASSERT_EQ(probe.helper_started.load(), 1) << "no helper joined within 20 s";
     std::set<int> indices;
     int caller_first = -1, helper_first = -1;
     for (const auto& [thread, index] : probe.order) {
