@@ -24,7 +24,7 @@ namespace {
 
 // Bumped whenever lowerings or schedules change, so stale disk entries are
 // never loaded.
-constexpr const char* kCodegenVersion = "sharc-codegen-15";
+constexpr const char* kCodegenVersion = "sharc-codegen-16";
 
 uint64_t Fnv1a(const std::string& text, uint64_t seed) {
   uint64_t h = seed;
@@ -231,7 +231,8 @@ void KernelCompiler::ClearMemoryCache() {
 
 CompileStats KernelCompiler::stats() const {
   return CompileStats{llvm_compiles_.load(), disk_hits_.load(), memory_hits_.load(),
-                      nontemporal_stores_.load(), prefetches_.load()};
+                      nontemporal_stores_.load(), prefetches_.load(),
+                      reciprocal_divisions_.load()};
 }
 
 std::string KernelCompiler::Key(const KernelGraph& graph) const {
@@ -353,6 +354,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
         WriteKernelObject(module, obj, StreamedBuffersOf(graph, *built));
     nontemporal_stores_ += written.nontemporal_stores;
     prefetches_ += written.prefetches;
+    reciprocal_divisions_ += written.reciprocal_divisions;
   } catch (const Halide::Error& e) {
     return absl::InternalError(
         absl::StrCat("Halide failed to compile kernel '", graph.name, "': ", e.what()));

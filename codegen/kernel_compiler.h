@@ -56,6 +56,7 @@ struct CompileStats {
   // in the cache (codegen/object_writer.h).
   int64_t nontemporal_stores = 0;
   int64_t prefetches = 0;  // loads from large inputs given a prefetch ahead
+  int64_t reciprocal_divisions = 0;  // vector divisions by a splat, via its reciprocal
 };
 
 class KernelCompiler {
@@ -92,7 +93,7 @@ class KernelCompiler {
   // Keys being compiled right now, so two threads never compile one kernel.
   absl::flat_hash_map<std::string, std::shared_ptr<absl::Mutex>> in_flight_;
   std::atomic<int64_t> llvm_compiles_{0}, disk_hits_{0}, memory_hits_{0}, nontemporal_stores_{0},
-      prefetches_{0};
+      prefetches_{0}, reciprocal_divisions_{0};
 };
 
 }  // namespace sharc::codegen

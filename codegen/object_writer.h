@@ -7,7 +7,9 @@
 //   cache first reads every line it is about to overwrite
 //   (read-for-ownership), so here it moves 1.5x the bytes of a copy
 //   (docs/performance.md);
-// - software prefetch ahead of big inputs.
+// - software prefetch ahead of big inputs;
+// - division by a value the same in every lane through its reciprocal,
+//   still rounded correctly (Halide 14 has no FMA to express it with).
 #pragma once
 
 #include <string>
@@ -20,6 +22,7 @@ namespace sharc::codegen {
 struct ObjectWriteStats {
   int nontemporal_stores = 0;  // vector stores given the non-temporal mark
   int prefetches = 0;          // software prefetches added ahead of loads
+  int reciprocal_divisions = 0;  // vector divisions by one value, through its reciprocal
 };
 
 // Buffers to treat as streams, named as the pipeline names them (output
@@ -41,6 +44,10 @@ struct StreamedBuffers {
 //   prefetch of the address 4 KiB further on: one core has too few
 //   misses in flight to reach the memory's bandwidth by itself, and a load
 //   that waits stalls the arithmetic behind it.
+// - Every division of an f32 vector by a splat divides through the
+//   divisor's reciprocal, with an FMA correction that gives the correctly
+//   rounded quotient; vectors outside the range where that is proven take
+//   the division itself (object_writer.cc).
 // Throws Halide::Error like Halide's own compile_to_object.
 ObjectWriteStats WriteKernelObject(const Halide::Module& module, const std::string& path,
                                    const StreamedBuffers& streamed);

@@ -1,0 +1,122 @@
+// Vector divisions by one value in every lane (a row's value broadcast
+// along the row, a constant) go through the divisor's reciprocal with an
+// FMA correction (codegen/object_writer.cc). The quotient must still be
+// IEEE's correctly rounded one, bit for bit, on both sides of the range
+// checks that send a vector back to the true division: zeros, infinities,
+// NaN, subnormal and huge quotients, divisors below 1 and above 2^60.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "codegen/kernel_compiler.h"
+#include "gtest/gtest.h"
+#include "tests/codegen/codegen_test_util.h"
+#include "tests/testlib/status_matchers.h"
+
+namespace sharc::codegen {
+namespace {
+
+constexpr int kRows = 24, kCols = 1031;
+
+float FromBits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// Runs `text` (parameters a: f32[kRows,kCols], b: f32[kRows]) as one kernel
+// and through the interpreter; returns the kernel's reciprocal divisions.
+int64_t ExpectExactQuotients(const std::string& text, const std::vector<float>& a,
+                             const std::vector<float>& b) {
+  absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::ParseAndVerifyModule(text);
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return -1;
+  std::vector<hlo::Literal> args;
+  args.push_back(hlo::Literal::FromValues<float>({kRows, kCols}, a));
+  args.push_back(hlo::Literal::Vector<float>(b));
+  absl::StatusOr<hlo::Literal> expected = hlo::Evaluate(**module, args);
+  EXPECT_TRUE(expected.ok()) << expected.status();
+  const CompileStats before = KernelCompiler::Global().stats();
+  absl::StatusOr<hlo::Literal> actual = testing_util::RunAsOneKernel(**module, args);
+  EXPECT_TRUE(actual.ok()) << actual.status();
+  if (!expected.ok() || !actual.ok()) return -1;
+  EXPECT_TRUE(testing_util::LiteralsMatch(*expected, *actual, 0, 0, "quotients"));
+  return KernelCompiler::Global().stats().reciprocal_divisions - before.reciprocal_divisions;
+}
+
+TEST(ReciprocalDivisionTest, DivisionByARowValueIsCorrectlyRounded) {
+  std::mt19937_64 rng(23);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // Divisors: in range (1 <= |b| <= 2^60, the fast path), at its edges and
+  // outside it, and the IEEE specials.
+  std::vector<float> b = {1.0f,    -1.0f,   3.0f,     -7.5f,   1024.0f,     0x1p60f,
+                          0x1.fffffep0f, 12345.678f, 0.99999994f, 0.5f, 0x1.000002p60f, 1e-30f,
+                          0.0f,    -0.0f,   inf,      -inf,    nan,         0x1p-130f,
+                          1e30f,   -3e9f,   1.5f,     2.0f,    0x1.fffffep59f, 100.0f};
+  ASSERT_EQ(b.size(), static_cast<size_t>(kRows));
+  std::vector<float> a(static_cast<size_t>(kRows) * kCols);
+  for (int r = 0; r < kRows; ++r) {
+    for (int c = 0; c < kCols; ++c) {
+      const uint64_t x = rng();
+      float v;
+      if (r % 4 == 3) {
+        v = FromBits(static_cast<uint32_t>(x));  // any bit pattern: every exponent, NaN, inf
+      } else {
+        // Typical magnitudes, every mantissa pattern, both signs.
+        const int exponent = static_cast<int>((x >> 32) % 80) - 40;
+        v = std::ldexp(1.0f + static_cast<float>(x & 0x7fffff) / 0x800000, exponent);
+        if ((x >> 40) & 1) v = -v;
+      }
+      a[static_cast<size_t>(r) * kCols + c] = v;
+    }
+  }
+  // Single odd lanes in otherwise ordinary vectors of fast-path rows.
+  const float odd[] = {0.0f, -0.0f, inf, -inf, nan, 0x1p-140f, 0x1p-99f, 0x1.fffffep-100f,
+                       std::numeric_limits<float>::max(), 0x1p125f, 0x1.000002p125f, 1e-38f};
+  for (size_t i = 0; i < std::size(odd); ++i) {
+    a[2 * kCols + 17 * i] = odd[i];
+    a[4 * kCols + 85 * i + 3] = odd[i];
+  }
+  // Near the range edges relative to each divisor: quotients at 2^-99 and 2^125.
+  for (int r = 0; r < kRows; ++r) {
+    a[static_cast<size_t>(r) * kCols + kCols - 1] = 0x1p-99f * std::fabs(b[r]);
+    a[static_cast<size_t>(r) * kCols + kCols - 2] = 0x1p125f * std::fabs(b[r]);
+  }
+  const int64_t rewritten = ExpectExactQuotients(R"(
+HloModule divide_rows
+ENTRY main {
+  a = f32[24,1031] parameter(0)
+  b = f32[24] parameter(1)
+  bb = f32[24,1031] broadcast(b), dimensions={0}
+  ROOT q = f32[24,1031] divide(a, bb)
+}
+)",
+                                                 a, b);
+  EXPECT_GT(rewritten, 0) << "the division was not rewritten, so the fast path went untested";
+}
+
+TEST(ReciprocalDivisionTest, DivisionByAConstantIsCorrectlyRounded) {
+  std::mt19937_64 rng(29);
+  std::vector<float> a(static_cast<size_t>(kRows) * kCols);
+  for (float& v : a) v = std::ldexp(static_cast<float>(rng() % 100000) + 0.5f, static_cast<int>(rng() % 60) - 30);
+  const std::vector<float> b(kRows, 1.0f);  // unused by the module below
+  const int64_t rewritten = ExpectExactQuotients(R"(
+HloModule divide_by_three
+ENTRY main {
+  a = f32[24,1031] parameter(0)
+  b = f32[24] parameter(1)
+  three = f32[] constant(3)
+  b3 = f32[24,1031] broadcast(three), dimensions={}
+  ROOT q = f32[24,1031] divide(a, b3)
+}
+)",
+                                                 a, b);
+  EXPECT_GT(rewritten, 0);
+}
+
+}  // namespace
+}  // namespace sharc::codegen
