@@ -151,7 +151,8 @@ void AllowContraction(llvm::Module& module) {
 // 2^-100 too and r is exact); zeros, infinities, NaNs, subnormal or huge
 // quotients and small divisors branch to the original division. Checked
 // bit for bit against IEEE division on 2.3e9 random and adversarial pairs
-// while developing, and by tests/codegen/reciprocal_division_test.cc.
+// while developing; tests/codegen/reciprocal_division_test.cc checks 1.2e7
+// of them and the kernels themselves.
 struct Reciprocal {
   llvm::Value* splat = nullptr;     // RN(1/b) in every lane
   llvm::Value* in_range = nullptr;  // 1 <= |b| <= 2^60, scalar i1
