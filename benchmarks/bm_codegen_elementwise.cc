@@ -1,8 +1,11 @@
 // Fused elementwise and reduction kernels against a plain loop compiled with
-// -O3 -march=native -ffast-math and against STREAM copy, in the same run:
+// -O3 -march=native -ffast-math and against STREAM copy (the read-only sum
+// also against STREAM's read-only kernel, BM_StreamReadSum), in the same run:
 //   HL_NUM_THREADS=1 OMP_NUM_THREADS=1 ./bm_codegen_elementwise
 // (OMP_NUM_THREADS=2 gives kernels two threads; compare with BM_StreamCopy/2.)
 // Counter GBps = bytes read + written per run / time.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -51,6 +54,50 @@ void BM_StreamCopy(benchmark::State& state) {
     benchmark::DoNotOptimize(c->data());
   }
   SetBytes(state, 2.0 * kChain * sizeof(float));
+}
+
+// STREAM's read-only kernel, for the sum: kSum floats summed into 8 zmm
+// accumulators (enough independent adds to keep up with any memory), on the
+// runtime's buffers, each thread over its own contiguous part. A read-only
+// kernel is compared with this, not with copy: copy's bytes are half
+// writes, and on this host one core reads at about half of copy's counted
+// rate (docs/performance.md, session 7).
+__attribute__((target("avx512f"), noinline)) float ReadSum(const float* p, int64_t n) {
+  __m512 s[8];
+  for (__m512& v : s) v = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 128 <= n; i += 128) {
+    for (int k = 0; k < 8; ++k) s[k] = _mm512_add_ps(s[k], _mm512_loadu_ps(p + i + 16 * k));
+  }
+  float tail = 0;
+  for (; i < n; ++i) tail += p[i];
+  __m512 t = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(s[0], s[1]), _mm512_add_ps(s[2], s[3])),
+                           _mm512_add_ps(_mm512_add_ps(s[4], s[5]), _mm512_add_ps(s[6], s[7])));
+  return _mm512_reduce_add_ps(t) + tail;
+}
+
+void BM_StreamReadSum(benchmark::State& state) {
+  if (!__builtin_cpu_supports("avx512f")) {
+    state.SkipWithError("no AVX-512F on this CPU");
+    return;
+  }
+  const hlo::Shape shape(hlo::PrimitiveType::kF32, {kSum});
+  absl::StatusOr<runtime::Buffer> a = runtime::Buffer::Allocate(shape, /*zero=*/true);
+  if (!a.ok()) std::abort();
+  const int threads = static_cast<int>(state.range(0));
+  std::vector<float> partial(static_cast<size_t>(threads));
+  auto sum_part = [&](int t) {
+    const int64_t begin = kSum * t / threads, end = kSum * (t + 1) / threads;
+    partial[static_cast<size_t>(t)] = ReadSum(static_cast<const float*>(a->data()) + begin, end - begin);
+  };
+  for (auto _ : state) {
+    std::vector<std::thread> helpers;
+    for (int t = 1; t < threads; ++t) helpers.emplace_back(sum_part, t);
+    sum_part(0);
+    for (std::thread& h : helpers) h.join();
+    benchmark::DoNotOptimize(partial.data());
+  }
+  SetBytes(state, 1.0 * kSum * sizeof(float));
 }
 
 // a*x+b over kChain floats, and tanh of it when `with_tanh`.
@@ -230,6 +277,7 @@ void BM_LoopLayernormRows(benchmark::State& state) {
 }
 
 BENCHMARK(BM_StreamCopy)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_StreamReadSum)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_HalideTanhChain)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_HalideAffine)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LoopTanhChain)->Unit(benchmark::kMillisecond)->UseRealTime();
