@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "llvm/Analysis/VectorUtils.h"
 #include "llvm/IR/DataLayout.h"
@@ -161,9 +162,12 @@ struct Reciprocal {
 // Computed once, right where b is defined (a row's sum: once per row), not
 // beside every division: Halide's LLVM passes have already run, so nothing
 // would hoist it out of the loop afterwards.
-Reciprocal ReciprocalOf(llvm::Value* b, unsigned lanes, llvm::Function& f) {
+// Null if b is defined by a terminator (an invoke: nothing can follow it in
+// its block), which Halide never emits; such a division is left alone.
+std::optional<Reciprocal> ReciprocalOf(llvm::Value* b, unsigned lanes, llvm::Function& f) {
   llvm::Instruction* at = nullptr;
   if (auto* def = llvm::dyn_cast<llvm::Instruction>(b)) {
+    if (def->isTerminator()) return std::nullopt;
     at = llvm::isa<llvm::PHINode>(def) ? &*def->getParent()->getFirstInsertionPt() : def->getNextNode();
   } else {
     at = &*f.getEntryBlock().getFirstInsertionPt();
@@ -189,8 +193,9 @@ int DivideThroughReciprocals(llvm::Function& f) {
       }
     }
   }
-  std::map<std::pair<llvm::Value*, unsigned>, Reciprocal> reciprocals;  // per divisor and width
+  std::map<std::pair<llvm::Value*, unsigned>, std::optional<Reciprocal>> reciprocals;
   llvm::MDBuilder weights(f.getContext());
+  int rewritten = 0;
   for (llvm::Instruction* division : divisions) {
     llvm::Value* a = division->getOperand(0);
     llvm::Value* splat_b = division->getOperand(1);
@@ -198,7 +203,8 @@ int DivideThroughReciprocals(llvm::Function& f) {
     auto* type = llvm::cast<llvm::FixedVectorType>(division->getType());
     auto [it, inserted] = reciprocals.try_emplace({b, type->getNumElements()});
     if (inserted) it->second = ReciprocalOf(b, type->getNumElements(), f);
-    const Reciprocal& reciprocal = it->second;
+    if (!it->second.has_value()) continue;
+    const Reciprocal& reciprocal = *it->second;
 
     llvm::IRBuilder<> builder(division);
     llvm::Value* y = reciprocal.splat;
@@ -210,8 +216,9 @@ int DivideThroughReciprocals(llvm::Function& f) {
         builder.CreateFCmpOGE(magnitude, llvm::ConstantFP::get(type, 0x1p-99)),
         builder.CreateFCmpOLE(magnitude, llvm::ConstantFP::get(type, 0x1p125)));
     llvm::Value* mask = builder.CreateBitCast(lanes_ok, builder.getIntNTy(type->getNumElements()));
-    llvm::Value* fast = builder.CreateAnd(builder.CreateICmpEQ(mask, llvm::Constant::getAllOnesValue(mask->getType())),
-                                          reciprocal.in_range);
+    // Frozen: a branch on an undefined lane would be undefined behaviour.
+    llvm::Value* fast = builder.CreateFreeze(builder.CreateAnd(
+        builder.CreateICmpEQ(mask, llvm::Constant::getAllOnesValue(mask->getType())), reciprocal.in_range));
     // Rare: the original division, out of line.
     llvm::Instruction* slow_end = llvm::SplitBlockAndInsertIfThen(
         builder.CreateNot(fast), division, /*Unreachable=*/false, weights.createBranchWeights(1, 1 << 20));
@@ -223,8 +230,9 @@ int DivideThroughReciprocals(llvm::Function& f) {
     result->addIncoming(exact, slow_end->getParent());
     division->replaceAllUsesWith(result);
     division->eraseFromParent();
+    ++rewritten;
   }
-  return static_cast<int>(divisions.size());
+  return rewritten;
 }
 
 ObjectWriteStats EditStreams(llvm::Module& module, const StreamedBuffers& streamed) {
