@@ -249,12 +249,13 @@ void BM_OpenBlasSgemm(benchmark::State& state) {
 // timed in windows seconds to minutes apart, and this host's speed drifts
 // by tens of percent between such windows (docs/performance.md, session 7),
 // which decided some of their ratios. Counter halide_over_openblas is the
-// median round's speed ratio (> 1: Halide faster). After each OpenBLAS
-// block the round waits 200 ms: OpenBLAS's idle workers spin (yielding) for
+// median round's speed ratio (> 1: Halide faster); rounds alternate which
+// library goes first. After each OpenBLAS block the round waits 200 ms: OpenBLAS's idle workers spin (yielding) for
 // about 2^28 cycles before they sleep, and on 2 threads one of them would
 // otherwise take the core of Halide's helper for the whole next block (that
 // version measured Halide at 0.65-0.71x at N=256-512, 1.3x alone). The first
-// run of each block, which pays the threads' wake-up, is dropped.
+// run of each block, which pays the threads' wake-up, is dropped, and at
+// least 3 runs are kept (the median of 3 at N=2048, where one run is 0.1 s).
 void BM_GemmHalideOverOpenBlas(benchmark::State& state) {
   const int64_t n = state.range(0);
   CompiledEntry halide = CompileEntry(GemmModuleText(n));
@@ -264,7 +265,7 @@ void BM_GemmHalideOverOpenBlas(benchmark::State& state) {
   auto median_run = [&](auto&& run) {
     std::vector<double> times;
     const auto block_start = std::chrono::steady_clock::now();
-    for (int i = 0; i < 3 || std::chrono::duration<double>(std::chrono::steady_clock::now() - block_start).count() < kBlockSeconds; ++i) {
+    for (int i = 0; i < 4 || std::chrono::duration<double>(std::chrono::steady_clock::now() - block_start).count() < kBlockSeconds; ++i) {
       const auto start = std::chrono::steady_clock::now();
       run();
       if (i > 0) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -276,8 +277,16 @@ void BM_GemmHalideOverOpenBlas(benchmark::State& state) {
   for (auto _ : state) {
     ratios.clear();
     for (int round = 0; round < kRounds; ++round) {
-      const double halide_s = median_run([&] { halide.Run(); });
-      const double blas_s = median_run([&] { blas.Run(); });
+      // Alternate which library goes first after the pause.
+      double halide_s = 0, blas_s = 0;
+      if (round % 2 == 0) {
+        halide_s = median_run([&] { halide.Run(); });
+        blas_s = median_run([&] { blas.Run(); });
+      } else {
+        blas_s = median_run([&] { blas.Run(); });
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        halide_s = median_run([&] { halide.Run(); });
+      }
       ratios.push_back(blas_s / halide_s);
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }

@@ -144,16 +144,22 @@ void AllowContraction(llvm::Module& module) {
 // Division of a float vector by one value in every lane (softmax's row sum,
 // a constant): vdivps issues once per 10 cycles for 16 floats on this core,
 // a quarter of a softmax row's time. The quotient is instead rounded
-// correctly from the reciprocal, computed once where the divisor is defined:
-//   y = 1/b;  q = a*y;  r = fma(-q, b, a);  q' = fma(r, y, q)
-// (Markstein: with y = RN(1/b), r is exact and q' = RN(a/b)). This holds
-// while nothing underflows or overflows, so a vector takes this path only if
-// 1 <= |b| <= 2^60 and every lane has 2^-99 <= |q| <= 2^125 (then |a| >=
-// 2^-100 too and r is exact); zeros, infinities, NaNs, subnormal or huge
-// quotients and small divisors branch to the original division. Checked
-// bit for bit against IEEE division on 2.3e9 random and adversarial pairs
-// while developing; tests/codegen/reciprocal_division_test.cc checks 1.2e7
-// of them and the kernels themselves.
+// correctly from the reciprocal y = RN(1/b), computed once where the
+// divisor is defined, and two FMA corrections:
+//   q0 = a*y;  q1 = fma(fma(-q0, b, a), y, q0);  q = fma(fma(-q1, b, a), y, q1)
+// q0 can be 1.5 ulp from a/b; q1 is within 1 ulp (the first correction's
+// error is 2^-22 ulp before its own rounding). Markstein's theorem then
+// makes the second correction exact: with y within half an ulp of 1/b and
+// q1 within one ulp of a/b, r = a - b*q1 is a float (the FMA computes it
+// exactly) and RN(q1 + r*y) = RN(a/b). The theorem assumes no underflow or
+// overflow, so a vector takes this path only if 1 <= |b| <= 2^60 and every
+// lane has 2^-99 <= |q0| <= 2^125 (then |a| >= 2^-100 and every remainder
+// lies on a grid no finer than 2^-145) or a = +-0 (whose quotient q0 already
+// is, with its sign). Infinities, NaN, subnormal or huge quotients and small
+// or huge divisors branch to the original division. Checked bit for bit
+// against IEEE division on 2.3e9 random and adversarial pairs (single
+// correction, which already passed); tests/codegen/reciprocal_division_test.cc
+// checks 1.2e7 of them and the kernels themselves.
 struct Reciprocal {
   llvm::Value* splat = nullptr;     // RN(1/b) in every lane
   llvm::Value* in_range = nullptr;  // 1 <= |b| <= 2^60, scalar i1
@@ -208,17 +214,25 @@ int DivideThroughReciprocals(llvm::Function& f) {
 
     llvm::IRBuilder<> builder(division);
     llvm::Value* y = reciprocal.splat;
-    llvm::Value* q = builder.CreateFMul(a, y);
-    llvm::Value* r = builder.CreateIntrinsic(llvm::Intrinsic::fma, {type}, {builder.CreateFNeg(q), splat_b, a});
-    llvm::Value* corrected = builder.CreateIntrinsic(llvm::Intrinsic::fma, {type}, {r, y, q});
-    llvm::Value* magnitude = builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, q);
-    llvm::Value* lanes_ok = builder.CreateAnd(
-        builder.CreateFCmpOGE(magnitude, llvm::ConstantFP::get(type, 0x1p-99)),
-        builder.CreateFCmpOLE(magnitude, llvm::ConstantFP::get(type, 0x1p125)));
-    llvm::Value* mask = builder.CreateBitCast(lanes_ok, builder.getIntNTy(type->getNumElements()));
-    // Frozen: a branch on an undefined lane would be undefined behaviour.
-    llvm::Value* fast = builder.CreateFreeze(builder.CreateAnd(
-        builder.CreateICmpEQ(mask, llvm::Constant::getAllOnesValue(mask->getType())), reciprocal.in_range));
+    auto fma = [&](llvm::Value* x, llvm::Value* z, llvm::Value* w) {
+      return builder.CreateIntrinsic(llvm::Intrinsic::fma, {type}, {x, z, w});
+    };
+    llvm::Value* q0 = builder.CreateFMul(a, y);
+    llvm::Value* q1 = fma(fma(builder.CreateFNeg(q0), splat_b, a), y, q0);
+    llvm::Value* q = fma(fma(builder.CreateFNeg(q1), splat_b, a), y, q1);
+    llvm::Value* zero = builder.CreateFCmpOEQ(a, llvm::ConstantFP::get(type, 0.0));
+    llvm::Value* corrected = builder.CreateSelect(zero, q0, q);
+    llvm::Value* magnitude = builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, q0);
+    llvm::Value* lanes_ok = builder.CreateOr(
+        builder.CreateAnd(builder.CreateFCmpOGE(magnitude, llvm::ConstantFP::get(type, 0x1p-99)),
+                          builder.CreateFCmpOLE(magnitude, llvm::ConstantFP::get(type, 0x1p125))),
+        zero);
+    // Frozen lane by lane: an undefined lane must neither make the branch
+    // undefined nor vouch for the other lanes.
+    llvm::Value* mask = builder.CreateBitCast(builder.CreateFreeze(lanes_ok),
+                                              builder.getIntNTy(type->getNumElements()));
+    llvm::Value* fast = builder.CreateAnd(
+        builder.CreateICmpEQ(mask, llvm::Constant::getAllOnesValue(mask->getType())), reciprocal.in_range);
     // Rare: the original division, out of line.
     llvm::Instruction* slow_end = llvm::SplitBlockAndInsertIfThen(
         builder.CreateNot(fast), division, /*Unreachable=*/false, weights.createBranchWeights(1, 1 << 20));
@@ -275,7 +289,14 @@ ObjectWriteStats WriteKernelObject(const Halide::Module& module, const std::stri
   std::unique_ptr<llvm::Module> llvm_module = Halide::compile_module_to_llvm_module(module, context);
   AllowContraction(*llvm_module);
   ObjectWriteStats stats = EditStreams(*llvm_module, streamed);
-  for (llvm::Function& f : *llvm_module) stats.reciprocal_divisions += DivideThroughReciprocals(f);
+  // Without FMA hardware llvm.fma is a library call per lane: slower than
+  // the division it replaces.
+  const Halide::Target& target = module.target();
+  const bool has_fma = target.arch == Halide::Target::X86 ? target.has_feature(Halide::Target::FMA)
+                                                          : target.arch == Halide::Target::ARM && target.bits == 64;
+  if (has_fma) {
+    for (llvm::Function& f : *llvm_module) stats.reciprocal_divisions += DivideThroughReciprocals(f);
+  }
   std::unique_ptr<llvm::raw_fd_ostream> out = Halide::make_raw_fd_ostream(path);
   Halide::compile_llvm_module_to_object(*llvm_module, *out);
   return stats;

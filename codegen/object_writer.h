@@ -45,9 +45,9 @@ struct StreamedBuffers {
 //   misses in flight to reach the memory's bandwidth by itself, and a load
 //   that waits stalls the arithmetic behind it.
 // - Every division of an f32 vector by a splat divides through the
-//   divisor's reciprocal, with an FMA correction that gives the correctly
+//   divisor's reciprocal, with two FMA corrections that give the correctly
 //   rounded quotient; vectors outside the range where that is proven take
-//   the division itself (object_writer.cc).
+//   the division itself (object_writer.cc). Only where the target has FMA.
 // Throws Halide::Error like Halide's own compile_to_object.
 ObjectWriteStats WriteKernelObject(const Halide::Module& module, const std::string& path,
                                    const StreamedBuffers& streamed);

@@ -40,10 +40,9 @@ Halide::Expr Combine(hlo::Opcode op, const Halide::Expr& a, const Halide::Expr& 
     case Opcode::kMultiply: return wrapping([](Halide::Expr x, Halide::Expr y) { return x * y; });
     // NaN propagates: a NaN `a` by the outer select, a NaN `b` because a
     // comparison with NaN is false, so the inner select already gives b.
-    // The inner select is exactly x86's maxps/minps (whose NaN result is
-    // the second operand), so a float maximum costs three instructions: the
-    // compare, the max, and a masked move for a NaN `a`. (Testing b for NaN
-    // as well, as this once did, added two more to every reduction step.)
+    // On AVX-512 a reduction step is then four instructions (a NaN test of
+    // a, a compare, a mask or, a masked move); testing b for NaN as well, as
+    // this once did, took six.
     case Opcode::kMaximum: {
       if (t.is_bool()) return a || b;
       Halide::Expr m = Halide::select(a > b, a, b);

@@ -35,10 +35,11 @@ Expr VectorTanh(const Expr& z) {
 // found by adding 1.5 * 2^23: the sum's rounding to an integer is the
 // rounding wanted, its low mantissa bits are k, and shifting them into the
 // exponent field gives 2^k with no float-to-int conversion. Flooring
-// (rounding x / ln2 - 1/2) rather than rounding keeps k <= 127 below the
-// overflow threshold, so 2^k is always a float. The kernel only adds,
-// multiplies and shifts: 20 instructions per vector (the load folded in)
-// against Halide's 26.
+// (rounding x / ln2 - 1/2) rather than rounding keeps k <= 127 wherever
+// exp(x) is finite, so 2^k is a float there; above ln(FLT_MAX), k = 128
+// builds +inf, which is the answer. The kernel only adds, multiplies and
+// shifts: 20 instructions per vector (the load folded in) against Halide's
+// 26, and two more for the lanes that round to zero (below).
 // The kernel relies on the pipeline's StrictFloat target: Halide would
 // otherwise simplify (a + 1.5 * 2^23) - 1.5 * 2^23 to a.
 Expr VectorExp(const Expr& x) {
@@ -68,11 +69,18 @@ Expr VectorExp(const Expr& x) {
   // 2^k from t's low bits (k in [-151, 128]); k = 128 makes +inf, as wanted.
   Expr scale_bits = (Halide::reinterpret(u32, t) << u(23)) + u(127u << 23);
   // Below 2^-126 the result is subnormal: scale by 2^(k + 64), exactly, and
-  // then by 2^-64, which rounds once.
-  Expr subnormal = k < c(-126.0);
+  // then by 2^-64, which rounds once. A multiply whose result underflows
+  // costs a microcode assist on Intel cores, so the clamped lanes (x <=
+  // -104, whose exp rounds to +0: a masked softmax's -inf) are not scaled
+  // but set to +0; LLVM keeps the second multiply masked to the others.
+  // Every x below -103.98 rounds to +0 (the threshold is -103.9721). Not
+  // `xc <= -104`: Halide writes a <= b as !(b < a), which holds for NaN.
+  Expr flushed = xc < c(-103.98);
+  Expr subnormal = k < c(-126.0) && !flushed;
   scale_bits = Halide::select(subnormal, scale_bits + u(64u << 23), scale_bits);
   Expr e = p * Halide::reinterpret(f32, scale_bits);
-  return Halide::select(subnormal, e * c(5.42101086242752217e-20), e);  // 2^-64
+  e = Halide::select(subnormal, e * c(5.42101086242752217e-20), e);  // 2^-64
+  return Halide::select(flushed, c(0.0), e);
 }
 
 }  // namespace sharc::codegen

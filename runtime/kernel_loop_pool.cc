@@ -156,7 +156,6 @@ class LoopExecutor {
     job.closure = closure;
     job.watch = watch;
     job.max_helpers = std::min(helpers, threads_);
-    job.size = size;
     job.ranges = std::vector<Range>(static_cast<size_t>(job.max_helpers) + 1);
     // Participant p owns the p-th contiguous share of the iterations.
     const int parts = job.max_helpers + 1;
@@ -205,9 +204,7 @@ class LoopExecutor {
     KernelLoopTask task = nullptr;
     uint8_t* closure = nullptr;
     KernelLoopTaskObserver watch = nullptr;
-    std::vector<Range> ranges;     // the poster's, then one per helper slot
-    int64_t size = 0;
-    std::atomic<int64_t> claimed{0};  // iterations claimed so far
+    std::vector<Range> ranges;  // the poster's, then one per helper slot
     int max_helpers = 0;
     std::atomic<int> joined{0};  // helpers inside; changed under mu_
     std::atomic<int> error{0};   // the first error code, 0 = none
@@ -247,7 +244,6 @@ class LoopExecutor {
         if (range.next.load(std::memory_order_relaxed) >= range.end) break;
         const int64_t i = range.next.fetch_add(1, std::memory_order_relaxed);
         if (i >= range.end) break;
-        job.claimed.fetch_add(1, std::memory_order_relaxed);
         const int index = static_cast<int>(i);
         if (job.watch != nullptr) job.watch(index);
         if (int r = job.task(job.user_context, index, job.closure); r != 0) {
@@ -258,12 +254,21 @@ class LoopExecutor {
     }
   }
 
+  // Whether any share of `job` has unclaimed iterations left (a hint: they
+  // may all be claimed a moment later, and a helper that joins then leaves
+  // at once).
+  static bool HasUnclaimed(const Job& job) {
+    for (const Range& range : job.ranges) {
+      if (range.next.load(std::memory_order_relaxed) < range.end) return true;
+    }
+    return false;
+  }
+
   // A posted loop this helper may join; mu_ held.
   Job* Pick() {
     for (Job* job : jobs_) {
       if (job->joined.load(std::memory_order_relaxed) < job->max_helpers &&
-          job->claimed.load(std::memory_order_relaxed) < job->size &&
-          job->error.load(std::memory_order_relaxed) == 0) {
+          job->error.load(std::memory_order_relaxed) == 0 && HasUnclaimed(*job)) {
         return job;
       }
     }
@@ -271,7 +276,8 @@ class LoopExecutor {
   }
 
   // `slot` is the helper's place in the team, so that the same thread takes
-  // the same share of every loop.
+  // the same share of every loop (when a loop admits fewer helpers than the
+  // team has, slots share shares: slot % max_helpers).
   [[noreturn]] void HelperLoop(int slot) {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {

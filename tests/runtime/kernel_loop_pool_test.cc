@@ -173,6 +173,7 @@ TEST_F(KernelLoopPoolTest, ExecutorUsesTheCallerAndItsShareOfHelpers) {
 // can finish its share and steal from the other's before the other begins.
 struct ShareProbe {
   std::atomic<int> caller_started{0}, helper_started{0};
+  std::atomic<bool> gave_up{false};  // after one wait timed out, no task waits
   std::thread::id caller;
   std::mutex mu;
   std::vector<std::pair<std::thread::id, int>> order;
@@ -187,8 +188,11 @@ int RecordShareOrder(void*, int index, uint8_t* closure) {
   }
   (on_caller ? probe->caller_started : probe->helper_started).store(1);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while ((probe->caller_started.load() == 0 || probe->helper_started.load() == 0) &&
-         std::chrono::steady_clock::now() < deadline) {
+  while (probe->caller_started.load() == 0 || probe->helper_started.load() == 0) {
+    if (probe->gave_up.load() || std::chrono::steady_clock::now() >= deadline) {
+      probe->gave_up.store(true);
+      break;
+    }
     std::this_thread::yield();
   }
   return 0;
