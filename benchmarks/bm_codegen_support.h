@@ -28,13 +28,26 @@ inline std::string GemmModuleText(int64_t n) {
 
 // softmax over the rows of f32[rows,1024], as the fusion pass would see it
 // (bm_codegen_elementwise, bm_halide_autoschedulers).
-inline std::string SoftmaxRowsModule(int64_t rows) {
-  return absl::StrReplaceAll(R"(
+// Softmax over rows of [rows,1024]; with `masked`, the second half of every
+// row is set to -1e9 first, as an attention mask does, so that half of the
+// exp results round to zero.
+inline std::string SoftmaxRowsModule(int64_t rows, bool masked = false) {
+  const std::string input = masked ? R"(
+  x0 = f32[$R,1024] parameter(0)
+  col = s32[$R,1024] iota(), iota_dimension=1
+  half = s32[] constant(512)
+  bhalf = s32[$R,1024] broadcast(half), dimensions={}
+  hidden = pred[$R,1024] compare(col, bhalf), direction=GE
+  big = f32[] constant(-1e9)
+  bbig = f32[$R,1024] broadcast(big), dimensions={}
+  x = f32[$R,1024] select(hidden, bbig, x0))"
+                                   : R"(
+  x = f32[$R,1024] parameter(0))";
+  return absl::StrReplaceAll(absl::StrCat(R"(
 HloModule softmax
 add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
 max { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] maximum(x, y) }
-ENTRY main {
-  x = f32[$R,1024] parameter(0)
+ENTRY main {)", input, R"(
   ninf = f32[] constant(-inf)
   zero = f32[] constant(0)
   m = f32[$R] reduce(x, ninf), dimensions={1}, to_apply=max
@@ -45,7 +58,7 @@ ENTRY main {
   bd = f32[$R,1024] broadcast(d), dimensions={0}
   ROOT y = f32[$R,1024] divide(e, bd)
 }
-)",
+)"),
                              {{"$R", absl::StrCat(rows)}});
 }
 
