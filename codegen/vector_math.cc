@@ -11,9 +11,12 @@ using Halide::Expr;
 // [-7.905, 7.905], where f32 tanh reaches +-1; Eigen's coefficients). Max
 // relative error 4e-7 (7 ulp near +-1). It is all multiplies and adds plus
 // one division, about half the work of an exp-based form, which matters
-// because a tanh chain must keep up with memory bandwidth. |z| < 4e-4 (and
-// NaN, which fails every comparison) returns z itself, which also keeps -0
-// and subnormals exact.
+// because a tanh chain must keep up with memory bandwidth. |z| < 4e-4 and
+// NaN return z itself, which also keeps -0 and subnormals exact; |z| >= 9.1,
+// where f32 tanh rounds to +-1, returns exactly +-1 (infinities included).
+// NaN is tested explicitly: Halide's simplifier may rewrite a comparison as
+// the negation of its opposite (a >= b as !(a < b)), which is true for NaN,
+// so a select cannot rely on NaN failing a comparison.
 Expr VectorTanh(const Expr& z) {
   Halide::Type ty = z.type();
   auto c = [&](double v) { return Halide::Internal::make_const(ty, v); };
@@ -28,7 +31,10 @@ Expr VectorTanh(const Expr& z) {
   for (size_t i = 1; i < std::size(numerator); ++i) p = p * x2 + c(numerator[i]);
   Expr q = c(denominator[0]);
   for (size_t i = 1; i < std::size(denominator); ++i) q = q * x2 + c(denominator[i]);
-  return Halide::select(Halide::abs(z) >= c(0.0004), x * p / q, z);
+  Expr magnitude = Halide::abs(z);
+  Expr saturated = Halide::select(z < c(0.0), c(-1.0), c(1.0));
+  Expr r = Halide::select(magnitude < c(9.1), x * p / q, saturated);
+  return Halide::select(Halide::is_nan(z) || magnitude < c(0.0004), z, r);
 }
 
 // exp(x) = 2^k * exp(r), r = x - k ln2 in [0, ln2], with k = floor(x / ln2)
@@ -74,7 +80,8 @@ Expr VectorExp(const Expr& x) {
   // -104, whose exp rounds to +0: a masked softmax's -inf) are not scaled
   // but set to +0; LLVM keeps the second multiply masked to the others.
   // Every x below -103.98 rounds to +0 (the threshold is -103.9721). Not
-  // `xc <= -104`: Halide writes a <= b as !(b < a), which holds for NaN.
+  // `xc <= -104`: the simplifier may turn that into !(-104 < xc), which
+  // holds for NaN (see VectorTanh).
   Expr flushed = xc < c(-103.98);
   Expr subnormal = k < c(-126.0) && !flushed;
   scale_bits = Halide::select(subnormal, scale_bits + u(64u << 23), scale_bits);

@@ -9,7 +9,8 @@
 
 namespace sharc::codegen {
 
-// tanh(z) for a Float(32) z; max relative error 4e-7.
+// tanh(z) for a Float(32) z; max relative error 4e-7; NaN, +-0, subnormals
+// and +-inf exact.
 Halide::Expr VectorTanh(const Halide::Expr& z);
 
 // exp(x) for a Float(32) x: within 2 ulp of the correctly rounded result

@@ -100,6 +100,27 @@ TEST(VectorMathTest, ExpKeepsIeeeSpecials) {
   EXPECT_EQ(y[10], 1.0f);
 }
 
+TEST(VectorMathTest, TanhKeepsIeeeSpecials) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  const std::vector<float> x = {nan, -nan, inf, -inf, 0.0f, -0.0f, tiny, -tiny, 1e-30f, 20.0f, -20.0f};
+  ASSERT_OK_AND_ASSIGN(std::vector<float> y, RunUnary("tanh", x));
+  EXPECT_TRUE(std::isnan(y[0])) << y[0];
+  EXPECT_TRUE(std::isnan(y[1])) << y[1];
+  EXPECT_EQ(y[2], 1.0f);
+  EXPECT_EQ(y[3], -1.0f);
+  EXPECT_EQ(y[4], 0.0f);
+  EXPECT_FALSE(std::signbit(y[4]));
+  EXPECT_EQ(y[5], 0.0f);
+  EXPECT_TRUE(std::signbit(y[5]));
+  EXPECT_EQ(y[6], tiny);
+  EXPECT_EQ(y[7], -tiny);
+  EXPECT_EQ(y[8], 1e-30f);
+  EXPECT_EQ(y[9], 1.0f);
+  EXPECT_EQ(y[10], -1.0f);
+}
+
 // logistic is 1 / (1 + exp(-x)), as the interpreter and XLA's expansion
 // compute it: below -88.7, exp(-x) overflows and the result is 0 where the
 // true value is a tiny (at most 2^-128) positive number.
