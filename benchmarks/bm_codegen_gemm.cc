@@ -250,12 +250,13 @@ void BM_OpenBlasSgemm(benchmark::State& state) {
 // by tens of percent between such windows (docs/performance.md, session 7),
 // which decided some of their ratios. Counter halide_over_openblas is the
 // median round's speed ratio (> 1: Halide faster); rounds alternate which
-// library goes first. After each OpenBLAS block the round waits 200 ms: OpenBLAS's idle workers spin (yielding) for
-// about 2^28 cycles before they sleep, and on 2 threads one of them would
-// otherwise take the core of Halide's helper for the whole next block (that
-// version measured Halide at 0.65-0.71x at N=256-512, 1.3x alone). The first
-// run of each block, which pays the threads' wake-up, is dropped, and at
-// least 3 runs are kept (the median of 3 at N=2048, where one run is 0.1 s).
+// library goes first. After each OpenBLAS block the round waits 200 ms:
+// OpenBLAS's idle workers spin (yielding) for about 2^28 cycles before they
+// sleep, and on 2 threads one of them would otherwise take the core of
+// Halide's helper for the whole next block (that version measured Halide
+// at 0.65-0.71x at N=256-512, 1.3x alone). The first run of each block,
+// which pays the threads' wake-up, is dropped, and at least 3 runs are kept
+// (the median of 3 at N=2048, where one run is 0.1 s).
 void BM_GemmHalideOverOpenBlas(benchmark::State& state) {
   const int64_t n = state.range(0);
   CompiledEntry halide = CompileEntry(GemmModuleText(n));

@@ -27,10 +27,9 @@ inline std::string GemmModuleText(int64_t n) {
 }
 
 // softmax over the rows of f32[rows,1024], as the fusion pass would see it
-// (bm_codegen_elementwise, bm_halide_autoschedulers).
-// Softmax over rows of [rows,1024]; with `masked`, the second half of every
-// row is set to -1e9 first, as an attention mask does, so that half of the
-// exp results round to zero.
+// (bm_codegen_elementwise, bm_halide_autoschedulers); with `masked`, the
+// second half of every row is set to -1e9 first, as an attention mask does,
+// so that half of the exp results round to zero.
 inline std::string SoftmaxRowsModule(int64_t rows, bool masked = false) {
   const std::string input = masked ? R"(
   x0 = f32[$R,1024] parameter(0)

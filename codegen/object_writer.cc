@@ -189,23 +189,23 @@ std::optional<Reciprocal> ReciprocalOf(llvm::Value* b, unsigned lanes, llvm::Fun
 }
 
 int DivideThroughReciprocals(llvm::Function& f) {
-  std::vector<llvm::Instruction*> divisions;
+  std::vector<std::pair<llvm::Instruction*, llvm::Value*>> divisions;  // and each one's divisor
   for (llvm::BasicBlock& block : f) {
     for (llvm::Instruction& inst : block) {
       auto* type = llvm::dyn_cast<llvm::FixedVectorType>(inst.getType());
-      if (inst.getOpcode() == llvm::Instruction::FDiv && type != nullptr &&
-          type->getElementType()->isFloatTy() && llvm::getSplatValue(inst.getOperand(1)) != nullptr) {
-        divisions.push_back(&inst);
+      if (inst.getOpcode() != llvm::Instruction::FDiv || type == nullptr ||
+          !type->getElementType()->isFloatTy()) {
+        continue;
       }
+      if (llvm::Value* b = llvm::getSplatValue(inst.getOperand(1))) divisions.emplace_back(&inst, b);
     }
   }
   std::map<std::pair<llvm::Value*, unsigned>, std::optional<Reciprocal>> reciprocals;
   llvm::MDBuilder weights(f.getContext());
   int rewritten = 0;
-  for (llvm::Instruction* division : divisions) {
+  for (auto [division, b] : divisions) {
     llvm::Value* a = division->getOperand(0);
     llvm::Value* splat_b = division->getOperand(1);
-    llvm::Value* b = llvm::getSplatValue(splat_b);
     auto* type = llvm::cast<llvm::FixedVectorType>(division->getType());
     auto [it, inserted] = reciprocals.try_emplace({b, type->getNumElements()});
     if (inserted) it->second = ReciprocalOf(b, type->getNumElements(), f);

@@ -1,10 +1,23 @@
 #include "codegen/vector_math.h"
 
-#include <iterator>
+#include <initializer_list>
 
 namespace sharc::codegen {
 
 using Halide::Expr;
+
+namespace {
+
+// c[0] x^n + c[1] x^(n-1) + ... + c[n], by Horner's rule (each step an FMA
+// once LLVM contracts it).
+Expr Horner(const Expr& x, std::initializer_list<double> coefficients) {
+  auto c = [&](double v) { return Halide::Internal::make_const(x.type(), v); };
+  Expr p;
+  for (double k : coefficients) p = p.defined() ? p * x + c(k) : c(k);
+  return p;
+}
+
+}  // namespace
 
 // tanh as the rational minimax approximation XLA's CPU and GPU backends use
 // for f32 (odd degree-13 numerator over even degree-6 denominator on
@@ -20,17 +33,13 @@ using Halide::Expr;
 Expr VectorTanh(const Expr& z) {
   Halide::Type ty = z.type();
   auto c = [&](double v) { return Halide::Internal::make_const(ty, v); };
-  const double numerator[] = {-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
-                              5.12229709037114e-08,  1.48572235717979e-05, 6.37261928875436e-04,
-                              4.89352455891786e-03};
-  const double denominator[] = {1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
-                                4.89352518554385e-03};
   Expr x = Halide::clamp(z, c(-7.90531110763549805), c(7.90531110763549805));
   Expr x2 = x * x;
-  Expr p = c(numerator[0]);
-  for (size_t i = 1; i < std::size(numerator); ++i) p = p * x2 + c(numerator[i]);
-  Expr q = c(denominator[0]);
-  for (size_t i = 1; i < std::size(denominator); ++i) q = q * x2 + c(denominator[i]);
+  Expr p = Horner(x2, {-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+                       5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
+                       4.89352455891786e-03});
+  Expr q = Horner(x2, {1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
+                       4.89352518554385e-03});
   Expr magnitude = Halide::abs(z);
   Expr saturated = Halide::select(z < c(0.0), c(-1.0), c(1.0));
   Expr r = Halide::select(magnitude < c(9.1), x * p / q, saturated);
@@ -66,12 +75,8 @@ Expr VectorExp(const Expr& x) {
   Expr r = (xc - k * c(0.693145751953125)) - k * c(1.42860682030941723212e-6);
   // Degree-6 fit of exp on [-0.02, ln2 + 0.02] (weighted least squares on
   // relative error; 2.7e-9 in exact arithmetic, < 1 ulp evaluated in f32).
-  const double coefficients[] = {0.0019559531938284636, 0.007783412467688322,
-                                 0.041916657239198685,  0.1666117161512375,
-                                 0.5000051259994507,    0.9999998807907104,
-                                 1.0};
-  Expr p = c(coefficients[0]);
-  for (size_t i = 1; i < std::size(coefficients); ++i) p = p * r + c(coefficients[i]);
+  Expr p = Horner(r, {0.0019559531938284636, 0.007783412467688322, 0.041916657239198685,
+                      0.1666117161512375, 0.5000051259994507, 0.9999998807907104, 1.0});
   // 2^k from t's low bits (k in [-151, 128]); k = 128 makes +inf, as wanted.
   Expr scale_bits = (Halide::reinterpret(u32, t) << u(23)) + u(127u << 23);
   // Below 2^-126 the result is subnormal: scale by 2^(k + 64), exactly, and

@@ -132,8 +132,8 @@ void SpinUntil(Done done) {
 // share allows, claims iterations one at a time (its own share first, see
 // Work) and leaves. The device thread that posted the loop claims
 // iterations too; when none are left it withdraws the loop, so no helper
-// can join any more, and waits only for the helpers inside (a helper joins while it runs, under the lock, and then
-// claims iterations at once). A helper that the host has not scheduled
+// can join any more, and waits only for the helpers inside (a helper joins
+// while it runs, under the lock, and then claims iterations at once). A helper that the host has not scheduled
 // therefore costs nothing but its help (Halide's pool behaves the same way;
 // an OpenMP team's closing barrier would wait for it).
 class LoopExecutor {
