@@ -30,11 +30,6 @@ namespace {
 constexpr uint64_t kMinStreamBytes = 32;
 constexpr uint64_t kStreamAlignment = 64;
 
-// How far ahead of a streamed load to prefetch: past what the core's own
-// out-of-order window reaches, well inside a 2 MiB page (measured: the gain
-// is flat from 4 to 16 KiB on this machine, docs/performance.md).
-constexpr int64_t kPrefetchBytes = 4096;
-
 // Halide tags each access with a TBAA type per buffer (a chain under
 // "Halide buffer": the buffer's name, then finer nodes named NAME.width...
 // for known index ranges). A tuple output's buffers are NAME.0, NAME.1, ...
@@ -110,11 +105,15 @@ void FenceBeforeReturns(llvm::Function& f) {
   for (llvm::ReturnInst* ret : returns) llvm::IRBuilder<>(ret).CreateCall(sfence);
 }
 
-void PrefetchAhead(llvm::LoadInst* load) {
+// Prefetches `bytes` ahead of `load`. StreamedBuffers::prefetch_bytes is
+// past what the core's own out-of-order window reaches and well inside a
+// 2 MiB page (for one stream the gain was flat from 4 to 16 KiB on this
+// machine, docs/performance.md).
+void PrefetchAhead(llvm::LoadInst* load, int64_t bytes) {
   llvm::IRBuilder<> b(load);
   llvm::Type* byte_pointer = b.getInt8PtrTy(load->getPointerAddressSpace());
   llvm::Value* ahead = b.CreateGEP(b.getInt8Ty(), b.CreateBitCast(load->getPointerOperand(), byte_pointer),
-                                   b.getInt64(kPrefetchBytes));
+                                   b.getInt64(bytes));
   llvm::Function* prefetch =
       llvm::Intrinsic::getDeclaration(load->getModule(), llvm::Intrinsic::prefetch, {byte_pointer});
   // read, locality 2 (prefetcht1: into L2, where the next pass finds it), data
@@ -271,7 +270,7 @@ ObjectWriteStats EditStreams(llvm::Module& module, const StreamedBuffers& stream
         }
       }
     }
-    for (llvm::LoadInst* load : loads) PrefetchAhead(load);
+    for (llvm::LoadInst* load : loads) PrefetchAhead(load, streamed.prefetch_bytes);
     stats.prefetches += static_cast<int>(loads.size());
     if (stores.empty()) continue;
     for (const auto& [store, alignment] : stores) StreamStore(store, alignment);

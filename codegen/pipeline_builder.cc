@@ -28,10 +28,23 @@ int VectorWidth(hlo::PrimitiveType t) {
   return 64 / std::max(bytes, 1);
 }
 
-// Vectorise the innermost dim, parallelise the outermost.
-void ScheduleElementwise(Halide::Func f, const hlo::Shape& shape) {
+// A big rank-1 output walks this many pages side by side, each a few
+// vectors at a time. One stream per page leaves the core's hardware
+// prefetcher (which stops at page boundaries) too few misses in flight:
+// four pages at a time took a plain a*x+b loop with non-temporal stores
+// from 0.85-0.94 to 0.90-1.21 of memcpy, alternating in one process on
+// this host; one vector per page instead of four was slower than one
+// stream (docs/performance.md, session 8).
+constexpr int kInterleavedPages = 4;
+constexpr int kVectorsPerPageStep = 4;
+constexpr int64_t kPageBytes = 4096;
+
+// Vectorise the innermost dim, parallelise the outermost. Returns how far
+// ahead, in bytes, a streamed input's loads should prefetch for the loop
+// order chosen (0: the default, the next page).
+int64_t ScheduleElementwise(Halide::Func f, const hlo::Shape& shape) {
   const int64_t rank = shape.rank();
-  if (rank == 0 || shape.num_elements() == 0) return;
+  if (rank == 0 || shape.num_elements() == 0) return 0;
   std::vector<Halide::Var> args = f.args();  // innermost first
   const int width = VectorWidth(shape.type());
   const int64_t inner = shape.dim(rank - 1);
@@ -43,15 +56,35 @@ void ScheduleElementwise(Halide::Func f, const hlo::Shape& shape) {
       // trip through the runtime's loop pool, which 4096 tasks of 16 KiB
       // in a 64 MiB array would notice.
       const int64_t vectors = std::max<int64_t>(256, total / width / 256);
+      const int64_t task = width * vectors;
       Halide::Var xo("xo"), xi("xi");
-      f.split(args[0], xo, xi, static_cast<int>(width * vectors)).parallel(xo).vectorize(xi, width);
-    } else if (inner >= width) {
-      f.vectorize(args[0], width);
+      f.split(args[0], xo, xi, static_cast<int>(task)).parallel(xo);
+      const int64_t page = kPageBytes / hlo::ByteWidth(shape.type());
+      const int64_t step = width * kVectorsPerPageStep;
+      if (task % (kInterleavedPages * page) != 0 || page % step != 0) {
+        f.vectorize(xi, width);
+        return 0;
+      }
+      // Within a task: groups of kInterleavedPages pages; in a group, the
+      // pages' first `step` elements, then their next, and so on.
+      Halide::Var group("page_group"), in_group("in_group"), p("page"), in_page("in_page");
+      Halide::Var chunk("chunk"), v("v"), vo("vo"), vi("vi");
+      f.split(xi, group, in_group, static_cast<int>(kInterleavedPages * page))
+          .split(in_group, p, in_page, static_cast<int>(page))
+          .split(in_page, chunk, v, static_cast<int>(step))
+          .split(v, vo, vi, width)
+          .reorder(vi, vo, p, chunk, group, xo)
+          .vectorize(vi)
+          .unroll(vo)
+          .unroll(p);
+      return kInterleavedPages * kPageBytes;
     }
-    return;
+    if (inner >= width) f.vectorize(args[0], width);
+    return 0;
   }
   if (inner >= width) f.vectorize(args[0], width);
   if (parallel && shape.dim(0) >= 2) f.parallel(args.back());
+  return 0;
 }
 
 // Schedules a reduction's update: parallel over its outermost kept dim and
@@ -186,7 +219,9 @@ absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
     }
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
-    if (!output_scheduled[k]) ScheduleElementwise(outputs[k], OutputShape(graph, k));
+    if (output_scheduled[k]) continue;
+    built.prefetch_bytes =
+        std::max(built.prefetch_bytes, ScheduleElementwise(outputs[k], OutputShape(graph, k)));
   }
   built.pipeline = Halide::Pipeline(outputs);
   std::ostringstream text;
