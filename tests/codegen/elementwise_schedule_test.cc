@@ -1,5 +1,6 @@
 // A big rank-1 elementwise output is split into parallel tasks, and each
-// task walks four pages side by side, a few vectors of each at a time
+// task walks four pages side by side, a few vectors of each at a time; a
+// big output of long rows walks four rows side by side
 // (codegen/pipeline_builder.cc). Every element must still get its own value:
 // for every element type (a page holds 4096 / bytes elements, so the groups
 // differ per type), at lengths that are whole groups, one element more or
@@ -46,6 +47,28 @@ TEST(ElementwiseScheduleTest, InterleavedPagesGiveEveryElementItsValue) {
       absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::ParseAndVerifyModule(text);
       ASSERT_TRUE(module.ok()) << module.status();
       std::vector<hlo::Literal> args = RandomArgs(**module, 7);
+      absl::StatusOr<hlo::Literal> expected = hlo::Evaluate(**module, args);
+      ASSERT_TRUE(expected.ok()) << expected.status();
+      absl::StatusOr<hlo::Literal> actual = RunAsOneKernel(**module, args);
+      ASSERT_TRUE(actual.ok()) << actual.status();
+      EXPECT_TRUE(LiteralsMatch(*expected, *actual, 0, 0));
+    }
+  }
+}
+
+// Rows of a page or more are walked four at a time: a row count that is not
+// a multiple of four (the last group is guarded), rank 3 (the outer dim
+// parallel), rows of 16 KiB or more (prefetching within the row), and a
+// row length that is not a whole number of steps (the ordinary schedule).
+TEST(ElementwiseScheduleTest, InterleavedRowsGiveEveryElementItsValue) {
+  testing_util::UseFreshCacheDir();
+  for (const char* dims : {"37,4096", "3,5,4096", "9,16384", "33,4100"}) {
+    for (hlo::PrimitiveType t : AllTypes()) {
+      const std::string text = absl::StrReplaceAll(ForType(kChain, t), {{"$N", dims}});
+      SCOPED_TRACE(text);
+      absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::ParseAndVerifyModule(text);
+      ASSERT_TRUE(module.ok()) << module.status();
+      std::vector<hlo::Literal> args = RandomArgs(**module, 11);
       absl::StatusOr<hlo::Literal> expected = hlo::Evaluate(**module, args);
       ASSERT_TRUE(expected.ok()) << expected.status();
       absl::StatusOr<hlo::Literal> actual = RunAsOneKernel(**module, args);
