@@ -379,6 +379,10 @@ void RegisterElementwiseLowerings(LoweringTable& table) {
             }));
   table.MarkCheap({Opcode::kAdd, Opcode::kSubtract, Opcode::kNegate, Opcode::kAbs, Opcode::kNot,
                    Opcode::kAnd, Opcode::kOr, Opcode::kXor, Opcode::kSelect, Opcode::kCopy});
+  table.MarkComputeBound({Opcode::kAtan2, Opcode::kCbrt, Opcode::kCos, Opcode::kDivide, Opcode::kExp,
+                          Opcode::kExpm1, Opcode::kLog, Opcode::kLog1p, Opcode::kLogistic,
+                          Opcode::kPower, Opcode::kRemainder, Opcode::kRsqrt, Opcode::kSin,
+                          Opcode::kSqrt, Opcode::kTan, Opcode::kTanh});
 }
 
 }  // namespace sharc::codegen

@@ -24,7 +24,7 @@ namespace {
 
 // Bumped whenever lowerings or schedules change, so stale disk entries are
 // never loaded.
-constexpr const char* kCodegenVersion = "sharc-codegen-20";
+constexpr const char* kCodegenVersion = "sharc-codegen-22";
 
 uint64_t Fnv1a(const std::string& text, uint64_t seed) {
   uint64_t h = seed;
@@ -77,7 +77,7 @@ StreamedBuffers StreamedBuffersOf(const KernelGraph& graph, const BuiltPipeline&
       streamed.inputs.push_back(built.arguments[k].name);
     }
   }
-  if (built.prefetch_bytes > 0) streamed.prefetch_bytes = built.prefetch_bytes;
+  streamed.prefetch_elements = built.prefetch_elements;
   return streamed;
 }
 

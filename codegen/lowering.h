@@ -81,6 +81,11 @@ struct LoweringRule {
   // fused into an FMA with it (object_writer.h allows contraction), which a
   // stored, rounded product is not.
   bool cheap = false;
+  // Tens of vector instructions per element, or one slow one (a
+  // transcendental, a division, a root, a power): a kernel with such an op
+  // is limited by its arithmetic rather than by memory, so its schedule
+  // keeps the simplest loop (pipeline_builder.cc).
+  bool compute_bound = false;
 };
 
 // The table; a rule missing for an opcode is a bug the completeness test
@@ -105,6 +110,8 @@ class LoweringTable {
   void AllowTupleResult(hlo::Opcode opcode);
   // Marks added rules as cheap to recompute (see LoweringRule).
   void MarkCheap(std::initializer_list<hlo::Opcode> opcodes);
+  // Marks added rules as compute-bound (see LoweringRule).
+  void MarkComputeBound(std::initializer_list<hlo::Opcode> opcodes);
   void AddUnsupported(hlo::Opcode opcode, std::string reason);
   const LoweringRule* Find(hlo::Opcode opcode) const;
 

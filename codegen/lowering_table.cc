@@ -19,6 +19,10 @@ void LoweringTable::MarkCheap(std::initializer_list<hlo::Opcode> opcodes) {
   for (hlo::Opcode opcode : opcodes) rules_[static_cast<size_t>(opcode)].cheap = true;
 }
 
+void LoweringTable::MarkComputeBound(std::initializer_list<hlo::Opcode> opcodes) {
+  for (hlo::Opcode opcode : opcodes) rules_[static_cast<size_t>(opcode)].compute_bound = true;
+}
+
 void LoweringTable::AddUnsupported(hlo::Opcode opcode, std::string reason) {
   auto i = static_cast<size_t>(opcode);
   rules_[i] = LoweringRule{opcode, nullptr, std::move(reason), nullptr};

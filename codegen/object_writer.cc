@@ -105,11 +105,14 @@ void FenceBeforeReturns(llvm::Function& f) {
   for (llvm::ReturnInst* ret : returns) llvm::IRBuilder<>(ret).CreateCall(sfence);
 }
 
-// Prefetches `bytes` ahead of `load`. StreamedBuffers::prefetch_bytes is
-// past what the core's own out-of-order window reaches and well inside a
-// 2 MiB page (for one stream the gain was flat from 4 to 16 KiB on this
-// machine, docs/performance.md).
-void PrefetchAhead(llvm::LoadInst* load, int64_t bytes) {
+// Prefetches `elements` of the load's own type ahead of `load`, or 4 KiB
+// when 0: past what the core's own out-of-order window reaches and well
+// inside a 2 MiB page (for one stream the gain was flat from 4 to 16 KiB on
+// this machine, docs/performance.md).
+void PrefetchAhead(llvm::LoadInst* load, int64_t elements, const llvm::DataLayout& layout) {
+  const int64_t element_bytes =
+      static_cast<int64_t>(layout.getTypeStoreSize(load->getType()->getScalarType()).getFixedSize());
+  const int64_t bytes = elements > 0 ? elements * element_bytes : 4096;
   llvm::IRBuilder<> b(load);
   llvm::Type* byte_pointer = b.getInt8PtrTy(load->getPointerAddressSpace());
   llvm::Value* ahead = b.CreateGEP(b.getInt8Ty(), b.CreateBitCast(load->getPointerOperand(), byte_pointer),
@@ -270,7 +273,7 @@ ObjectWriteStats EditStreams(llvm::Module& module, const StreamedBuffers& stream
         }
       }
     }
-    for (llvm::LoadInst* load : loads) PrefetchAhead(load, streamed.prefetch_bytes);
+    for (llvm::LoadInst* load : loads) PrefetchAhead(load, streamed.prefetch_elements, layout);
     stats.prefetches += static_cast<int>(loads.size());
     if (stores.empty()) continue;
     for (const auto& [store, alignment] : stores) StreamStore(store, alignment);

@@ -30,9 +30,11 @@ struct ObjectWriteStats {
 struct StreamedBuffers {
   std::vector<std::string> outputs;  // written once, not re-read soon
   std::vector<std::string> inputs;   // read front to back, larger than the caches
-  // How far ahead of a load from `inputs` to prefetch: the next page, or
-  // further when the schedule walks several pages side by side.
-  int64_t prefetch_bytes = 4096;
+  // How far ahead of a load from `inputs` to prefetch, in elements of the
+  // load (so an f32 input of a kernel with a bf16 output keeps its place):
+  // 0 for the next page, or the distance the schedule chose when it walks
+  // several pages or rows side by side.
+  int64_t prefetch_elements = 0;
 };
 
 // Compiles `module` to the object file `path`.
@@ -44,8 +46,8 @@ struct StreamedBuffers {
 //   ordinary store), and every function that has them ends with an sfence,
 //   so the data is visible to whichever thread reads it next.
 // - Every full-width vector load from `streamed.inputs` is preceded by a
-//   prefetch of the address `streamed.prefetch_bytes` further on (the
-//   same offset in the page after those the loop is in): one core has too few
+//   prefetch `streamed.prefetch_elements` elements further on (4 KiB when
+//   0): one core has too few
 //   misses in flight to reach the memory's bandwidth by itself, and a load
 //   that waits stalls the arithmetic behind it.
 // - Every division of an f32 vector by a splat divides through the

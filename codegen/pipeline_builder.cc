@@ -28,21 +28,32 @@ int VectorWidth(hlo::PrimitiveType t) {
   return 64 / std::max(bytes, 1);
 }
 
-// A big output walks this many pages (or rows of a page or more) side by
-// side, each a few vectors at a time. One stream per page leaves the core's hardware
-// prefetcher (which stops at page boundaries) too few misses in flight:
-// four pages at a time took a plain a*x+b loop with non-temporal stores
-// from 0.85-0.94 to 0.90-1.21 of memcpy, alternating in one process on
-// this host; one vector per page instead of four was slower than one
-// stream (docs/performance.md, session 8).
+// A big output of a memory-bound kernel walks this many pages (or rows of a
+// page or more) side by side, a few vectors of each at a time. One stream
+// per page leaves the core's hardware prefetcher (which stops at page
+// boundaries) too few misses in flight: BM_LoopAffineStreams, a plain
+// a*x+b loop with non-temporal stores, runs in 7.2-7.5 ms walking one page
+// and 6.2-6.5 ms walking four (STREAM copy 6.9-7.1 ms), while one vector
+// per page instead of four was slower than one stream (docs/performance.md,
+// session 8). The step's 16 vectors are one rolled loop: unrolled, the tanh
+// chain's cold compile tripled (47 -> 143 ms), and as nested loops LLVM
+// unrolled them itself (47 -> 48 ms against 35). A compute-bound kernel
+// (LoweringRule::compute_bound) keeps the plain loop: the tanh chain lost
+// 5-10% to the rolled step's index arithmetic and gained nothing.
 constexpr int kInterleavedPages = 4;
 constexpr int kVectorsPerPageStep = 4;
 constexpr int64_t kPageBytes = 4096;
+// Outputs below this stay in the caches, where the walk gains nothing.
+constexpr int64_t kInterleaveMinBytes = int64_t{4} << 20;
+// Row groups per thread needed before rows are walked in groups (the
+// groups are the parallel tasks).
+constexpr int64_t kMinRowGroups = 8;
 
-// Vectorise the innermost dim, parallelise the outermost. Returns how far
-// ahead, in bytes, a streamed input's loads should prefetch for the loop
-// order chosen (0: the default, the next page).
-int64_t ScheduleElementwise(Halide::Func f, const hlo::Shape& shape) {
+// Vectorise the innermost dim, parallelise the outermost; walk pages side by
+// side when `interleave` and the output is big enough. Returns how far
+// ahead, in elements of the output, a streamed input's loads should
+// prefetch for the loop order chosen (0: the object writer's default).
+int64_t ScheduleElementwise(Halide::Func f, const hlo::Shape& shape, bool interleave) {
   const int64_t rank = shape.rank();
   if (rank == 0 || shape.num_elements() == 0) return 0;
   std::vector<Halide::Var> args = f.args();  // innermost first
@@ -50,59 +61,56 @@ int64_t ScheduleElementwise(Halide::Func f, const hlo::Shape& shape) {
   const int64_t inner = shape.dim(rank - 1);
   const int64_t total = shape.num_elements();
   const bool parallel = total >= (1 << 15);
-  if (rank == 1) {
-    if (parallel) {
-      // Tasks of 256 vectors, or 1/256 of a big array: each task costs a
-      // trip through the runtime's loop pool, which 4096 tasks of 16 KiB
-      // in a 64 MiB array would notice.
-      const int64_t vectors = std::max<int64_t>(256, total / width / 256);
-      const int64_t task = width * vectors;
-      Halide::Var xo("xo"), xi("xi");
-      f.split(args[0], xo, xi, static_cast<int>(task)).parallel(xo);
-      const int64_t page = kPageBytes / hlo::ByteWidth(shape.type());
-      const int64_t step = width * kVectorsPerPageStep;
-      if (task % (kInterleavedPages * page) != 0 || page % step != 0) {
-        f.vectorize(xi, width);
-        return 0;
-      }
-      // Within a task: groups of kInterleavedPages pages; in a group, the
-      // pages' first `step` elements, then their next, and so on.
-      Halide::Var group("page_group"), in_group("in_group"), p("page"), in_page("in_page");
-      Halide::Var chunk("chunk"), v("v"), vo("vo"), vi("vi");
-      f.split(xi, group, in_group, static_cast<int>(kInterleavedPages * page))
-          .split(in_group, p, in_page, static_cast<int>(page))
-          .split(in_page, chunk, v, static_cast<int>(step))
-          .split(v, vo, vi, width)
-          .reorder(vi, vo, p, chunk, group, xo)
-          .vectorize(vi)
-          .unroll(vo)
-          .unroll(p);
-      return kInterleavedPages * kPageBytes;
-    }
-    if (inner >= width) f.vectorize(args[0], width);
-    return 0;
-  }
-  // Rows of a page or more: kInterleavedPages rows side by side, as above.
-  const int64_t rows = shape.dim(rank - 2);
-  const int64_t row_bytes = inner * hlo::ByteWidth(shape.type());
+  interleave = interleave && parallel && shape.byte_size() >= kInterleaveMinBytes;
+  const int64_t page = kPageBytes / hlo::ByteWidth(shape.type());  // elements
   const int64_t step = width * kVectorsPerPageStep;
-  if (parallel && rows >= kInterleavedPages && inner % step == 0 && row_bytes >= kPageBytes) {
+  if (rank == 1) {
+    if (!parallel) {
+      if (inner >= width) f.vectorize(args[0], width);
+      return 0;
+    }
+    // Tasks of 256 vectors, or about 1/256 of a big array: each task costs
+    // a trip through the runtime's loop pool, which 4096 tasks of 16 KiB in
+    // a 64 MiB array would notice. A multiple of 256 vectors, so that a
+    // task is whole groups of pages for every element width.
+    const int64_t vectors = std::max<int64_t>(256, total / width / 256 / 256 * 256);
+    const int64_t task = width * vectors;
+    Halide::Var xo("xo"), xi("xi");
+    f.split(args[0], xo, xi, static_cast<int>(task)).parallel(xo);
+    if (!interleave || task % (kInterleavedPages * page) != 0 || page % step != 0) {
+      f.vectorize(xi, width);
+      return 0;
+    }
+    // Within a task: groups of kInterleavedPages pages; in a group, each
+    // page's first `step` elements, then each page's next, and so on.
+    Halide::Var group("page_group"), in_group("in_group"), p("page"), in_page("in_page");
+    Halide::Var chunk("chunk"), v("v"), vo("vo"), vi("vi");
+    f.split(xi, group, in_group, static_cast<int>(kInterleavedPages * page))
+        .split(in_group, p, in_page, static_cast<int>(page))
+        .split(in_page, chunk, v, static_cast<int>(step))
+        .split(v, vo, vi, width)
+        .reorder(vi, vo, p, chunk, group, xo)
+        .fuse(vo, p, vo)
+        .vectorize(vi);
+    // The same place in the next group of pages.
+    return kInterleavedPages * page;
+  }
+  // Rows of a page or more, kInterleavedPages at a time, when there are
+  // enough row groups to share among the threads.
+  const int64_t rows = shape.dim(rank - 2);
+  if (interleave && rank == 2 && rows >= kInterleavedPages * kMinRowGroups && inner % step == 0 &&
+      inner >= page) {
     Halide::Var yo("row_group"), yi("row"), xo("chunk"), v("v"), vo("vo"), vi("vi");
     f.split(args[1], yo, yi, kInterleavedPages, Halide::TailStrategy::GuardWithIf)
         .split(args[0], xo, v, static_cast<int>(step))
         .split(v, vo, vi, width)
         .reorder(vi, vo, yi, xo, yo)
+        .fuse(vo, yi, vo)
         .vectorize(vi)
-        .unroll(vo)
-        .unroll(yi);
-    if (rank == 2) {
-      f.parallel(yo);
-    } else if (shape.dim(0) >= 2) {
-      f.parallel(args.back());
-    }
-    // The prefetch runs ahead in its own row when the row is long enough,
-    // else to the same place in the next group of rows.
-    return row_bytes >= kInterleavedPages * kPageBytes ? kPageBytes : kInterleavedPages * row_bytes;
+        .parallel(yo);
+    // Ahead in its own row when the row is long enough, else to the same
+    // place in the next group of rows.
+    return inner >= kInterleavedPages * page ? page : kInterleavedPages * inner;
   }
   if (inner >= width) f.vectorize(args[0], width);
   if (parallel && shape.dim(0) >= 2) f.parallel(args.back());
@@ -240,11 +248,23 @@ absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
       }
     }
   }
+  // Pages are walked side by side only where memory, not arithmetic, sets
+  // the pace (see kInterleavedPages).
+  bool memory_bound = true;
+  for (const hlo::Instruction* inst : graph.body) {
+    const LoweringRule* rule = FindLoweringRule(inst->opcode());
+    if (rule != nullptr && rule->compute_bound) memory_bound = false;
+  }
+  int64_t prefetch_elements = -1;
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (output_scheduled[k]) continue;
-    built.prefetch_bytes =
-        std::max(built.prefetch_bytes, ScheduleElementwise(outputs[k], OutputShape(graph, k)));
+    const int64_t ahead = ScheduleElementwise(outputs[k], OutputShape(graph, k), memory_bound);
+    // One distance serves every load of the kernel: outputs that walk
+    // differently leave it at the default.
+    if (prefetch_elements < 0) prefetch_elements = ahead;
+    if (prefetch_elements != ahead) prefetch_elements = 0;
   }
+  built.prefetch_elements = std::max<int64_t>(prefetch_elements, 0);
   built.pipeline = Halide::Pipeline(outputs);
   std::ostringstream text;
   for (const hlo::Instruction* inst : graph.body) {

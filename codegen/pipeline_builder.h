@@ -14,10 +14,10 @@ struct BuiltPipeline {
   Halide::Pipeline pipeline;
   std::vector<Halide::Argument> arguments;  // the inputs, in kernel argument order
   std::string lowered_text;                 // the Halide Funcs, for --dump-dir
-  // How far ahead of a streamed input's loads to prefetch, in bytes, when
-  // the schedule walks several pages at once (0: the object writer's
-  // default, one page).
-  int64_t prefetch_bytes = 0;
+  // How far ahead of a streamed input's loads to prefetch, in elements
+  // (each load's own width), when the schedule walks several pages at once
+  // (0: the object writer's default, one page).
+  int64_t prefetch_elements = 0;
 };
 
 // Lowers every body instruction with its table rule and schedules the result.
