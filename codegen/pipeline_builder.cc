@@ -38,15 +38,16 @@ int VectorWidth(hlo::PrimitiveType t) {
 // session 8). The step's 16 vectors are one rolled loop: unrolled, the tanh
 // chain's cold compile tripled (47 -> 143 ms), and as nested loops LLVM
 // unrolled them itself (47 -> 48 ms against 35). A compute-bound kernel
-// (LoweringRule::compute_bound) keeps the plain loop: the tanh chain lost
-// 5-10% to the rolled step's index arithmetic and gained nothing.
+// (LoweringRule::compute_bound) keeps the plain loop: the tanh chain, bound
+// by its arithmetic on one thread, gained nothing from the walk (it measured
+// 5-10% slower, within this host's spread).
 constexpr int kInterleavedPages = 4;
 constexpr int kVectorsPerPageStep = 4;
 constexpr int64_t kPageBytes = 4096;
 // Outputs below this stay in the caches, where the walk gains nothing.
 constexpr int64_t kInterleaveMinBytes = int64_t{4} << 20;
-// Row groups per thread needed before rows are walked in groups (the
-// groups are the parallel tasks).
+// Row groups needed before rows are walked in groups: the groups are the
+// parallel tasks, and the threads need several each to share.
 constexpr int64_t kMinRowGroups = 8;
 
 // Vectorise the innermost dim, parallelise the outermost; walk pages side by
