@@ -49,8 +49,11 @@ constexpr int64_t kInterleaveMinBytes = int64_t{4} << 20;
 // Row groups needed before rows are walked in groups: the groups are the
 // parallel tasks, and the threads need several each to share.
 constexpr int64_t kMinRowGroups = 8;
+// The least work of a parallel task over rows, in elements (as a rank-1
+// output's smallest task: 256 vectors of f32).
+constexpr int64_t kMinTaskElements = 4096;
 
-// Vectorise the innermost dim, parallelise the outermost; walk pages side by
+// Vectorise the innermost dim, parallelise over the rest; walk pages side by
 // side when `interleave` and the output is big enough. Returns how far
 // ahead, in elements of the output, a streamed input's loads should
 // prefetch for the loop order chosen (0: the object writer's default).
@@ -96,13 +99,21 @@ int64_t ScheduleElementwise(Halide::Func f, const hlo::Shape& shape, bool interl
     // The same place in the next group of pages.
     return kInterleavedPages * page;
   }
+  // Every dim above the innermost as one row dim: a batch of one ([1, S, H])
+  // is then parallel over its rows like any other output.
+  Halide::Var row = args[1];
+  for (size_t i = 2; i < args.size(); ++i) {
+    Halide::Var fused(row.name() + "_" + args[i].name());
+    f.fuse(row, args[i], fused);
+    row = fused;
+  }
+  const int64_t rows = total / inner;
   // Rows of a page or more, kInterleavedPages at a time, when there are
   // enough row groups to share among the threads.
-  const int64_t rows = shape.dim(rank - 2);
-  if (interleave && rank == 2 && rows >= kInterleavedPages * kMinRowGroups && inner % step == 0 &&
+  if (interleave && rows >= kInterleavedPages * kMinRowGroups && inner % step == 0 &&
       inner >= page) {
     Halide::Var yo("row_group"), yi("row"), xo("chunk"), v("v"), vo("vo"), vi("vi");
-    f.split(args[1], yo, yi, kInterleavedPages, Halide::TailStrategy::GuardWithIf)
+    f.split(row, yo, yi, kInterleavedPages, Halide::TailStrategy::GuardWithIf)
         .split(args[0], xo, v, static_cast<int>(step))
         .split(v, vo, vi, width)
         .reorder(vi, vo, yi, xo, yo)
@@ -114,7 +125,18 @@ int64_t ScheduleElementwise(Halide::Func f, const hlo::Shape& shape, bool interl
     return inner >= kInterleavedPages * page ? page : kInterleavedPages * inner;
   }
   if (inner >= width) f.vectorize(args[0], width);
-  if (parallel && shape.dim(0) >= 2) f.parallel(args.back());
+  if (parallel && rows >= 2) {
+    // Tasks of at least kMinTaskElements: short rows are grouped, so that
+    // a task is worth its trip through the runtime's loop pool.
+    const int64_t rows_per_task = std::max<int64_t>(1, (kMinTaskElements + inner - 1) / inner);
+    if (rows_per_task == 1) {
+      f.parallel(row);
+    } else {
+      Halide::Var task("row_task"), in_task("row_in_task");
+      f.split(row, task, in_task, static_cast<int>(rows_per_task), Halide::TailStrategy::GuardWithIf)
+          .parallel(task);
+    }
+  }
   return 0;
 }
 

@@ -69,7 +69,21 @@ TEST(ElementwiseScheduleTest, InterleavedRowsGiveEveryElementItsValue) {
     const int64_t page = 4096 / hlo::ByteWidth(t);
     // 37 rows of 32 pages (prefetching within the row), 1027 rows of one
     // page (prefetching into the next group of rows).
-    for (const std::string& dims : {absl::StrCat("37,", 32 * page), absl::StrCat("1027,", page)}) {
+    // Rank 3 with its outer dims fused into rows: a batch of one, and 39
+    // rows of one page.
+    for (const std::string& dims : {absl::StrCat("37,", 32 * page), absl::StrCat("1027,", page),
+                                    absl::StrCat("1,37,", 32 * page), absl::StrCat("3,13,", page)}) {
+      ExpectMatchesInterpreter(absl::StrReplaceAll(ForType(kChain, t), {{"$N", dims}}));
+    }
+  }
+}
+
+// Outputs too small to walk pages, parallel over their rows: rank 3 with a
+// batch of one, and rows shorter than a vector grouped into tasks.
+TEST(ElementwiseScheduleTest, RowsOfSmallOutputsGiveEveryElementItsValue) {
+  testing_util::UseFreshCacheDir();
+  for (hlo::PrimitiveType t : AllTypes()) {
+    for (const char* dims : {"1,9,4099", "64,128,5", "2,3,40000"}) {
       ExpectMatchesInterpreter(absl::StrReplaceAll(ForType(kChain, t), {{"$N", dims}}));
     }
   }
