@@ -30,20 +30,34 @@ void SetBytes(benchmark::State& state, double bytes) {
                                               benchmark::Counter::kIsRate);
 }
 
+// A zeroed f32 buffer of `n` from the runtime's allocator (2 MiB aligned,
+// huge pages offered), as the kernels' own buffers are.
+runtime::Buffer F32Buffer(int64_t n) {
+  absl::StatusOr<runtime::Buffer> b =
+      runtime::Buffer::Allocate(hlo::Shape(hlo::PrimitiveType::kF32, {n}), /*zero=*/true);
+  if (!b.ok()) std::abort();
+  return *std::move(b);
+}
+
+// True (and the benchmark marked skipped) when this CPU lacks AVX-512F,
+// which the hand-written peers below are compiled for.
+bool SkipWithoutAvx512(benchmark::State& state) {
+  if (__builtin_cpu_supports("avx512f")) return false;
+  state.SkipWithError("no AVX-512F on this CPU");
+  return true;
+}
+
 // STREAM copy on buffers from the runtime's allocator (2 MiB aligned, huge
 // pages offered), as the kernels' own buffers are: the peer gets the same
 // pages. glibc's memcpy writes this size with non-temporal stores.
 void BM_StreamCopy(benchmark::State& state) {
-  const hlo::Shape shape(hlo::PrimitiveType::kF32, {kChain});
-  absl::StatusOr<runtime::Buffer> a = runtime::Buffer::Allocate(shape, /*zero=*/true);
-  absl::StatusOr<runtime::Buffer> c = runtime::Buffer::Allocate(shape, /*zero=*/true);
-  if (!a.ok() || !c.ok()) std::abort();
+  runtime::Buffer a = F32Buffer(kChain), c = F32Buffer(kChain);
   // Arg: threads, each copying its own contiguous part (the 2-thread peer
   // for runs with OMP_NUM_THREADS=2; thread start-up is ~1% of a copy).
   const int threads = static_cast<int>(state.range(0));
   auto copy_part = [&](int t) {
     const int64_t begin = kChain * t / threads, end = kChain * (t + 1) / threads;
-    std::memcpy(static_cast<float*>(c->data()) + begin, static_cast<const float*>(a->data()) + begin,
+    std::memcpy(static_cast<float*>(c.data()) + begin, static_cast<const float*>(a.data()) + begin,
                 static_cast<size_t>(end - begin) * sizeof(float));
   };
   for (auto _ : state) {
@@ -51,7 +65,7 @@ void BM_StreamCopy(benchmark::State& state) {
     for (int t = 1; t < threads; ++t) helpers.emplace_back(copy_part, t);
     copy_part(0);
     for (std::thread& h : helpers) h.join();
-    benchmark::DoNotOptimize(c->data());
+    benchmark::DoNotOptimize(c.data());
   }
   SetBytes(state, 2.0 * kChain * sizeof(float));
 }
@@ -81,18 +95,13 @@ __attribute__((target("avx512f"), noinline)) float ReadSum(const float* p, int64
 }
 
 void BM_StreamReadSum(benchmark::State& state) {
-  if (!__builtin_cpu_supports("avx512f")) {
-    state.SkipWithError("no AVX-512F on this CPU");
-    return;
-  }
-  const hlo::Shape shape(hlo::PrimitiveType::kF32, {kSum});
-  absl::StatusOr<runtime::Buffer> a = runtime::Buffer::Allocate(shape, /*zero=*/true);
-  if (!a.ok()) std::abort();
+  if (SkipWithoutAvx512(state)) return;
+  runtime::Buffer a = F32Buffer(kSum);
   const int threads = static_cast<int>(state.range(0));
   std::vector<float> partial(static_cast<size_t>(threads));
   auto sum_part = [&](int t) {
     const int64_t begin = kSum * t / threads, end = kSum * (t + 1) / threads;
-    partial[static_cast<size_t>(t)] = ReadSum(static_cast<const float*>(a->data()) + begin, end - begin);
+    partial[static_cast<size_t>(t)] = ReadSum(static_cast<const float*>(a.data()) + begin, end - begin);
   };
   for (auto _ : state) {
     std::vector<std::thread> helpers;
@@ -156,16 +165,10 @@ __attribute__((target("avx512f"), noinline)) void AffinePages(const float* x, fl
 }
 
 void BM_LoopAffineStreams(benchmark::State& state) {
-  if (!__builtin_cpu_supports("avx512f")) {
-    state.SkipWithError("no AVX-512F on this CPU");
-    return;
-  }
-  const hlo::Shape shape(hlo::PrimitiveType::kF32, {kChain});
-  absl::StatusOr<runtime::Buffer> x = runtime::Buffer::Allocate(shape, /*zero=*/true);
-  absl::StatusOr<runtime::Buffer> y = runtime::Buffer::Allocate(shape, /*zero=*/true);
-  if (!x.ok() || !y.ok()) std::abort();
-  const float* xp = static_cast<const float*>(x->data());
-  float* yp = static_cast<float*>(y->data());
+  if (SkipWithoutAvx512(state)) return;
+  runtime::Buffer x = F32Buffer(kChain), y = F32Buffer(kChain);
+  const float* xp = static_cast<const float*>(x.data());
+  float* yp = static_cast<float*>(y.data());
   for (auto _ : state) {
     if (state.range(0) == 4) {
       AffinePages<4>(xp, yp, kChain);

@@ -105,14 +105,18 @@ void FenceBeforeReturns(llvm::Function& f) {
   for (llvm::ReturnInst* ret : returns) llvm::IRBuilder<>(ret).CreateCall(sfence);
 }
 
-// Prefetches `elements` of the load's own type ahead of `load`, or 4 KiB
-// when 0: past what the core's own out-of-order window reaches and well
+// How far ahead of a streamed load to prefetch unless the schedule chose a
+// distance: past what the core's own out-of-order window reaches and well
 // inside a 2 MiB page (for one stream the gain was flat from 4 to 16 KiB on
 // this machine, docs/performance.md).
+constexpr int64_t kDefaultPrefetchBytes = 4096;
+
+// Prefetches `elements` of the load's own type ahead of `load`, or
+// kDefaultPrefetchBytes when 0.
 void PrefetchAhead(llvm::LoadInst* load, int64_t elements, const llvm::DataLayout& layout) {
   const int64_t element_bytes =
       static_cast<int64_t>(layout.getTypeStoreSize(load->getType()->getScalarType()).getFixedSize());
-  const int64_t bytes = elements > 0 ? elements * element_bytes : 4096;
+  const int64_t bytes = elements > 0 ? elements * element_bytes : kDefaultPrefetchBytes;
   llvm::IRBuilder<> b(load);
   llvm::Type* byte_pointer = b.getInt8PtrTy(load->getPointerAddressSpace());
   llvm::Value* ahead = b.CreateGEP(b.getInt8Ty(), b.CreateBitCast(load->getPointerOperand(), byte_pointer),

@@ -12,6 +12,7 @@
 //   with their own schedule.
 #include "codegen/pipeline_builder.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "absl/container/flat_hash_map.h"
@@ -273,11 +274,11 @@ absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
   }
   // Pages are walked side by side only where memory, not arithmetic, sets
   // the pace (see kInterleavedPages).
-  bool memory_bound = true;
-  for (const hlo::Instruction* inst : graph.body) {
-    const LoweringRule* rule = FindLoweringRule(inst->opcode());
-    if (rule != nullptr && rule->compute_bound) memory_bound = false;
-  }
+  const bool memory_bound =
+      std::none_of(graph.body.begin(), graph.body.end(), [](const hlo::Instruction* inst) {
+        const LoweringRule* rule = FindLoweringRule(inst->opcode());
+        return rule != nullptr && rule->compute_bound;
+      });
   int64_t prefetch_elements = -1;
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (output_scheduled[k]) continue;
