@@ -16,7 +16,6 @@
 // BM_GemmHalideOverOpenBlas interleaves the two libraries in ~30 ms blocks
 // and reports the median ratio of their speeds (halide_over_openblas).
 #include <cblas.h>
-#include <immintrin.h>
 
 #include <algorithm>
 #include <atomic>
@@ -32,43 +31,55 @@
 namespace sharc::bench {
 namespace {
 
-// 12 independent zmm accumulators in named variables (an array makes GCC
+// 12 independent vector accumulators in named variables (an array makes GCC
 // store every accumulator each iteration, which halves the rate), each
 // pinned to a register by an empty asm so the loop stays 12 back-to-back
-// vfmadd; 12 chains cover 2 pipes x 4-cycle latency with room to spare.
-// Returns the FLOPs done: iters x 12 FMAs x 16 lanes x 2.
-constexpr double kFmaLoopFlopsPerIteration = 12 * 16 * 2;
-
-__attribute__((target("avx512f"), noinline)) double FmaLoop(int64_t iters) {
-  __m512 a0 = _mm512_set1_ps(0.f), a1 = _mm512_set1_ps(0.1f), a2 = _mm512_set1_ps(0.2f),
-         a3 = _mm512_set1_ps(0.3f), a4 = _mm512_set1_ps(0.4f), a5 = _mm512_set1_ps(0.5f),
-         a6 = _mm512_set1_ps(0.6f), a7 = _mm512_set1_ps(0.7f), a8 = _mm512_set1_ps(0.8f),
-         a9 = _mm512_set1_ps(0.9f), a10 = _mm512_set1_ps(1.0f), a11 = _mm512_set1_ps(1.1f);
-  const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+// FMAs; 12 chains cover 2 pipes x 4-cycle latency with room to spare. `V`
+// is a GCC vector type; the body is inlined into a function compiled for
+// the ISA whose registers V fills, where `a * m + c` contracts to one FMA
+// (GNU C++ contracts by default). Returns the FLOPs done.
+template <typename V>
+__attribute__((always_inline)) inline double FmaLoopBody(int64_t iters) {
+  V a0 = V{} + 0.f, a1 = V{} + 0.1f, a2 = V{} + 0.2f, a3 = V{} + 0.3f, a4 = V{} + 0.4f,
+    a5 = V{} + 0.5f, a6 = V{} + 0.6f, a7 = V{} + 0.7f, a8 = V{} + 0.8f, a9 = V{} + 0.9f,
+    a10 = V{} + 1.0f, a11 = V{} + 1.1f;
+  const V m = V{} + 0.999999f, c = V{} + 1e-7f;
   for (int64_t i = 0; i < iters; ++i) {
-    a0 = _mm512_fmadd_ps(a0, m, c);
-    a1 = _mm512_fmadd_ps(a1, m, c);
-    a2 = _mm512_fmadd_ps(a2, m, c);
-    a3 = _mm512_fmadd_ps(a3, m, c);
-    a4 = _mm512_fmadd_ps(a4, m, c);
-    a5 = _mm512_fmadd_ps(a5, m, c);
-    a6 = _mm512_fmadd_ps(a6, m, c);
-    a7 = _mm512_fmadd_ps(a7, m, c);
-    a8 = _mm512_fmadd_ps(a8, m, c);
-    a9 = _mm512_fmadd_ps(a9, m, c);
-    a10 = _mm512_fmadd_ps(a10, m, c);
-    a11 = _mm512_fmadd_ps(a11, m, c);
+    a0 = a0 * m + c;
+    a1 = a1 * m + c;
+    a2 = a2 * m + c;
+    a3 = a3 * m + c;
+    a4 = a4 * m + c;
+    a5 = a5 * m + c;
+    a6 = a6 * m + c;
+    a7 = a7 * m + c;
+    a8 = a8 * m + c;
+    a9 = a9 * m + c;
+    a10 = a10 * m + c;
+    a11 = a11 * m + c;
     asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5));
     asm volatile("" : "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11));
   }
-  __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
-                           _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
-  s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
+  V s = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) + ((a8 + a9) + (a10 + a11));
   benchmark::DoNotOptimize(s);
-  return static_cast<double>(iters) * kFmaLoopFlopsPerIteration;
+  return static_cast<double>(iters) * 12 * (sizeof(V) / sizeof(float)) * 2;
 }
 
+typedef float Zmm __attribute__((vector_size(64)));
+typedef float Ymm __attribute__((vector_size(32)));
+__attribute__((target("avx512f"), noinline)) double FmaLoop512(int64_t iters) {
+  return FmaLoopBody<Zmm>(iters);
+}
+__attribute__((target("avx2,fma"), noinline)) double FmaLoop256(int64_t iters) {
+  return FmaLoopBody<Ymm>(iters);
+}
+
+// The widest FMA the CPU has: AVX-512 where present, else AVX2 (Zen 3).
 bool HasAvx512() { return __builtin_cpu_supports("avx512f"); }
+bool HasFma() { return HasAvx512() || (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")); }
+double FmaLoop(int64_t iters) { return HasAvx512() ? FmaLoop512(iters) : FmaLoop256(iters); }
+double FmaLoopFlopsPerIteration() { return 12.0 * (HasAvx512() ? 16 : 8) * 2; }
+
 
 // Runs FmaLoop(iters) on `threads` std::threads at once; returns the FLOPs.
 double RunFmaThreads(int threads, int64_t iters) {
@@ -87,8 +98,8 @@ double RunFmaThreads(int threads, int64_t iters) {
 constexpr int64_t kFmaIters = 2'000'000;
 
 void BM_FmaPeak(benchmark::State& state) {
-  if (!HasAvx512()) {
-    state.SkipWithError("no AVX-512F on this CPU");
+  if (!HasFma()) {
+    state.SkipWithError("no AVX-512F or AVX2+FMA on this CPU");
     return;
   }
   const int threads = static_cast<int>(state.range(0));
@@ -105,10 +116,10 @@ int GemmThreads() {
 
 // The FMA peak for the GEMMs' thread count, measured once per process: the
 // best of 15 runs of about 5 ms (the host's noise only ever slows a run, and
-// a low peak would flatter the GEMMs); 0 without AVX-512.
+// a low peak would flatter the GEMMs); 0 without FMA.
 double PeakGflops() {
   static const double peak = [] {
-    if (!HasAvx512()) return 0.0;
+    if (!HasFma()) return 0.0;
     std::vector<double> runs;
     for (int rep = 0; rep < 15; ++rep) {
       const auto start = std::chrono::steady_clock::now();
@@ -166,18 +177,18 @@ class PairedPeak {
     gemm();
     const auto mid = std::chrono::steady_clock::now();
     state.PauseTiming();
-    if (HasAvx512()) {
+    if (HasFma()) {
       const int threads = GemmThreads();
       const auto fma_start = std::chrono::steady_clock::now();
       const double fma_flops =
-          RunFmaTeam(threads, std::max<int64_t>(1, static_cast<int64_t>(flops_ / (threads * kFmaLoopFlopsPerIteration))));
+          RunFmaTeam(threads, std::max<int64_t>(1, static_cast<int64_t>(flops_ / (threads * FmaLoopFlopsPerIteration()))));
       const double fma_s = Seconds(fma_start, std::chrono::steady_clock::now());
       ratios_.push_back((flops_ / Seconds(start, mid)) / (fma_flops / fma_s));
     }
     state.ResumeTiming();
   }
 
-  // Median GEMM rate over paired peak, in percent; 0 without AVX-512.
+  // Median GEMM rate over paired peak, in percent; 0 without FMA.
   double MedianPercent() {
     if (ratios_.empty()) return 0;
     std::nth_element(ratios_.begin(), ratios_.begin() + ratios_.size() / 2, ratios_.end());

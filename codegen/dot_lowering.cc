@@ -74,13 +74,22 @@ void ScheduleDot(DotStages s, Halide::Func out) {
   const int64_t m = rank >= 2 ? s.dims[static_cast<size_t>(rank - 2)] : 1;
   const bool f32 = s.type == hlo::PrimitiveType::kF32;
   const int vec = f32 ? 16 : 8;
-  if (rank >= 2 && f32 && n >= 64 && m >= 6) {
+  // The micro-tile fills the vector registers: `lanes`-wide vectors, 6 rows
+  // of accumulators, and as many vectors across as leave room for the rhs
+  // row and the lhs broadcast (4 x 6 = 24 of 32 zmm with AVX-512, 2 x 6 =
+  // 12 of 16 ymm with AVX2). A tile sized for 32 registers on a 16-register
+  // target spills every accumulator (AVX2 Zen 3: 0.3-0.4x OpenBLAS).
+  const int lanes = NativeLanes(Halide::Float(32));
+  const int tile_cols = (NativeVectorRegisters() >= 32 ? 4 : 2) * lanes;
+  constexpr int kTileRows = 6;
+  if (rank >= 2 && f32 && n >= tile_cols && m >= kTileRows) {
     Halide::Var y = args[1], xi("xi"), yi("yi");
-    out.tile(x, y, xi, yi, 64, 6).vectorize(xi, 16).unroll(xi).unroll(yi);
+    out.tile(x, y, xi, yi, tile_cols, kTileRows).vectorize(xi, lanes).unroll(xi).unroll(yi);
     out.reorder(xi, yi, y, x);
     Halide::Func acc = s.accumulator;
     std::vector<Halide::Var> aargs = acc.args();
-    const int64_t panels = (n + 63) / 64, row_tiles = (m + 5) / 6;
+    const int64_t panels = (n + tile_cols - 1) / tile_cols;
+    const int64_t row_tiles = (m + kTileRows - 1) / kTileRows;
     // Packing the rhs panel pays once the rhs fills L2 (1 MiB; its rows are
     // then 2 KiB apart or more, so unpacked they collide in L1 sets): N=512
     // unpacked fell from 161 to 119 GFLOP/s (1 thread). A smaller rhs is read
@@ -101,14 +110,14 @@ void ScheduleDot(DotStages s, Halide::Func out) {
       task = t;
     }
     out.parallel(task);
-    acc.compute_at(out, acc_at).vectorize(aargs[0], 16).unroll(aargs[0]).unroll(aargs[1]);
+    acc.compute_at(out, acc_at).vectorize(aargs[0], lanes).unroll(aargs[0]).unroll(aargs[1]);
     std::vector<Halide::VarOrRVar> order = {aargs[0], aargs[1]};
     order.insert(order.end(), reduction_order.begin(), reduction_order.end());
     for (size_t i = 2; i < aargs.size(); ++i) order.push_back(aargs[i]);
-    acc.update().reorder(order).vectorize(aargs[0], 16).unroll(aargs[0]).unroll(aargs[1]);
+    acc.update().reorder(order).vectorize(aargs[0], lanes).unroll(aargs[0]).unroll(aargs[1]);
     if (pack) {
       Halide::Func p = s.packed_rhs;
-      p.compute_at(out, task).vectorize(p.args()[0], 16).unroll(p.args()[0]);
+      p.compute_at(out, task).vectorize(p.args()[0], lanes).unroll(p.args()[0]);
     }
     return;
   }

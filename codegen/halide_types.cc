@@ -77,6 +77,16 @@ int VectorLanes(hlo::PrimitiveType type) {
   return 64 / std::max(1, static_cast<int>(hlo::ByteWidth(type)));
 }
 
+int NativeLanes(const Halide::Type& type) {
+  static const Halide::Target host = Halide::get_host_target();
+  return host.natural_vector_size(type);
+}
+
+int NativeVectorRegisters() {
+  static const bool avx512 = Halide::get_host_target().has_feature(Halide::Target::AVX512);
+  return avx512 ? 32 : 16;
+}
+
 Halide::Expr ClampIndex(const Halide::Expr& i, int64_t extent) {
   if (extent <= 1) return Halide::Expr(0);
   return Halide::clamp(i, 0, static_cast<int>(extent - 1));

@@ -136,6 +136,15 @@ Halide::Expr ToStorage(const Halide::Expr& e, hlo::PrimitiveType type);
 // Lanes of one 512-bit vector of `type`'s storage.
 int VectorLanes(hlo::PrimitiveType type);
 
+// Lanes of one vector register of `type` on the target kernels are
+// compiled for (the host, as KernelTarget in kernel_compiler.cc): 16 f32
+// lanes with AVX-512, 8 with AVX2. Schedules whose working set must fit the
+// register file (the dot's micro-tile) size themselves by it; streaming
+// schedules use VectorLanes, which LLVM splits into native registers.
+int NativeLanes(const Halide::Type& type);
+// Vector registers of that target: 32 with AVX-512, 16 otherwise.
+int NativeVectorRegisters();
+
 // Fresh variables for the HLO dims 0..rank-1 (named d0, d1, ...).
 std::vector<Halide::Var> HloVars(int64_t rank);
 std::vector<Halide::Expr> AsExprs(const std::vector<Halide::Var>& vars);

@@ -111,6 +111,34 @@ std::vector<PrimitiveType> NumericTypes() {
 INSTANTIATE_TEST_SUITE_P(NumericTypes, DotLoweringTest, ::testing::ValuesIn(NumericTypes()),
                          [](const auto& info) { return hlo::PrimitiveTypeName(info.param); });
 
+// The f32 schedule's register tiles (codegen/dot_lowering.cc) at shapes
+// that are not multiples of a tile (6 rows, 16 or 32 columns, native
+// vectors of 8 or 16 lanes), with the rhs packed (k * n * 4 >= 1 MiB), and
+// with few column panels, where tasks split the rows into chunks.
+TEST(DotLoweringTest, RegisterTiledF32EqualsInterpreter) {
+  const std::string text = R"(
+HloModule tiled
+ENTRY main {
+  a = f32[50,300] parameter(0)
+  b = f32[300,1000] parameter(1)
+  c = f32[200,300] parameter(2)
+  d = f32[300,40] parameter(3)
+  e = f32[31,6600] parameter(4)
+  f = f32[6600,40] parameter(5)
+  packed = f32[50,1000] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  chunked = f32[200,40] dot(c, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  both = f32[31,40] dot(e, f), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT out = (f32[50,1000], f32[200,40], f32[31,40]) tuple(packed, chunked, both)
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 19, -1, 1);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+  // Up to 6600-term sums (magnitude ~30): f32 accumulation is within 1e-3.
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-4, 1e-3, "tiled f32 dots"));
+}
+
 TEST(DotLoweringTest, MixedPrecisionBf16ToF32) {
   const std::string text = R"(
 HloModule mixed
