@@ -73,9 +73,6 @@ void Define(Halide::Func& f, const std::vector<Halide::Var>& vars, const Halide:
   f(reversed) = value;
 }
 
-int VectorLanes(hlo::PrimitiveType type) {
-  return 64 / std::max(1, static_cast<int>(hlo::ByteWidth(type)));
-}
 
 int NativeLanes(const Halide::Type& type) {
   static const Halide::Target host = Halide::get_host_target();
@@ -85,6 +82,10 @@ int NativeLanes(const Halide::Type& type) {
 int NativeVectorRegisters() {
   static const bool avx512 = Halide::get_host_target().has_feature(Halide::Target::AVX512);
   return avx512 ? 32 : 16;
+}
+
+int VectorLanes(hlo::PrimitiveType type) {
+  return NativeLanes(Halide::UInt(8)) / std::max(1, static_cast<int>(hlo::ByteWidth(type)));
 }
 
 Halide::Expr ClampIndex(const Halide::Expr& i, int64_t extent) {

@@ -133,17 +133,19 @@ Halide::Type ComputeType(hlo::PrimitiveType type);
 Halide::Expr ToCompute(const Halide::Expr& e, hlo::PrimitiveType type);
 Halide::Expr ToStorage(const Halide::Expr& e, hlo::PrimitiveType type);
 
-// Lanes of one 512-bit vector of `type`'s storage.
-int VectorLanes(hlo::PrimitiveType type);
 
 // Lanes of one vector register of `type` on the target kernels are
 // compiled for (the host, as KernelTarget in kernel_compiler.cc): 16 f32
-// lanes with AVX-512, 8 with AVX2. Schedules whose working set must fit the
-// register file (the dot's micro-tile) size themselves by it; streaming
-// schedules use VectorLanes, which LLVM splits into native registers.
+// lanes with AVX-512, 8 with AVX2.
 int NativeLanes(const Halide::Type& type);
 // Vector registers of that target: 32 with AVX-512, 16 otherwise.
 int NativeVectorRegisters();
+// Lanes of one native vector register of `type`'s storage (64 bytes with
+// AVX-512, 32 with AVX2). Wider vectors than the registers cost more than
+// they save: on AVX2, 16-lane f32 vectors spilled the tanh chain's
+// constants to the stack and legalised its 16-lane masks through byte
+// packs, 3.5x the instructions.
+int VectorLanes(hlo::PrimitiveType type);
 
 // Fresh variables for the HLO dims 0..rank-1 (named d0, d1, ...).
 std::vector<Halide::Var> HloVars(int64_t rank);

@@ -3,7 +3,8 @@
 // Schedule policy (perf_anchors.md §2-3):
 // - every op is inlined into its consumer unless it is a reduction or a dot;
 // - each output owns its loops: innermost dim vectorised at the native width
-//   (64 bytes), outer loop parallel when there is enough work;
+//   (64 bytes with AVX-512, 32 with AVX2), outer loop parallel when there is
+//   enough work;
 // - a kernel of one [rows..., C] output whose reductions give one value per
 //   row computes them per row inside the output's loop (row_kernel_schedule.h);
 // - a dot whose only path to an output is elementwise with the dot's dims is
@@ -24,11 +25,6 @@
 namespace sharc::codegen {
 namespace {
 
-int VectorWidth(hlo::PrimitiveType t) {
-  const int bytes = static_cast<int>(hlo::ByteWidth(t));
-  return 64 / std::max(bytes, 1);
-}
-
 // A big output of a memory-bound kernel walks this many pages (or rows of a
 // page or more) side by side, a few vectors of each at a time. One stream
 // per page leaves the core's hardware prefetcher (which stops at page
@@ -36,14 +32,17 @@ int VectorWidth(hlo::PrimitiveType t) {
 // a*x+b loop with non-temporal stores, runs in 7.2-7.5 ms walking one page
 // and 6.2-6.5 ms walking four (STREAM copy 6.9-7.1 ms), while one vector
 // per page instead of four was slower than one stream (docs/performance.md,
-// session 8). The step's 16 vectors are one rolled loop: unrolled, the tanh
-// chain's cold compile tripled (47 -> 143 ms), and as nested loops LLVM
-// unrolled them itself (47 -> 48 ms against 35). A compute-bound kernel
+// session 8). A step's vectors (16 of 64 bytes, or 32 of 32) are one rolled
+// loop: unrolled, the tanh chain's cold compile tripled (47 -> 143 ms), and
+// as nested loops LLVM unrolled them itself (47 -> 48 ms against 35). A compute-bound kernel
 // (LoweringRule::compute_bound) keeps the plain loop: the tanh chain, bound
 // by its arithmetic on one thread, gained nothing from the walk (it measured
 // 5-10% slower, within this host's spread).
 constexpr int kInterleavedPages = 4;
-constexpr int kVectorsPerPageStep = 4;
+// Bytes of each page per visit: four 64-byte lines. In bytes, not vectors:
+// on AVX2 (Zen 3) four 32-byte vectors per visit, half of it, ran a*x+b at
+// 18-19 ms against 5.5-6.0 ms for 256 or 512 bytes.
+constexpr int64_t kPageStepBytes = 256;
 constexpr int64_t kPageBytes = 4096;
 // Outputs below this stay in the caches, where the walk gains nothing.
 constexpr int64_t kInterleaveMinBytes = int64_t{4} << 20;
@@ -62,13 +61,13 @@ int64_t ScheduleElementwise(Halide::Func f, const hlo::Shape& shape, bool interl
   const int64_t rank = shape.rank();
   if (rank == 0 || shape.num_elements() == 0) return 0;
   std::vector<Halide::Var> args = f.args();  // innermost first
-  const int width = VectorWidth(shape.type());
+  const int width = VectorLanes(shape.type());
   const int64_t inner = shape.dim(rank - 1);
   const int64_t total = shape.num_elements();
   const bool parallel = total >= (1 << 15);
   interleave = interleave && parallel && shape.byte_size() >= kInterleaveMinBytes;
   const int64_t page = kPageBytes / hlo::ByteWidth(shape.type());  // elements
-  const int64_t step = width * kVectorsPerPageStep;
+  const int64_t step = kPageStepBytes / hlo::ByteWidth(shape.type());  // elements
   if (rank == 1) {
     if (!parallel) {
       if (inner >= width) f.vectorize(args[0], width);
@@ -148,7 +147,7 @@ void ScheduleReduction(Halide::Func f, const hlo::Shape& shape) {
   f.compute_root();
   if (shape.rank() == 0 || shape.num_elements() == 0) return;
   std::vector<Halide::Var> args = f.args();
-  const int width = VectorWidth(shape.type());
+  const int width = VectorLanes(shape.type());
   if (shape.dim(shape.rank() - 1) >= width) {
     f.vectorize(args[0], width);
     f.update().vectorize(args[0], width);
