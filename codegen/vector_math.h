@@ -9,7 +9,7 @@
 
 namespace sharc::codegen {
 
-// tanh(z) for a Float(32) z; max relative error 4e-7; NaN, +-0, subnormals
+// tanh(z) for a Float(32) z; within 5 ulp (relative 6e-7); NaN, +-0, subnormals
 // and +-inf exact.
 Halide::Expr VectorTanh(const Halide::Expr& z);
 
