@@ -228,15 +228,19 @@ int DivideThroughReciprocals(llvm::Function& f) {
     llvm::Value* q = fma(fma(builder.CreateFNeg(q1), splat_b, a), y, q1);
     llvm::Value* zero = builder.CreateFCmpOEQ(a, llvm::ConstantFP::get(type, 0.0));
     llvm::Value* corrected = builder.CreateSelect(zero, q0, q);
-    llvm::Value* magnitude = builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, q0);
+    // The branch's lane tests read frozen copies of a and q0: an undefined
+    // lane must neither make the branch undefined nor vouch for the other
+    // lanes. Freezing the operands rather than the lanes' i1 mask lets LLVM
+    // turn the mask into one movmskps on AVX2; a frozen mask went through
+    // five byte-pack instructions per vector.
+    llvm::Value* frozen_a = builder.CreateFreeze(a);
+    llvm::Value* magnitude =
+        builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, builder.CreateFreeze(q0));
     llvm::Value* lanes_ok = builder.CreateOr(
         builder.CreateAnd(builder.CreateFCmpOGE(magnitude, llvm::ConstantFP::get(type, 0x1p-99)),
                           builder.CreateFCmpOLE(magnitude, llvm::ConstantFP::get(type, 0x1p125))),
-        zero);
-    // Frozen lane by lane: an undefined lane must neither make the branch
-    // undefined nor vouch for the other lanes.
-    llvm::Value* mask = builder.CreateBitCast(builder.CreateFreeze(lanes_ok),
-                                              builder.getIntNTy(type->getNumElements()));
+        builder.CreateFCmpOEQ(frozen_a, llvm::ConstantFP::get(type, 0.0)));
+    llvm::Value* mask = builder.CreateBitCast(lanes_ok, builder.getIntNTy(type->getNumElements()));
     llvm::Value* fast = builder.CreateAnd(
         builder.CreateICmpEQ(mask, llvm::Constant::getAllOnesValue(mask->getType())), reciprocal.in_range);
     // Rare: the original division, out of line.
