@@ -2,8 +2,10 @@
 // against OpenBLAS cblas_sgemm in the same run, f32 row-major N x N x N.
 // Thread counts come from the environment so both libraries get the same:
 //   HL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=SkylakeX ./bm_codegen_gemm
-// (OPENBLAS_CORETYPE=SkylakeX: see perf_anchors.md, the harness may force
-// the slower Haswell kernels). Counter GFLOPS = 2N^3 / time.
+// (OPENBLAS_CORETYPE=SkylakeX on an AVX-512 host: see perf_anchors.md, the
+// harness may force the slower Haswell kernels; on an AVX2 host leave it
+// unset, and the OpenBLAS benchmarks refuse an AVX-512 core type there
+// rather than die of SIGILL). Counter GFLOPS = 2N^3 / time.
 //
 // BM_FmaPeak/threads:{1,2} measures the FP32 FMA peak in the same run (the
 // anchors' `fma` loop, perf_anchors.md §1.1), and both GEMMs report
@@ -21,6 +23,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <string>
+#include <strings.h>
 #include <thread>
 #include <vector>
 
@@ -224,6 +228,22 @@ void BM_HalideGemm(benchmark::State& state) {
   state.counters["compile_ms"] = e.compile_ms;
 }
 
+// True (and the benchmark marked skipped) when OPENBLAS_CORETYPE forces
+// AVX-512 kernels on a CPU without AVX-512: OpenBLAS would die of SIGILL in
+// the first sgemm.
+bool SkipForUnusableOpenBlasCore(benchmark::State& state) {
+  const char* core = std::getenv("OPENBLAS_CORETYPE");
+  if (core == nullptr || HasAvx512()) return false;
+  const std::string name(core);
+  for (const char* avx512 : {"SkylakeX", "Cooperlake", "SapphireRapids"}) {
+    if (strcasecmp(name.c_str(), avx512) == 0) {
+      state.SkipWithError(("OPENBLAS_CORETYPE=" + name + " needs AVX-512, which this CPU lacks; unset it").c_str());
+      return true;
+    }
+  }
+  return false;
+}
+
 // One OpenBLAS sgemm of N x N x N on fixed operands.
 class OpenBlasGemm {
  public:
@@ -245,6 +265,7 @@ class OpenBlasGemm {
 };
 
 void BM_OpenBlasSgemm(benchmark::State& state) {
+  if (SkipForUnusableOpenBlasCore(state)) return;
   const int64_t n = state.range(0);
   OpenBlasGemm gemm(n);
   PeakGflops();
@@ -269,6 +290,7 @@ void BM_OpenBlasSgemm(benchmark::State& state) {
 // which pays the threads' wake-up, is dropped, and at least 3 runs are kept
 // (the median of 3 at N=2048, where one run is 0.1 s).
 void BM_GemmHalideOverOpenBlas(benchmark::State& state) {
+  if (SkipForUnusableOpenBlasCore(state)) return;
   const int64_t n = state.range(0);
   CompiledEntry halide = CompileEntry(GemmModuleText(n));
   OpenBlasGemm blas(n);
