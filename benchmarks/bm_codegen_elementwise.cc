@@ -51,9 +51,11 @@ constexpr int kVecBytes = 32;
 constexpr int kVecBytes = 16;
 #endif
 typedef float Vec __attribute__((vector_size(kVecBytes)));
+// The same vector at float alignment, for loads from any float offset.
+typedef float UnalignedVec __attribute__((vector_size(kVecBytes), aligned(alignof(float))));
 constexpr int kVecLanes = kVecBytes / sizeof(float);
 
-inline Vec LoadVec(const float* p) { return *reinterpret_cast<const Vec*>(p); }
+inline Vec LoadVec(const float* p) { return *reinterpret_cast<const UnalignedVec*>(p); }
 inline void StreamVec(float* p, Vec v) {
 #if defined(__AVX512F__)
   _mm512_stream_ps(p, reinterpret_cast<__m512>(v));

@@ -8,10 +8,12 @@
 // truncated to the result.
 //
 // The f32 schedule is the register-blocked outer-product kernel measured in
-// perf_anchors.md §2.1 (Halide "v2"): 64x6 output tiles (24 zmm
-// accumulators), the 64-wide panel of the right-hand side packed
-// contiguously once per parallel task when the rhs exceeds L2, and tasks of
-// (panel, chunk of row tiles), at least 8 of them.
+// perf_anchors.md §2.1 (Halide "v2"): output tiles of 6 rows and as many
+// native vectors across as the register file holds (64x6, 24 zmm
+// accumulators, with AVX-512; 16x6, 12 ymm, with AVX2), the tile-wide
+// panel of the right-hand side packed contiguously once per parallel task
+// when the rhs is 1 MiB or more, and tasks of (panel, chunk of row tiles),
+// at least 8 of them.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -73,7 +75,6 @@ void ScheduleDot(DotStages s, Halide::Func out) {
   const int64_t n = s.dims[static_cast<size_t>(rank - 1)];
   const int64_t m = rank >= 2 ? s.dims[static_cast<size_t>(rank - 2)] : 1;
   const bool f32 = s.type == hlo::PrimitiveType::kF32;
-  const int vec = f32 ? 16 : 8;
   // The micro-tile fills the vector registers: `lanes`-wide vectors, 6 rows
   // of accumulators, and as many vectors across as leave room for the rhs
   // row and the lhs broadcast (4 x 6 = 24 of 32 zmm with AVX-512, 2 x 6 =
@@ -81,6 +82,8 @@ void ScheduleDot(DotStages s, Halide::Func out) {
   // target spills every accumulator (AVX2 Zen 3: 0.3-0.4x OpenBLAS).
   const int lanes = NativeLanes(Halide::Float(32));
   const int tile_cols = (NativeVectorRegisters() >= 32 ? 4 : 2) * lanes;
+  // Small or non-f32 dots: one native f32 vector, 8 lanes of anything else.
+  const int vec = f32 ? lanes : 8;
   constexpr int kTileRows = 6;
   if (rank >= 2 && f32 && n >= tile_cols && m >= kTileRows) {
     Halide::Var y = args[1], xi("xi"), yi("yi");
@@ -90,10 +93,11 @@ void ScheduleDot(DotStages s, Halide::Func out) {
     std::vector<Halide::Var> aargs = acc.args();
     const int64_t panels = (n + tile_cols - 1) / tile_cols;
     const int64_t row_tiles = (m + kTileRows - 1) / kTileRows;
-    // Packing the rhs panel pays once the rhs fills L2 (1 MiB; its rows are
-    // then 2 KiB apart or more, so unpacked they collide in L1 sets): N=512
-    // unpacked fell from 161 to 119 GFLOP/s (1 thread). A smaller rhs is read
-    // in place (N=256: level or faster than packed).
+    // Packing the rhs panel pays once the rhs is 1 MiB (its rows are then
+    // 2 KiB apart or more, so unpacked they collide in L1 sets): on Ice Lake
+    // (1 MiB L2) N=512 unpacked fell from 161 to 119 GFLOP/s (1 thread). A
+    // smaller rhs is read in place (N=256: level or faster than packed). The
+    // threshold was not measured again on Zen 3 (512 KiB L2).
     const bool pack = s.packed_rhs.defined() && s.k * n * 4 >= (int64_t{1} << 20);
     // Parallel tasks are (column panel, chunk of row tiles) pairs, at least
     // 8 of them when there are rows enough, so that few panels (small n)

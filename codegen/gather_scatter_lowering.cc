@@ -240,7 +240,7 @@ int ParallelWindowRVar(const hlo::Instruction& inst, const hlo::Shape& updates,
 void ScheduleScatter(Halide::Func state, const hlo::Shape& operand, const hlo::Shape& element,
                      Halide::RDom r, int parallel_rvar) {
   state.compute_root();
-  const int width = 64 / std::max<int>(1, static_cast<int>(hlo::ByteWidth(element.type())));
+  const int width = VectorLanes(element.type());
   if (operand.rank() > 0 && operand.dim(operand.rank() - 1) >= width) {
     state.vectorize(state.args()[0], width);
   }

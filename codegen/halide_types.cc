@@ -73,7 +73,6 @@ void Define(Halide::Func& f, const std::vector<Halide::Var>& vars, const Halide:
   f(reversed) = value;
 }
 
-
 int NativeLanes(const Halide::Type& type) {
   static const Halide::Target host = Halide::get_host_target();
   return host.natural_vector_size(type);

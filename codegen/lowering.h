@@ -133,7 +133,6 @@ Halide::Type ComputeType(hlo::PrimitiveType type);
 Halide::Expr ToCompute(const Halide::Expr& e, hlo::PrimitiveType type);
 Halide::Expr ToStorage(const Halide::Expr& e, hlo::PrimitiveType type);
 
-
 // Lanes of one vector register of `type` on the target kernels are
 // compiled for (the host, as KernelTarget in kernel_compiler.cc): 16 f32
 // lanes with AVX-512, 8 with AVX2.

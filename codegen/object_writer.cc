@@ -148,7 +148,7 @@ void AllowContraction(llvm::Module& module) {
 }
 
 // Division of a float vector by one value in every lane (softmax's row sum,
-// a constant): vdivps issues once per 10 cycles for 16 floats on this core,
+// a constant): on Ice Lake vdivps issued once per 10 cycles for 16 floats,
 // a quarter of a softmax row's time. The quotient is instead rounded
 // correctly from the reciprocal y = RN(1/b), computed once where the
 // divisor is defined, and two FMA corrections:
@@ -188,7 +188,8 @@ std::optional<Reciprocal> ReciprocalOf(llvm::Value* b, unsigned lanes, llvm::Fun
   llvm::Type* t = b->getType();
   Reciprocal r;
   r.splat = builder.CreateVectorSplat(lanes, builder.CreateFDiv(llvm::ConstantFP::get(t, 1.0), b));
-  llvm::Value* magnitude = builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, b);
+  // Frozen: an undefined divisor must not make the branch on it undefined.
+  llvm::Value* magnitude = builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, builder.CreateFreeze(b));
   r.in_range = builder.CreateAnd(builder.CreateFCmpOGE(magnitude, llvm::ConstantFP::get(t, 1.0)),
                                  builder.CreateFCmpOLE(magnitude, llvm::ConstantFP::get(t, 0x1p60)));
   return r;

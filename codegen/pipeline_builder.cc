@@ -27,17 +27,20 @@ namespace {
 
 // A big output of a memory-bound kernel walks this many pages (or rows of a
 // page or more) side by side, a few vectors of each at a time. One stream
-// per page leaves the core's hardware prefetcher (which stops at page
-// boundaries) too few misses in flight: BM_LoopAffineStreams, a plain
-// a*x+b loop with non-temporal stores, runs in 7.2-7.5 ms walking one page
-// and 6.2-6.5 ms walking four (STREAM copy 6.9-7.1 ms), while one vector
-// per page instead of four was slower than one stream (docs/performance.md,
-// session 8). A step's vectors (16 of 64 bytes, or 32 of 32) are one rolled
-// loop: unrolled, the tanh chain's cold compile tripled (47 -> 143 ms), and
-// as nested loops LLVM unrolled them itself (47 -> 48 ms against 35). A compute-bound kernel
+// per page leaves an Ice Lake core's hardware prefetcher (which stops at
+// page boundaries) too few misses in flight: there BM_LoopAffineStreams, a
+// plain a*x+b loop with non-temporal stores, ran in 7.2-7.5 ms walking one
+// page and 6.2-6.5 ms walking four (STREAM copy 6.9-7.1 ms), while one
+// vector per page instead of four was slower than one stream
+// (docs/performance.md, session 8). On Zen 3 (session 9) the plain loop is
+// faster walking one page (21 against 16 GB/s) and the kernel's walk runs
+// level with it, so the walk stays. A step's vectors (16 of 64 bytes, or 32
+// of 32) are one rolled loop: unrolled, the tanh chain's cold compile
+// tripled (47 -> 143 ms), and as nested loops LLVM unrolled them itself
+// (47 -> 48 ms against 35). A compute-bound kernel
 // (LoweringRule::compute_bound) keeps the plain loop: the tanh chain, bound
 // by its arithmetic on one thread, gained nothing from the walk (it measured
-// 5-10% slower, within this host's spread).
+// 5-10% slower, within the host's spread).
 constexpr int kInterleavedPages = 4;
 // Bytes of each page per visit: four 64-byte lines. In bytes, not vectors:
 // on AVX2 (Zen 3) four 32-byte vectors per visit, half of it, ran a*x+b at
@@ -49,8 +52,11 @@ constexpr int64_t kInterleaveMinBytes = int64_t{4} << 20;
 // Row groups needed before rows are walked in groups: the groups are the
 // parallel tasks, and the threads need several each to share.
 constexpr int64_t kMinRowGroups = 8;
+// A rank-1 output's parallel tasks are multiples of this: one group of
+// pages walked side by side.
+constexpr int64_t kTaskQuantumBytes = kInterleavedPages * kPageBytes;
 // The least work of a parallel task over rows, in elements (as a rank-1
-// output's smallest task: 256 vectors of f32).
+// f32 output's smallest task, kTaskQuantumBytes).
 constexpr int64_t kMinTaskElements = 4096;
 
 // Vectorise the innermost dim, parallelise over the rest; walk pages side by
@@ -73,12 +79,15 @@ int64_t ScheduleElementwise(Halide::Func f, const hlo::Shape& shape, bool interl
       if (inner >= width) f.vectorize(args[0], width);
       return 0;
     }
-    // Tasks of 256 vectors, or about 1/256 of a big array: each task costs
-    // a trip through the runtime's loop pool, which 4096 tasks of 16 KiB in
-    // a 64 MiB array would notice. A multiple of 256 vectors, so that a
-    // task is whole groups of pages for every element width.
-    const int64_t vectors = std::max<int64_t>(256, total / width / 256 / 256 * 256);
-    const int64_t task = width * vectors;
+    // Tasks of 16 KiB, or about 1/256 of a big array: each task costs a
+    // trip through the runtime's loop pool, which 4096 tasks of 16 KiB in a
+    // 64 MiB array would notice. In bytes, a multiple of kTaskQuantumBytes
+    // (a group of pages), so that a task is whole groups of pages for every
+    // element width and vector width.
+    const int64_t bytes = shape.byte_size();
+    const int64_t task_bytes =
+        std::max(kTaskQuantumBytes, bytes / 256 / kTaskQuantumBytes * kTaskQuantumBytes);
+    const int64_t task = task_bytes / hlo::ByteWidth(shape.type());  // elements
     Halide::Var xo("xo"), xi("xi");
     f.split(args[0], xo, xi, static_cast<int>(task)).parallel(xo);
     if (!interleave || task % (kInterleavedPages * page) != 0 || page % step != 0) {

@@ -30,12 +30,15 @@ Expr Horner(const Expr& x, std::initializer_list<double> coefficients) {
 //   it is |z|: -0, subnormals and tiny inputs come out exact with no select
 //   of their own (Eigen selects z below 4e-4).
 // - |z| is clamped at 9.1, where f32 tanh rounds to 1; the rational stays
-//   within 1e-8 of tanh up to there (it is fit on [0, 7.905]) and rounds
-//   to 1 at 9.1. It overshoots 1 by an ulp at some inputs near 9, so the
-//   result is capped at 1.
+//   within 2.4e-8 of tanh up to there (under half an ulp of 1; it is fit on
+//   [0, 7.905]) and is 1 - 1.4e-9 at 9.1, which rounds to 1. Evaluated in
+//   f32 it overshoots 1 by an ulp at some inputs near 9, so the result is
+//   capped at 1.
 // - Selects keep their input on the false side (a > c ? c : a), so NaN
 //   passes through: Halide's simplifier may rewrite a comparison as the
-//   negation of its opposite (a >= b as !(a < b)), true for NaN.
+//   negation of its opposite (a >= b as !(a < b)), true for NaN. This also
+//   relies on the pipeline's StrictFloat target: without it Halide turns
+//   such a select into min/max, which return the constant for NaN.
 // Max error 5 ulp (simulated over every 37th float below 10; the unit test
 // sweeps more). Against the form with a tiny-input select, a sign select
 // and a NaN test, the tail after the ratio fell from 11 instructions to 5:

@@ -112,9 +112,12 @@ INSTANTIATE_TEST_SUITE_P(NumericTypes, DotLoweringTest, ::testing::ValuesIn(Nume
                          [](const auto& info) { return hlo::PrimitiveTypeName(info.param); });
 
 // The f32 schedule's register tiles (codegen/dot_lowering.cc) at shapes
-// that are not multiples of a tile (6 rows, 16 or 32 columns, native
-// vectors of 8 or 16 lanes), with the rhs packed (k * n * 4 >= 1 MiB), and
-// with few column panels, where tasks split the rows into chunks.
+// that are not multiples of a tile (6 rows; 16 columns of 8-lane vectors
+// with AVX2, 64 of 16-lane with AVX-512), with the rhs packed
+// (k * n * 4 >= 1 MiB), and with few column panels, where tasks split the
+// rows into chunks. `wide` takes every path on both targets: packed, with
+// column tails, in 2 (AVX2: 7 panels) or 4 chunks (AVX-512: 2 panels);
+// `chunked` and `both` are tiled only with AVX2's 16 columns.
 TEST(DotLoweringTest, RegisterTiledF32EqualsInterpreter) {
   const std::string text = R"(
 HloModule tiled
@@ -125,10 +128,13 @@ ENTRY main {
   d = f32[300,40] parameter(3)
   e = f32[31,6600] parameter(4)
   f = f32[6600,40] parameter(5)
+  g = f32[31,2700] parameter(6)
+  h = f32[2700,100] parameter(7)
   packed = f32[50,1000] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   chunked = f32[200,40] dot(c, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   both = f32[31,40] dot(e, f), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT out = (f32[50,1000], f32[200,40], f32[31,40]) tuple(packed, chunked, both)
+  wide = f32[31,100] dot(g, h), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT out = (f32[50,1000], f32[200,40], f32[31,40], f32[31,100]) tuple(packed, chunked, both, wide)
 }
 )";
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));

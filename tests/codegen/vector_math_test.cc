@@ -122,9 +122,9 @@ TEST(VectorMathTest, TanhKeepsIeeeSpecials) {
   EXPECT_EQ(y[10], -1.0f);
 }
 
-// The rational tanh keeps XLA's accuracy (a relative error of 4e-7, about 7
-// ulp near +-1; 5 ulp measured since its numerator's constant term became
-// the denominator's, 4 before): a dense sweep of [-10, 10], the neighbours
+// The rational tanh keeps XLA's accuracy within 8 ulp (XLA's bound is a
+// relative error of 4e-7, about 7 ulp near +-1; 5 ulp measured since the
+// numerator's constant term became the denominator's, 4 before): a dense sweep of [-10, 10], the neighbours
 // of former and present thresholds (|x| = 4e-4, 7.905, the clamp at 9.1)
 // and tiny inputs.
 TEST(VectorMathTest, TanhIsWithinEightUlps) {
