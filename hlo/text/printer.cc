@@ -1,5 +1,6 @@
 #include "hlo/text/printer.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -7,6 +8,15 @@
 
 namespace sharc::hlo {
 namespace {
+
+// A user-chosen name (module, mesh axis) as the parser reads it back: bare
+// when it starts with a letter or '_', else after '%', the only way the
+// parser accepted it (`HloModule %01_model`, `mesh={%0x=2}`).
+std::string NameText(const std::string& name) {
+  const bool bare =
+      !name.empty() && (absl::ascii_isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+  return bare ? name : absl::StrCat("%", name);
+}
 
 std::string Quote(const std::string& s) { return absl::StrCat("\"", absl::CEscape(s), "\""); }
 
@@ -151,7 +161,9 @@ std::string PrintInstruction(const Instruction& inst) {
   const OpDef& def = GetOpDef(inst.opcode());
   std::string out = absl::StrCat("%", inst.name(), " = ", inst.shape().ToString());
   if (!inst.variance().empty()) {
-    absl::StrAppend(&out, "{V:", absl::StrJoin(inst.variance(), ","), "}");
+    std::vector<std::string> axes;
+    for (const std::string& axis : inst.variance()) axes.push_back(NameText(axis));
+    absl::StrAppend(&out, "{V:", absl::StrJoin(axes, ","), "}");
   }
   absl::StrAppend(&out, " ", OpcodeName(inst.opcode()), "(");
   switch (def.syntax) {
@@ -198,7 +210,7 @@ std::string PrintComputation(const Computation& computation, bool is_entry) {
 }
 
 std::string PrintModule(const Module& module) {
-  std::string out = absl::StrCat("HloModule ", module.name());
+  std::string out = absl::StrCat("HloModule ", NameText(module.name()));
   const ModuleConfig& config = module.config();
   if (config.replica_count != 1) absl::StrAppend(&out, ", replica_count=", config.replica_count);
   if (config.num_partitions != 1) absl::StrAppend(&out, ", num_partitions=", config.num_partitions);
@@ -212,7 +224,7 @@ std::string PrintModule(const Module& module) {
   }
   if (!config.mesh.empty()) {
     std::vector<std::string> axes;
-    for (const MeshAxis& a : config.mesh) axes.push_back(absl::StrCat(a.name, "=", a.size));
+    for (const MeshAxis& a : config.mesh) axes.push_back(absl::StrCat(NameText(a.name), "=", a.size));
     absl::StrAppend(&out, ", mesh={", absl::StrJoin(axes, ", "), "}");
   }
   out += "\n";

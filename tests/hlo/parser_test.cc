@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "hlo/ir/opcode.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/text/printer.h"
@@ -501,6 +502,25 @@ ENTRY %main {
   ASSERT_EQ(c.mesh.size(), 2u);
   EXPECT_EQ(c.mesh[0], (MeshAxis{"clients", 2}));
   EXPECT_EQ(c.mesh[1], (MeshAxis{"data", 2}));
+}
+
+// Found by the parser fuzzer: a module name that starts with a digit parses
+// after '%' and must print with it, or the printed text does not parse. The
+// same holds for mesh axis names, printed in the header and in variances.
+TEST(ParseModuleTest, ModuleNamesThatNeedThePercentRoundTrip) {
+  for (const char* name : {"%01_model", "%.hidden", "%_under", "%plain"}) {
+    auto m = ParseRoundTrip(absl::StrCat("HloModule ", name, "\nENTRY %main {\n  ROOT %p = f32[2] parameter(0)\n}\n"));
+    ASSERT_NE(m, nullptr) << name;
+    EXPECT_EQ(m->name(), std::string(name).substr(1));
+  }
+  auto m = ParseRoundTrip(R"(HloModule m, mesh={%0x=2, y=2}
+ENTRY %main {
+  %p = f32[2]{V:%0x} parameter(0)
+  ROOT %n = f32[2]{V:%0x} negate(%p)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->config().mesh[0].name, "0x");
 }
 
 TEST(ParseModuleTest, SyntaxVariants) {
