@@ -73,13 +73,25 @@ void Define(Halide::Func& f, const std::vector<Halide::Var>& vars, const Halide:
   f(reversed) = value;
 }
 
+Halide::Target KernelTarget() {
+  Halide::Target t = Halide::get_host_target();
+  // Without StrictFloat Halide lets LLVM assume there are no NaNs or
+  // infinities; comparisons, maximum and is-finite must see them. FMA
+  // contraction, which StrictFloat also forbids, is given back per
+  // instruction when the object is written (object_writer.h).
+  return t.with_feature(Halide::Target::NoRuntime)
+      .with_feature(Halide::Target::NoAsserts)
+      .with_feature(Halide::Target::NoBoundsQuery)
+      .with_feature(Halide::Target::StrictFloat);
+}
+
 int NativeLanes(const Halide::Type& type) {
-  static const Halide::Target host = Halide::get_host_target();
-  return host.natural_vector_size(type);
+  static const Halide::Target target = KernelTarget();
+  return target.natural_vector_size(type);
 }
 
 int NativeVectorRegisters() {
-  static const bool avx512 = Halide::get_host_target().has_feature(Halide::Target::AVX512);
+  static const bool avx512 = KernelTarget().has_feature(Halide::Target::AVX512);
   return avx512 ? 32 : 16;
 }
 

@@ -40,18 +40,6 @@ std::string HashHex(const std::string& text) {
                          Fnv1a(text, 0x9e3779b97f4a7c15ull));
 }
 
-Halide::Target KernelTarget() {
-  Halide::Target t = Halide::get_host_target();
-  // Without StrictFloat Halide lets LLVM assume there are no NaNs or
-  // infinities; comparisons, maximum and is-finite must see them. FMA
-  // contraction, which StrictFloat also forbids, is given back per
-  // instruction when the object is written (object_writer.h).
-  return t.with_feature(Halide::Target::NoRuntime)
-      .with_feature(Halide::Target::NoAsserts)
-      .with_feature(Halide::Target::NoBoundsQuery)
-      .with_feature(Halide::Target::StrictFloat);
-}
-
 // Buffers at least this large are streamed (codegen/object_writer.h):
 // outputs written with non-temporal stores, as they cannot stay in the cache
 // for the next kernel anyway and a store through the cache would first read

@@ -133,9 +133,11 @@ Halide::Type ComputeType(hlo::PrimitiveType type);
 Halide::Expr ToCompute(const Halide::Expr& e, hlo::PrimitiveType type);
 Halide::Expr ToStorage(const Halide::Expr& e, hlo::PrimitiveType type);
 
-// Lanes of one vector register of `type` on the target kernels are
-// compiled for (the host, as KernelTarget in kernel_compiler.cc): 16 f32
-// lanes with AVX-512, 8 with AVX2.
+// The target every kernel is compiled for: the host, with Halide's runtime,
+// asserts and bounds queries left out and StrictFloat on.
+Halide::Target KernelTarget();
+// Lanes of one vector register of `type` on KernelTarget(): 16 f32 lanes
+// with AVX-512, 8 with AVX2.
 int NativeLanes(const Halide::Type& type);
 // Vector registers of that target: 32 with AVX-512, 16 otherwise.
 int NativeVectorRegisters();

@@ -20,6 +20,14 @@ std::string DescribeByte(char c) {
 
 }  // namespace
 
+bool IsBareName(std::string_view name) {
+  if (name.empty() || !IsLetter(name[0])) return false;
+  for (char c : name) {
+    if (!IsNameChar(c)) return false;
+  }
+  return true;
+}
+
 Lexer::Lexer(std::string_view source, int max_depth) : source_(source), max_depth_(max_depth) {
   current_ = Lex();
 }

@@ -44,6 +44,10 @@ struct Token {
   int column = 1;            // 1-based, in bytes
 };
 
+// True when `name` reads back as one bare name token: a letter or '_',
+// then name characters. Any other name (`%01_model`) needs its '%'.
+bool IsBareName(std::string_view name);
+
 class Lexer {
  public:
   // `max_depth` bounds the nesting of (), {} and [].

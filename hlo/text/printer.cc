@@ -1,21 +1,19 @@
 #include "hlo/text/printer.h"
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "hlo/ops/op_def.h"
+#include "hlo/text/lexer.h"
 
 namespace sharc::hlo {
 namespace {
 
 // A user-chosen name (module, mesh axis) as the parser reads it back: bare
-// when it starts with a letter or '_', else after '%', the only way the
-// parser accepted it (`HloModule %01_model`, `mesh={%0x=2}`).
+// where the lexer takes it bare, else after '%', the only way the parser
+// accepted it (`HloModule %01_model`, `mesh={%0x=2}`).
 std::string NameText(const std::string& name) {
-  const bool bare =
-      !name.empty() && (absl::ascii_isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
-  return bare ? name : absl::StrCat("%", name);
+  return IsBareName(name) ? name : absl::StrCat("%", name);
 }
 
 std::string Quote(const std::string& s) { return absl::StrCat("\"", absl::CEscape(s), "\""); }
