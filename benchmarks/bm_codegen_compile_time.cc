@@ -5,6 +5,7 @@
 //       forgets the in-memory cache, so it lowers, runs LLVM, links the .so
 //       and dlopens it. The Halide runtime is not in these figures: it is
 //       compiled once per process (BM_RuntimeCompileOnce) and shared.
+//       Counters split the time into phases (codegen::CompileStats).
 //   BM_DiskCacheLoad/{gemm,tanh}  the same kernel found in the disk cache by
 //       a process that has not loaded it yet: every iteration copies a
 //       filled cache directory to a new path (outside the timing, so the
@@ -126,7 +127,7 @@ void BM_ColdCompile(benchmark::State& state, int64_t which) {
   EnsureRuntimeLoaded();
   KernelCompiler& kc = KernelCompiler::Global();
   EntryGraph e = ParseEntryGraph(KernelText(which));
-  const int64_t llvm_before = kc.stats().llvm_compiles;
+  const codegen::CompileStats before = kc.stats();
   for (auto _ : state) {
     state.PauseTiming();
     kc.ClearMemoryCache();
@@ -138,8 +139,20 @@ void BM_ColdCompile(benchmark::State& state, int64_t which) {
       return;
     }
   }
+  const codegen::CompileStats after = kc.stats();
+  const double iterations = static_cast<double>(state.iterations());
   state.counters["llvm_compiles_per_iter"] =
-      static_cast<double>(kc.stats().llvm_compiles - llvm_before) / static_cast<double>(state.iterations());
+      static_cast<double>(after.llvm_compiles - before.llvm_compiles) / iterations;
+  // Where a cold compile's time goes, in ms per kernel (CompileStats).
+  auto phase_ms = [&](int64_t after_us, int64_t before_us) {
+    return static_cast<double>(after_us - before_us) / 1000.0 / iterations;
+  };
+  state.counters["build_ms"] = phase_ms(after.build_us, before.build_us);
+  state.counters["lower_ms"] = phase_ms(after.lower_us, before.lower_us);
+  state.counters["llvm_ir_ms"] = phase_ms(after.llvm_ir_us, before.llvm_ir_us);
+  state.counters["object_ms"] = phase_ms(after.object_us, before.object_us);
+  state.counters["link_ms"] = phase_ms(after.link_us, before.link_us);
+  state.counters["load_ms"] = phase_ms(after.load_us, before.load_us);
   state.SetLabel(KernelLabel(which));
 }
 

@@ -14,6 +14,8 @@
 #include "HalideRuntime.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "codegen/lowering.h"
 #include "codegen/object_writer.h"
 #include "codegen/pipeline_builder.h"
@@ -221,7 +223,8 @@ void KernelCompiler::ClearMemoryCache() {
 CompileStats KernelCompiler::stats() const {
   return CompileStats{llvm_compiles_.load(), disk_hits_.load(), memory_hits_.load(),
                       nontemporal_stores_.load(), prefetches_.load(),
-                      reciprocal_divisions_.load()};
+                      reciprocal_divisions_.load(), build_us_.load(), lower_us_.load(),
+                      llvm_ir_us_.load(), object_us_.load(), link_us_.load(), load_us_.load()};
 }
 
 std::string KernelCompiler::Key(const KernelGraph& graph) const {
@@ -280,7 +283,9 @@ absl::Status KernelCompiler::EnsureRuntime() {
 
 absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Load(
     const KernelGraph& graph, const std::string& key, const std::string& library) {
+  const absl::Time start = absl::Now();
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  load_us_ += absl::ToInt64Microseconds(absl::Now() - start);
   if (handle == nullptr) {
     return absl::InternalError(absl::StrCat("dlopen ", library, ": ", dlerror()));
   }
@@ -333,14 +338,26 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
     ++disk_hits_;
     return Load(graph, key, library);
   }
+  absl::Time phase_start = absl::Now();
+  // Adds the time since the previous phase ended to `total`.
+  auto phase_done = [&phase_start](std::atomic<int64_t>& total) {
+    const absl::Time now = absl::Now();
+    total += absl::ToInt64Microseconds(now - phase_start);
+    phase_start = now;
+  };
   absl::StatusOr<BuiltPipeline> built = BuildPipeline(graph);
   if (!built.ok()) return built.status();
+  phase_done(build_us_);
   const std::string obj = TempPath(library, ".o"), so = TempPath(library, ".so");
   try {
     Halide::Module module = built->pipeline.compile_to_module(
         built->arguments, absl::StrCat("sharc_k_", key), KernelTarget());
+    phase_done(lower_us_);
     const ObjectWriteStats written =
         WriteKernelObject(module, obj, StreamedBuffersOf(graph, *built));
+    llvm_ir_us_ += written.llvm_ir_us;
+    object_us_ += written.object_us;
+    phase_start = absl::Now();
     nontemporal_stores_ += written.nontemporal_stores;
     prefetches_ += written.prefetches;
     reciprocal_divisions_ += written.reciprocal_divisions;
@@ -353,6 +370,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   std::error_code ec;
   std::filesystem::remove(obj, ec);
   if (!st.ok()) return st;
+  phase_done(link_us_);
   std::filesystem::rename(so, library, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot store ", library, ": ", ec.message()));
   return Load(graph, key, library);

@@ -57,6 +57,11 @@ struct CompileStats {
   int64_t nontemporal_stores = 0;
   int64_t prefetches = 0;  // loads from large inputs given a prefetch ahead
   int64_t reciprocal_divisions = 0;  // vector divisions by a splat, via its reciprocal
+  // Where cold compiles spent their time, summed over kernels, in
+  // microseconds: HLO to scheduled Halide Funcs; Halide's lowering to a
+  // module; Halide's LLVM IR with LLVM's optimisation passes; LLVM's
+  // instruction selection to an object; `ld -shared`; dlopen.
+  int64_t build_us = 0, lower_us = 0, llvm_ir_us = 0, object_us = 0, link_us = 0, load_us = 0;
 };
 
 class KernelCompiler {
@@ -94,6 +99,8 @@ class KernelCompiler {
   absl::flat_hash_map<std::string, std::shared_ptr<absl::Mutex>> in_flight_;
   std::atomic<int64_t> llvm_compiles_{0}, disk_hits_{0}, memory_hits_{0}, nontemporal_stores_{0},
       prefetches_{0}, reciprocal_divisions_{0};
+  std::atomic<int64_t> build_us_{0}, lower_us_{0}, llvm_ir_us_{0}, object_us_{0}, link_us_{0},
+      load_us_{0};
 };
 
 }  // namespace sharc::codegen

@@ -4,6 +4,7 @@
 #include "codegen/object_writer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -296,8 +297,11 @@ ObjectWriteStats EditStreams(llvm::Module& module, const StreamedBuffers& stream
 
 ObjectWriteStats WriteKernelObject(const Halide::Module& module, const std::string& path,
                                    const StreamedBuffers& streamed) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvm_module = Halide::compile_module_to_llvm_module(module, context);
+  const Clock::time_point ir_done = Clock::now();
   AllowContraction(*llvm_module);
   ObjectWriteStats stats = EditStreams(*llvm_module, streamed);
   // Without FMA hardware llvm.fma is a library call per lane: slower than
@@ -310,6 +314,11 @@ ObjectWriteStats WriteKernelObject(const Halide::Module& module, const std::stri
   }
   std::unique_ptr<llvm::raw_fd_ostream> out = Halide::make_raw_fd_ostream(path);
   Halide::compile_llvm_module_to_object(*llvm_module, *out);
+  auto us = [](Clock::duration d) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+  };
+  stats.llvm_ir_us = us(ir_done - start);
+  stats.object_us = us(Clock::now() - ir_done);
   return stats;
 }
 

@@ -12,6 +12,7 @@
 //   still rounded correctly (Halide 14 has no FMA to express it with).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct ObjectWriteStats {
   int nontemporal_stores = 0;  // vector stores given the non-temporal mark
   int prefetches = 0;          // software prefetches added ahead of loads
   int reciprocal_divisions = 0;  // vector divisions by one value, through its reciprocal
+  int64_t llvm_ir_us = 0;   // Halide's LLVM IR and LLVM's optimisation passes
+  int64_t object_us = 0;    // the edits and LLVM's instruction selection
 };
 
 // Buffers to treat as streams, named as the pipeline names them (output

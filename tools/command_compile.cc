@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "codegen/fusion.h"
 #include "codegen/halide_kernel_factory.h"
@@ -170,6 +171,18 @@ int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ost
       << (after.disk_hits - before.disk_hits) << " loaded from the cache ("
       << codegen::KernelCompiler::Global().cache_dir() << ") in "
       << absl::ToDoubleMilliseconds(absl::Now() - start) << " ms\n";
+  if (after.llvm_compiles > before.llvm_compiles) {
+    // Summed over kernels, which compile in parallel, so it may exceed the
+    // wall time above.
+    auto ms = [](int64_t after_us, int64_t before_us) {
+      return absl::StrFormat("%.1f", static_cast<double>(after_us - before_us) / 1000.0);
+    };
+    out << "compile phases (ms, summed over kernels): build " << ms(after.build_us, before.build_us)
+        << ", Halide lowering " << ms(after.lower_us, before.lower_us) << ", LLVM IR "
+        << ms(after.llvm_ir_us, before.llvm_ir_us) << ", object "
+        << ms(after.object_us, before.object_us) << ", link " << ms(after.link_us, before.link_us)
+        << ", load " << ms(after.load_us, before.load_us) << "\n";
+  }
   return kExitOk;
 }
 

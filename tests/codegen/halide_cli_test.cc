@@ -20,6 +20,7 @@ namespace {
 
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct CommandResult {
   int exit_code = -1;
@@ -101,9 +102,12 @@ TEST_F(HalideCliTest, CompileDumpsEveryStageAndSecondCompileIsCached) {
   EXPECT_THAT(Read(Path("dump/3_fused.hlo")), HasSubstr("backend_config=\"sharc.fusion\""));
   EXPECT_THAT(Read(Path("dump/4_kernels.txt")), HasSubstr("--- Halide"));
   EXPECT_THAT(first.out, ContainsRegex("kernels: [1-9][0-9]* compiled, 0 loaded"));
+  EXPECT_THAT(first.out, ContainsRegex("compile phases \\(ms, summed over kernels\\): build "
+                                       "[0-9.]+, Halide lowering [0-9.]+, LLVM IR [0-9.]+"));
   CommandResult second = Sharc(absl::StrCat("compile ", file, " --dump-dir ", Path("dump")));
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_THAT(second.out, ContainsRegex("kernels: 0 compiled, 1 loaded from the cache"));
+  EXPECT_THAT(second.out, Not(HasSubstr("compile phases")));
 }
 
 TEST_F(HalideCliTest, UnsupportedOpIsAnErrorOnlyWhenHalideIsAskedFor) {

@@ -52,6 +52,18 @@ TEST(KernelCacheTest, SecondCompileDoesNotInvokeLlvm) {
   EXPECT_EQ(s2.llvm_compiles, s1.llvm_compiles);
   EXPECT_EQ(s2.disk_hits, s1.disk_hits + 1);
 
+  // The cold compile's time went to lowering, LLVM and the link; the disk
+  // hit spent none there, only in dlopen.
+  EXPECT_GT(s1.lower_us, s0.lower_us);
+  EXPECT_GT(s1.llvm_ir_us, s0.llvm_ir_us);
+  EXPECT_GT(s1.object_us, s0.object_us);
+  EXPECT_GT(s1.link_us, s0.link_us);
+  EXPECT_EQ(s2.build_us, s1.build_us);
+  EXPECT_EQ(s2.lower_us, s1.lower_us);
+  EXPECT_EQ(s2.llvm_ir_us, s1.llvm_ir_us);
+  EXPECT_EQ(s2.object_us, s1.object_us);
+  EXPECT_EQ(s2.link_us, s1.link_us);
+
   // The loaded kernel computes the right thing.
   std::vector<hlo::Literal> args = testing_util::RandomArgs(*reparsed, 9);
   ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*reparsed, args));
