@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/lowering.h"
+#include "codegen/page_walk.h"
 #include "codegen/reducer.h"
 #include "codegen/row_reduction.h"
 #include "hlo/ir/computation.h"
@@ -63,6 +64,7 @@ void ScheduleLongRowSum(Halide::Func f, Halide::RDom r, const hlo::Shape& result
     if (tasks >= 2) {
       Halide::Var c("chunk");
       Halide::RVar rc("rc"), rm("rm");
+      int walk_steps = 0;  // > 0: the chunk's groups walk pages side by side
       Halide::Stage update = f.update();
       update.split(rx, rxo, rxi, lanes * 4);
       const int last = r.dimensions() - 1;
@@ -76,11 +78,33 @@ void ScheduleLongRowSum(Halide::Func f, Halide::RDom r, const hlo::Shape& result
         // than 1 when the outer ones are 1).
         const int64_t inner = *Halide::Internal::as_const_int(r[0].extent());
         const int64_t groups = (inner + lanes * 4 - 1) / (lanes * 4);
-        update.split(rxo, rc, rm, static_cast<int>((groups + tasks - 1) / tasks));
+        int64_t per = (groups + tasks - 1) / tasks;
+        // A chunk walks kInterleavedPages pages side by side, one group (a
+        // page step) of each in turn, as the elementwise schedule does: on
+        // Zen 3 a 64M-float sum went from 18-20 ms to 13-16 ms on one
+        // thread, level with a plain loop (BM_StreamReadSum). Chunks are
+        // then whole groups of pages (the last one short).
+        const int64_t group_bytes = lanes * 4 * hlo::ByteWidth(t);
+        const int64_t steps = kPageBytes / group_bytes;  // groups per page
+        walk_steps = group_bytes * steps == kPageBytes && per >= kInterleavedPages * steps
+                         ? static_cast<int>(steps)
+                         : 0;
+        if (walk_steps > 0) {
+          const int64_t quantum = kInterleavedPages * steps;
+          per = (per + quantum - 1) / quantum * quantum;
+        }
+        update.split(rxo, rc, rm, static_cast<int>(per));
       }
       Halide::Func partial = update.rfactor({{rc, c}, {rxi, u}});
       partial.compute_root().vectorize(u, lanes).unroll(u);
       partial.update().parallel(c).vectorize(u, lanes).unroll(u);
+      if (walk_steps > 0) {
+        Halide::RVar group("group"), step("step"), pages("pages"), page("page");
+        partial.update()
+            .split(rm, group, step, walk_steps)
+            .split(group, pages, page, kInterleavedPages)
+            .reorder(u, page, step, pages, c);
+      }
       return;
     }
   }

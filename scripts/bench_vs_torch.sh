@@ -14,6 +14,7 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build-bench}
 THREADS=${THREADS:-1}
 OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
 
 if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
   echo "installing python3-torch (Debian) ..." >&2

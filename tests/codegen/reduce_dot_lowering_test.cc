@@ -196,7 +196,9 @@ ENTRY main {
 // A sum to a scalar of more than two tasks' worth of elements is cut into
 // chunks summed in parallel: one long vector (chunks of its own length, the
 // last one short), matrices (chunks of rows: few long rows, many short
-// ones) and a matrix of one row (chunks of that row).
+// ones) and a matrix of one row (chunks of that row). Chunks of a vector
+// walk four pages side by side: `p` is whole groups of pages, `v`, `d` and
+// `o` end inside one.
 TEST(ReduceLoweringTest, ScalarSumsSplitIntoParallelChunks) {
   const std::string text = R"(
 HloModule scalar_sums
@@ -208,6 +210,7 @@ ENTRY main {
   d = f64[200003] parameter(2)
   w = f32[2003,300] parameter(3)
   o = f32[1,200003] parameter(4)
+  p = f32[262144] parameter(5)
   zero = f32[] constant(0.5)
   zd = f64[] constant(0)
   r0 = f32[] reduce(v, zero), dimensions={0}, to_apply=add
@@ -215,7 +218,8 @@ ENTRY main {
   r2 = f64[] reduce(d, zd), dimensions={0}, to_apply=addd
   r3 = f32[] reduce(w, zero), dimensions={0,1}, to_apply=add
   r4 = f32[] reduce(o, zero), dimensions={0,1}, to_apply=add
-  ROOT out = (f32[], f32[], f64[], f32[], f32[]) tuple(r0, r1, r2, r3, r4)
+  r5 = f32[] reduce(p, zero), dimensions={0}, to_apply=add
+  ROOT out = (f32[], f32[], f64[], f32[], f32[], f32[]) tuple(r0, r1, r2, r3, r4, r5)
 }
 )";
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
