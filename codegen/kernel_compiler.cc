@@ -26,7 +26,7 @@ namespace {
 
 // Bumped whenever lowerings or schedules change, so stale disk entries are
 // never loaded.
-constexpr const char* kCodegenVersion = "sharc-codegen-29";
+constexpr const char* kCodegenVersion = "sharc-codegen-30";
 
 uint64_t Fnv1a(const std::string& text, uint64_t seed) {
   uint64_t h = seed;
@@ -227,9 +227,22 @@ CompileStats KernelCompiler::stats() const {
                       llvm_ir_us_.load(), object_us_.load(), link_us_.load(), load_us_.load()};
 }
 
+void KernelCompiler::set_reciprocal_division(ReciprocalDivision policy) {
+  absl::MutexLock lock(&mu_);
+  reciprocal_division_ = policy;
+}
+
+bool KernelCompiler::DividesThroughReciprocals() const {
+  absl::MutexLock lock(&mu_);
+  return reciprocal_division_ == ReciprocalDivision::kAlways ||
+         (reciprocal_division_ == ReciprocalDivision::kAuto &&
+          ReciprocalDivisionPays(KernelTarget()));
+}
+
 std::string KernelCompiler::Key(const KernelGraph& graph) const {
   return HashHex(absl::StrCat(kCodegenVersion, "\n", KernelTarget().to_string(),
-                              "\n", CanonicalText(graph)));
+                              DividesThroughReciprocals() ? "\nreciprocal-division" : "", "\n",
+                              CanonicalText(graph)));
 }
 
 absl::StatusOr<std::string> KernelCompiler::LoweringText(const KernelGraph& graph) const {
@@ -354,7 +367,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
         built->arguments, absl::StrCat("sharc_k_", key), KernelTarget());
     phase_done(lower_us_);
     const ObjectWriteStats written =
-        WriteKernelObject(module, obj, StreamedBuffersOf(graph, *built));
+        WriteKernelObject(module, obj, StreamedBuffersOf(graph, *built), DividesThroughReciprocals());
     llvm_ir_us_ += written.llvm_ir_us;
     object_us_ += written.object_us;
     phase_start = absl::Now();

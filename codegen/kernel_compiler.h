@@ -64,6 +64,12 @@ struct CompileStats {
   int64_t build_us = 0, lower_us = 0, llvm_ir_us = 0, object_us = 0, link_us = 0, load_us = 0;
 };
 
+// Whether vector divisions by one value (softmax's row sum, a constant) go
+// through the divisor's reciprocal (object_writer.h). kAuto: where the
+// target's vector division is slow against its FMAs (ReciprocalDivisionPays
+// in object_writer.h).
+enum class ReciprocalDivision { kAuto, kAlways, kNever };
+
 class KernelCompiler {
  public:
   // The process-wide compiler (the in-memory cache is per process).
@@ -82,6 +88,12 @@ class KernelCompiler {
   void set_cache_dir(std::string dir);
   // Forgets the in-memory cache (the disk cache stays), for tests.
   void ClearMemoryCache();
+  // The reciprocal-division policy of later compiles (part of the cache
+  // key); kAuto unless changed, as tests of the rewrite do.
+  void set_reciprocal_division(ReciprocalDivision policy);
+  // Whether later compiles rewrite such divisions (the policy resolved for
+  // the target).
+  bool DividesThroughReciprocals() const;
 
  private:
   KernelCompiler();
@@ -94,6 +106,7 @@ class KernelCompiler {
   std::string cache_dir_;
   std::string target_;
   void* runtime_ = nullptr;
+  ReciprocalDivision reciprocal_division_ = ReciprocalDivision::kAuto;
   absl::flat_hash_map<std::string, std::shared_ptr<const CompiledKernel>> loaded_;
   // Keys being compiled right now, so two threads never compile one kernel.
   absl::flat_hash_map<std::string, std::shared_ptr<absl::Mutex>> in_flight_;

@@ -150,7 +150,9 @@ void AllowContraction(llvm::Module& module) {
 
 // Division of a float vector by one value in every lane (softmax's row sum,
 // a constant): on Ice Lake vdivps issued once per 10 cycles for 16 floats,
-// a quarter of a softmax row's time. The quotient is instead rounded
+// a quarter of a softmax row's time. (On Zen 3, AVX2, the 8-lane division
+// is cheaper than this path's checks and corrections; the compiler asks
+// for the rewrite only where it pays: ReciprocalDivisionPays.) The quotient is instead rounded
 // correctly from the reciprocal y = RN(1/b), computed once where the
 // divisor is defined, and two FMA corrections:
 //   q0 = a*y;  q1 = fma(fma(-q0, b, a), y, q0);  q = fma(fma(-q1, b, a), y, q1)
@@ -295,8 +297,14 @@ ObjectWriteStats EditStreams(llvm::Module& module, const StreamedBuffers& stream
 
 }  // namespace
 
+bool ReciprocalDivisionPays(const Halide::Target& target) {
+  if (target.arch != Halide::Target::X86) return true;
+  return target.has_feature(Halide::Target::AVX512);
+}
+
 ObjectWriteStats WriteKernelObject(const Halide::Module& module, const std::string& path,
-                                   const StreamedBuffers& streamed) {
+                                   const StreamedBuffers& streamed,
+                                   bool divide_through_reciprocals) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
   llvm::LLVMContext context;
@@ -309,7 +317,7 @@ ObjectWriteStats WriteKernelObject(const Halide::Module& module, const std::stri
   const Halide::Target& target = module.target();
   const bool has_fma = target.arch == Halide::Target::X86 ? target.has_feature(Halide::Target::FMA)
                                                           : target.arch == Halide::Target::ARM && target.bits == 64;
-  if (has_fma) {
+  if (divide_through_reciprocals && has_fma) {
     for (llvm::Function& f : *llvm_module) stats.reciprocal_divisions += DivideThroughReciprocals(f);
   }
   std::unique_ptr<llvm::raw_fd_ostream> out = Halide::make_raw_fd_ostream(path);

@@ -40,6 +40,15 @@ struct StreamedBuffers {
   int64_t prefetch_elements = 0;
 };
 
+// True where dividing through the reciprocal was measured faster: AVX-512
+// (Ice Lake: 16-lane vdivps issues once per 10 cycles; softmax in cache
+// went from 0.048-0.051 to 0.038-0.043 ms with the first, one-correction
+// version), and non-x86 FMA targets, where it was never measured against
+// the division. Not on AVX2 (Zen 3: the 8-lane
+// division beat the path's range checks and corrections, softmax rows 9-15%
+// faster with it).
+bool ReciprocalDivisionPays(const Halide::Target& target);
+
 // Compiles `module` to the object file `path`.
 // - Every fmul, fadd and fsub may contract: a multiply feeding an add or
 //   subtract becomes one FMA, rounding once. No other IEEE rule changes.
@@ -53,12 +62,14 @@ struct StreamedBuffers {
 //   0): one core has too few
 //   misses in flight to reach the memory's bandwidth by itself, and a load
 //   that waits stalls the arithmetic behind it.
-// - Every division of an f32 vector by a splat divides through the
-//   divisor's reciprocal, with two FMA corrections that give the correctly
-//   rounded quotient; vectors outside the range where that is proven take
-//   the division itself (object_writer.cc). Only where the target has FMA.
+// - With `divide_through_reciprocals`, every division of an f32 vector by a
+//   splat divides through the divisor's reciprocal, with two FMA
+//   corrections that give the correctly rounded quotient; vectors outside
+//   the range where that is proven take the division itself
+//   (object_writer.cc). Only where the target has FMA.
 // Throws Halide::Error like Halide's own compile_to_object.
 ObjectWriteStats WriteKernelObject(const Halide::Module& module, const std::string& path,
-                                   const StreamedBuffers& streamed);
+                                   const StreamedBuffers& streamed,
+                                   bool divide_through_reciprocals);
 
 }  // namespace sharc::codegen

@@ -7,7 +7,9 @@
 // the zeros that stay on the fast path.
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <random>
 #include <vector>
@@ -29,9 +31,34 @@ float FromBits(uint32_t bits) {
 }
 
 // Runs `text` (parameters a: f32[kRows,kCols], b: f32[kRows]) as one kernel
-// and through the interpreter; returns the kernel's reciprocal divisions.
+// compiled under `policy` and through the interpreter; returns the kernel's
+// reciprocal divisions. The rewrite's tests ask for it (kAlways): by
+// default it is made only where it pays, which this machine may not be.
 int64_t ExpectExactQuotients(const std::string& text, const std::vector<float>& a,
-                             const std::vector<float>& b) {
+                             const std::vector<float>& b,
+                             ReciprocalDivision policy = ReciprocalDivision::kAlways) {
+  // A cache of its own, so the kernel is compiled here and its rewrites
+  // counted, not found from an earlier test.
+  KernelCompiler& compiler = KernelCompiler::Global();
+  struct Restore {
+    std::string cache_dir;
+    std::string own_dir;
+    ~Restore() {
+      KernelCompiler::Global().set_reciprocal_division(ReciprocalDivision::kAuto);
+      KernelCompiler::Global().set_cache_dir(cache_dir);
+      std::error_code ec;
+      std::filesystem::remove_all(own_dir, ec);
+    }
+  } restore{compiler.cache_dir(), ""};
+  char dir[] = "/tmp/sharc_reciprocal_test_XXXXXX";
+  if (mkdtemp(dir) == nullptr) {
+    ADD_FAILURE() << "mkdtemp failed";
+    return -1;
+  }
+  restore.own_dir = dir;
+  compiler.set_cache_dir(dir);
+  compiler.ClearMemoryCache();
+  compiler.set_reciprocal_division(policy);
   absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::ParseAndVerifyModule(text);
   EXPECT_TRUE(module.ok()) << module.status();
   if (!module.ok()) return -1;
@@ -164,6 +191,38 @@ ENTRY main {
 )",
                                                  a, b);
   EXPECT_GT(rewritten, 0);
+}
+
+// Without a request the rewrite follows the target (AVX-512 yes, AVX2 no),
+// kNever keeps every division, and every policy divides exactly.
+TEST(ReciprocalDivisionTest, PolicyDecidesWhetherDivisionsAreRewritten) {
+  std::mt19937_64 rng(37);
+  std::vector<float> a(static_cast<size_t>(kRows) * kCols);
+  for (float& v : a) v = std::ldexp(static_cast<float>(rng() % 100000) + 0.5f, static_cast<int>(rng() % 60) - 30);
+  std::vector<float> b(kRows);
+  for (float& v : b) v = 1.0f + static_cast<float>(rng() % 1000);
+  const std::string text = R"(
+HloModule divide_rows_by_policy
+ENTRY main {
+  a = f32[24,1031] parameter(0)
+  b = f32[24] parameter(1)
+  bb = f32[24,1031] broadcast(b), dimensions={0}
+  ROOT q = f32[24,1031] divide(a, bb)
+}
+)";
+  KernelCompiler& compiler = KernelCompiler::Global();
+#if defined(__x86_64__)
+  EXPECT_EQ(compiler.DividesThroughReciprocals(), __builtin_cpu_supports("avx512f") != 0);
+#endif
+  const bool rewrites = compiler.DividesThroughReciprocals();
+  const int64_t automatic = ExpectExactQuotients(text, a, b, ReciprocalDivision::kAuto);
+  if (rewrites) {
+    EXPECT_GT(automatic, 0);
+  } else {
+    EXPECT_EQ(automatic, 0);
+  }
+  EXPECT_EQ(ExpectExactQuotients(text, a, b, ReciprocalDivision::kNever), 0);
+  EXPECT_GT(ExpectExactQuotients(text, a, b, ReciprocalDivision::kAlways), 0);
 }
 
 }  // namespace
