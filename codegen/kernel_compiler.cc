@@ -203,6 +203,7 @@ KernelCompiler::KernelCompiler() {
     cache_dir_ = "/tmp/sharc-cache";
   }
   target_ = KernelTarget().to_string();
+  reciprocal_division_pays_ = ReciprocalDivisionPays(KernelTarget());
 }
 
 std::string KernelCompiler::cache_dir() const {
@@ -235,13 +236,19 @@ void KernelCompiler::set_reciprocal_division(ReciprocalDivision policy) {
 bool KernelCompiler::DividesThroughReciprocals() const {
   absl::MutexLock lock(&mu_);
   return reciprocal_division_ == ReciprocalDivision::kAlways ||
-         (reciprocal_division_ == ReciprocalDivision::kAuto &&
-          ReciprocalDivisionPays(KernelTarget()));
+         (reciprocal_division_ == ReciprocalDivision::kAuto && reciprocal_division_pays_);
 }
 
 std::string KernelCompiler::Key(const KernelGraph& graph) const {
-  return HashHex(absl::StrCat(kCodegenVersion, "\n", KernelTarget().to_string(),
-                              DividesThroughReciprocals() ? "\nreciprocal-division" : "", "\n",
+  return KeyFor(graph, DividesThroughReciprocals());
+}
+
+// The policy is resolved once per compile and passed here and to the object
+// writer, so a concurrent set_reciprocal_division cannot file a kernel
+// under the other policy's key.
+std::string KernelCompiler::KeyFor(const KernelGraph& graph, bool reciprocal_division) const {
+  return HashHex(absl::StrCat(kCodegenVersion, "\n", target_,
+                              reciprocal_division ? "\nreciprocal-division" : "", "\n",
                               CanonicalText(graph)));
 }
 
@@ -322,7 +329,8 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
     const KernelGraph& graph) {
   absl::Status lowerable = CheckLowerable(graph);
   if (!lowerable.ok()) return lowerable;
-  const std::string key = Key(graph);
+  const bool reciprocal_division = DividesThroughReciprocals();
+  const std::string key = KeyFor(graph, reciprocal_division);
   std::shared_ptr<absl::Mutex> key_mu;
   {
     absl::MutexLock lock(&mu_);
@@ -367,7 +375,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
         built->arguments, absl::StrCat("sharc_k_", key), KernelTarget());
     phase_done(lower_us_);
     const ObjectWriteStats written =
-        WriteKernelObject(module, obj, StreamedBuffersOf(graph, *built), DividesThroughReciprocals());
+        WriteKernelObject(module, obj, StreamedBuffersOf(graph, *built), reciprocal_division);
     llvm_ir_us_ += written.llvm_ir_us;
     object_us_ += written.object_us;
     phase_start = absl::Now();

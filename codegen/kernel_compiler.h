@@ -59,8 +59,9 @@ struct CompileStats {
   int64_t reciprocal_divisions = 0;  // vector divisions by a splat, via its reciprocal
   // Where cold compiles spent their time, summed over kernels, in
   // microseconds: HLO to scheduled Halide Funcs; Halide's lowering to a
-  // module; Halide's LLVM IR with LLVM's optimisation passes; LLVM's
-  // instruction selection to an object; `ld -shared`; dlopen.
+  // module; Halide's LLVM IR with LLVM's optimisation passes; sharc's IR
+  // edits and LLVM's instruction selection to an object; `ld -shared`;
+  // dlopen (also counted for kernels found in the disk cache).
   int64_t build_us = 0, lower_us = 0, llvm_ir_us = 0, object_us = 0, link_us = 0, load_us = 0;
 };
 
@@ -98,6 +99,7 @@ class KernelCompiler {
  private:
   KernelCompiler();
   absl::Status EnsureRuntime();
+  std::string KeyFor(const KernelGraph& graph, bool reciprocal_division) const;
   absl::StatusOr<std::shared_ptr<const CompiledKernel>> Load(const KernelGraph& graph,
                                                              const std::string& key,
                                                              const std::string& library);
@@ -107,6 +109,7 @@ class KernelCompiler {
   std::string target_;
   void* runtime_ = nullptr;
   ReciprocalDivision reciprocal_division_ = ReciprocalDivision::kAuto;
+  bool reciprocal_division_pays_ = false;  // on the target, for kAuto
   absl::flat_hash_map<std::string, std::shared_ptr<const CompiledKernel>> loaded_;
   // Keys being compiled right now, so two threads never compile one kernel.
   absl::flat_hash_map<std::string, std::shared_ptr<absl::Mutex>> in_flight_;

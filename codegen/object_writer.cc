@@ -150,9 +150,7 @@ void AllowContraction(llvm::Module& module) {
 
 // Division of a float vector by one value in every lane (softmax's row sum,
 // a constant): on Ice Lake vdivps issued once per 10 cycles for 16 floats,
-// a quarter of a softmax row's time. (On Zen 3, AVX2, the 8-lane division
-// is cheaper than this path's checks and corrections; the compiler asks
-// for the rewrite only where it pays: ReciprocalDivisionPays.) The quotient is instead rounded
+// a quarter of a softmax row's time. The quotient is instead rounded
 // correctly from the reciprocal y = RN(1/b), computed once where the
 // divisor is defined, and two FMA corrections:
 //   q0 = a*y;  q1 = fma(fma(-q0, b, a), y, q0);  q = fma(fma(-q1, b, a), y, q1)
@@ -168,7 +166,10 @@ void AllowContraction(llvm::Module& module) {
 // or huge divisors branch to the original division. Checked bit for bit
 // against IEEE division on 2.3e9 random and adversarial pairs (single
 // correction, which already passed); tests/codegen/reciprocal_division_test.cc
-// checks 1.2e7 of them and the kernels themselves.
+// checks 1.2e7 of them and the kernels themselves. On Zen 3 (AVX2) the
+// 8-lane division is cheaper than this path's checks and corrections, so
+// the compiler asks for the rewrite only where it pays
+// (ReciprocalDivisionPays).
 struct Reciprocal {
   llvm::Value* splat = nullptr;     // RN(1/b) in every lane
   llvm::Value* in_range = nullptr;  // 1 <= |b| <= 2^60, scalar i1

@@ -7,8 +7,9 @@
 
 namespace sharc::codegen {
 
-// A big output of a memory-bound kernel walks this many pages (or rows of a
-// page or more) side by side, a few vectors of each at a time. One stream
+// A big output of a memory-bound kernel, and each chunk of a long sum to a
+// scalar, walks this many pages (or rows of a page or more) side by side, a
+// few vectors of each at a time. One stream
 // per page leaves an Ice Lake core's hardware prefetcher (which stops at
 // page boundaries) too few misses in flight: there BM_LoopAffineStreams, a
 // plain a*x+b loop with non-temporal stores, ran in 7.2-7.5 ms walking one

@@ -171,7 +171,7 @@ int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ost
       << (after.disk_hits - before.disk_hits) << " loaded from the cache ("
       << codegen::KernelCompiler::Global().cache_dir() << ") in "
       << absl::ToDoubleMilliseconds(absl::Now() - start) << " ms\n";
-  if (after.llvm_compiles > before.llvm_compiles) {
+  if (after.lower_us > before.lower_us) {  // a kernel was compiled, not just the runtime
     // Summed over kernels, which compile in parallel, so it may exceed the
     // wall time above.
     auto ms = [](int64_t after_us, int64_t before_us) {

@@ -44,8 +44,9 @@ struct Token {
   int column = 1;            // 1-based, in bytes
 };
 
-// True when `name` reads back as one bare name token: a letter or '_',
-// then name characters. Any other name (`%01_model`) needs its '%'.
+// True when `name` may be printed without its '%': a letter or '_', then
+// name characters. Any other name (`%01_model`) needs the '%'. (A name
+// holding "->" would still lex as two tokens; the parser never makes one.)
 bool IsBareName(std::string_view name);
 
 class Lexer {

@@ -63,6 +63,7 @@ TEST(KernelCacheTest, SecondCompileDoesNotInvokeLlvm) {
   EXPECT_EQ(s2.llvm_ir_us, s1.llvm_ir_us);
   EXPECT_EQ(s2.object_us, s1.object_us);
   EXPECT_EQ(s2.link_us, s1.link_us);
+  EXPECT_GT(s2.load_us, s1.load_us);
 
   // The loaded kernel computes the right thing.
   std::vector<hlo::Literal> args = testing_util::RandomArgs(*reparsed, 9);

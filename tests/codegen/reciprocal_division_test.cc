@@ -223,6 +223,17 @@ ENTRY main {
   }
   EXPECT_EQ(ExpectExactQuotients(text, a, b, ReciprocalDivision::kNever), 0);
   EXPECT_GT(ExpectExactQuotients(text, a, b, ReciprocalDivision::kAlways), 0);
+
+  // The two kinds of code never share a cache entry.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
+  ASSERT_OK_AND_ASSIGN(KernelGraph graph, GraphForComputation(*module->entry()));
+  compiler.set_reciprocal_division(ReciprocalDivision::kAlways);
+  const std::string rewritten_key = compiler.Key(graph);
+  compiler.set_reciprocal_division(ReciprocalDivision::kNever);
+  const std::string divided_key = compiler.Key(graph);
+  compiler.set_reciprocal_division(ReciprocalDivision::kAuto);
+  EXPECT_NE(rewritten_key, divided_key);
+  EXPECT_EQ(compiler.Key(graph), rewrites ? rewritten_key : divided_key);
 }
 
 }  // namespace
