@@ -30,6 +30,26 @@ float FromBits(uint32_t bits) {
   return f;
 }
 
+// Each row of `a` divided by its value of `b`.
+constexpr const char* kDivideRows = R"(
+HloModule divide_rows
+ENTRY main {
+  a = f32[24,1031] parameter(0)
+  b = f32[24] parameter(1)
+  bb = f32[24,1031] broadcast(b), dimensions={0}
+  ROOT q = f32[24,1031] divide(a, bb)
+}
+)";
+
+// kRows x kCols dividends of ordinary magnitudes (2^-31 to 2^46), no
+// specials: every vector takes the fast path.
+std::vector<float> OrdinaryDividends(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<float> a(static_cast<size_t>(kRows) * kCols);
+  for (float& v : a) v = std::ldexp(static_cast<float>(rng() % 100000) + 0.5f, static_cast<int>(rng() % 60) - 30);
+  return a;
+}
+
 // Runs `text` (parameters a: f32[kRows,kCols], b: f32[kRows]) as one kernel
 // compiled under `policy` and through the interpreter; returns the kernel's
 // reciprocal divisions. The rewrite's tests ask for it (kAlways): by
@@ -161,23 +181,12 @@ TEST(ReciprocalDivisionTest, DivisionByARowValueIsCorrectlyRounded) {
     a[static_cast<size_t>(r) * kCols + kCols - 1] = 0x1p-99f * std::fabs(b[r]);
     a[static_cast<size_t>(r) * kCols + kCols - 2] = 0x1p125f * std::fabs(b[r]);
   }
-  const int64_t rewritten = ExpectExactQuotients(R"(
-HloModule divide_rows
-ENTRY main {
-  a = f32[24,1031] parameter(0)
-  b = f32[24] parameter(1)
-  bb = f32[24,1031] broadcast(b), dimensions={0}
-  ROOT q = f32[24,1031] divide(a, bb)
-}
-)",
-                                                 a, b);
+  const int64_t rewritten = ExpectExactQuotients(kDivideRows, a, b);
   EXPECT_GT(rewritten, 0) << "the division was not rewritten, so the fast path went untested";
 }
 
 TEST(ReciprocalDivisionTest, DivisionByAConstantIsCorrectlyRounded) {
-  std::mt19937_64 rng(29);
-  std::vector<float> a(static_cast<size_t>(kRows) * kCols);
-  for (float& v : a) v = std::ldexp(static_cast<float>(rng() % 100000) + 0.5f, static_cast<int>(rng() % 60) - 30);
+  const std::vector<float> a = OrdinaryDividends(29);
   const std::vector<float> b(kRows, 1.0f);  // unused by the module below
   const int64_t rewritten = ExpectExactQuotients(R"(
 HloModule divide_by_three
@@ -197,35 +206,25 @@ ENTRY main {
 // kNever keeps every division, and every policy divides exactly.
 TEST(ReciprocalDivisionTest, PolicyDecidesWhetherDivisionsAreRewritten) {
   std::mt19937_64 rng(37);
-  std::vector<float> a(static_cast<size_t>(kRows) * kCols);
-  for (float& v : a) v = std::ldexp(static_cast<float>(rng() % 100000) + 0.5f, static_cast<int>(rng() % 60) - 30);
+  const std::vector<float> a = OrdinaryDividends(41);
   std::vector<float> b(kRows);
   for (float& v : b) v = 1.0f + static_cast<float>(rng() % 1000);
-  const std::string text = R"(
-HloModule divide_rows_by_policy
-ENTRY main {
-  a = f32[24,1031] parameter(0)
-  b = f32[24] parameter(1)
-  bb = f32[24,1031] broadcast(b), dimensions={0}
-  ROOT q = f32[24,1031] divide(a, bb)
-}
-)";
   KernelCompiler& compiler = KernelCompiler::Global();
 #if defined(__x86_64__)
   EXPECT_EQ(compiler.DividesThroughReciprocals(), __builtin_cpu_supports("avx512f") != 0);
 #endif
   const bool rewrites = compiler.DividesThroughReciprocals();
-  const int64_t automatic = ExpectExactQuotients(text, a, b, ReciprocalDivision::kAuto);
+  const int64_t automatic = ExpectExactQuotients(kDivideRows, a, b, ReciprocalDivision::kAuto);
   if (rewrites) {
     EXPECT_GT(automatic, 0);
   } else {
     EXPECT_EQ(automatic, 0);
   }
-  EXPECT_EQ(ExpectExactQuotients(text, a, b, ReciprocalDivision::kNever), 0);
-  EXPECT_GT(ExpectExactQuotients(text, a, b, ReciprocalDivision::kAlways), 0);
+  EXPECT_EQ(ExpectExactQuotients(kDivideRows, a, b, ReciprocalDivision::kNever), 0);
+  EXPECT_GT(ExpectExactQuotients(kDivideRows, a, b, ReciprocalDivision::kAlways), 0);
 
   // The two kinds of code never share a cache entry.
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kDivideRows));
   ASSERT_OK_AND_ASSIGN(KernelGraph graph, GraphForComputation(*module->entry()));
   compiler.set_reciprocal_division(ReciprocalDivision::kAlways);
   const std::string rewritten_key = compiler.Key(graph);
