@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <string_view>
 #include <vector>
 
 #include "HalideRuntime.h"
@@ -17,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "codegen/lowering.h"
+#include "codegen/object_loader.h"
 #include "codegen/object_writer.h"
 #include "codegen/pipeline_builder.h"
 #include "runtime/kernel_loop_pool.h"
@@ -129,13 +131,13 @@ void FillBuffer(const hlo::Shape& shape, void* data, halide_buffer_t* b, halide_
 
 }  // namespace
 
-CompiledKernel::CompiledKernel(std::string name, std::string key, void* library,
-                               int (*entry)(void**), std::vector<hlo::Shape> inputs,
-                               std::vector<hlo::Shape> outputs, bool tuple_output)
-    : name_(std::move(name)), key_(std::move(key)), library_(library), entry_(entry),
+CompiledKernel::CompiledKernel(std::string name, std::string key,
+                               std::shared_ptr<const void> code, int (*entry)(void**),
+                               std::vector<hlo::Shape> inputs, std::vector<hlo::Shape> outputs,
+                               bool tuple_output)
+    : name_(std::move(name)), key_(std::move(key)), code_(std::move(code)), entry_(entry),
       inputs_(std::move(inputs)), outputs_(std::move(outputs)), tuple_output_(tuple_output) {}
 
-// The library stays loaded: kernels are few and a process may reload them.
 CompiledKernel::~CompiledKernel() = default;
 
 absl::Status CompiledKernel::Run(absl::Span<const runtime::Buffer* const> inputs,
@@ -204,6 +206,31 @@ KernelCompiler::KernelCompiler() {
   }
   target_ = KernelTarget().to_string();
   reciprocal_division_pays_ = ReciprocalDivisionPays(KernelTarget());
+  linker_ = LinksObjectsInProcess() ? KernelLinker::kInProcess : KernelLinker::kSystem;
+  if (const char* linker = std::getenv("SHARC_KERNEL_LINKER"); linker != nullptr && *linker != '\0') {
+    const std::string_view choice(linker);
+    if (choice == "system") {
+      linker_ = KernelLinker::kSystem;
+    } else if (choice != "in-process" || !LinksObjectsInProcess()) {
+      std::fprintf(stderr, "sharc: ignoring SHARC_KERNEL_LINKER=%s (expected system%s)\n", linker,
+                   LinksObjectsInProcess() ? " or in-process" : " on this platform");
+    }
+  }
+}
+
+absl::Status KernelCompiler::set_linker(KernelLinker linker) {
+  if (linker == KernelLinker::kInProcess && !LinksObjectsInProcess()) {
+    return absl::UnimplementedError(
+        "sharc links kernel objects in process only on x86-64 Linux; use the system linker");
+  }
+  absl::MutexLock lock(&mu_);
+  linker_ = linker;
+  return absl::OkStatus();
+}
+
+KernelLinker KernelCompiler::linker() const {
+  absl::MutexLock lock(&mu_);
+  return linker_;
 }
 
 std::string KernelCompiler::cache_dir() const {
@@ -302,22 +329,31 @@ absl::Status KernelCompiler::EnsureRuntime() {
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Load(
-    const KernelGraph& graph, const std::string& key, const std::string& library) {
-  const absl::Time start = absl::Now();
-  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  load_us_ += absl::ToInt64Microseconds(absl::Now() - start);
-  if (handle == nullptr) {
-    return absl::InternalError(absl::StrCat("dlopen ", library, ": ", dlerror()));
-  }
+    const KernelGraph& graph, const std::string& key, const std::string& file,
+    KernelLinker linker) {
   const std::string symbol = absl::StrCat("sharc_k_", key, "_argv");
-  auto entry = reinterpret_cast<int (*)(void**)>(dlsym(handle, symbol.c_str()));
-  if (entry == nullptr) {
-    return absl::InternalError(absl::StrCat(library, " has no symbol ", symbol));
+  const absl::Time start = absl::Now();
+  std::shared_ptr<const void> code;
+  void* entry_address = nullptr;
+  if (linker == KernelLinker::kInProcess) {
+    absl::StatusOr<std::unique_ptr<LoadedObject>> object = LoadedObject::LinkFile(file);
+    if (!object.ok()) return object.status();
+    entry_address = (*object)->Symbol(symbol);
+    code = std::shared_ptr<const LoadedObject>(std::move(*object));
+  } else {
+    // The library stays loaded: kernels are few and a process may reload them.
+    void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) return absl::InternalError(absl::StrCat("dlopen ", file, ": ", dlerror()));
+    entry_address = dlsym(handle, symbol.c_str());
+    code = std::shared_ptr<const void>(handle, [](const void*) {});
   }
+  load_us_ += absl::ToInt64Microseconds(absl::Now() - start);
+  auto entry = reinterpret_cast<int (*)(void**)>(entry_address);
+  if (entry == nullptr) return absl::InternalError(absl::StrCat(file, " has no symbol ", symbol));
   std::vector<hlo::Shape> inputs, outputs;
   for (const hlo::Instruction* i : graph.inputs) inputs.push_back(i->shape());
   for (size_t k = 0; k < graph.outputs.size(); ++k) outputs.push_back(OutputShape(graph, k));
-  auto kernel = std::make_shared<const CompiledKernel>(graph.name, key, handle, entry,
+  auto kernel = std::make_shared<const CompiledKernel>(graph.name, key, std::move(code), entry,
                                                        std::move(inputs), std::move(outputs),
                                                        graph.tuple_output);
   absl::MutexLock lock(&mu_);
@@ -330,6 +366,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   absl::Status lowerable = CheckLowerable(graph);
   if (!lowerable.ok()) return lowerable;
   const bool reciprocal_division = DividesThroughReciprocals();
+  const KernelLinker linker = this->linker();
   const std::string key = KeyFor(graph, reciprocal_division);
   std::shared_ptr<absl::Mutex> key_mu;
   {
@@ -354,10 +391,19 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   }
   absl::Status rt = EnsureRuntime();
   if (!rt.ok()) return rt;
-  const std::string library = absl::StrCat(cache_dir(), "/k_", key, ".so");
-  if (std::filesystem::exists(library)) {
-    ++disk_hits_;
-    return Load(graph, key, library);
+  const std::string cached = absl::StrCat(cache_dir(), "/k_", key,
+                                          linker == KernelLinker::kInProcess ? ".o" : ".so");
+  if (std::filesystem::exists(cached)) {
+    absl::StatusOr<std::shared_ptr<const CompiledKernel>> hit = Load(graph, key, cached, linker);
+    if (hit.ok()) {
+      ++disk_hits_;
+      return hit;
+    }
+    // A damaged entry (a killed writer, a full disk) is compiled again.
+    std::fprintf(stderr, "sharc: recompiling a damaged kernel cache entry: %s\n",
+                 std::string(hit.status().message()).c_str());
+    std::error_code ec;
+    std::filesystem::remove(cached, ec);
   }
   absl::Time phase_start = absl::Now();
   // Adds the time since the previous phase ended to `total`.
@@ -369,7 +415,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   absl::StatusOr<BuiltPipeline> built = BuildPipeline(graph);
   if (!built.ok()) return built.status();
   phase_done(build_us_);
-  const std::string obj = TempPath(library, ".o"), so = TempPath(library, ".so");
+  const std::string obj = TempPath(cached, ".o");
   try {
     Halide::Module module = built->pipeline.compile_to_module(
         built->arguments, absl::StrCat("sharc_k_", key), KernelTarget());
@@ -387,14 +433,18 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
         absl::StrCat("Halide failed to compile kernel '", graph.name, "': ", e.what()));
   }
   ++llvm_compiles_;
-  absl::Status st = LinkKernelLibrary(obj, so);
   std::error_code ec;
-  std::filesystem::remove(obj, ec);
-  if (!st.ok()) return st;
-  phase_done(link_us_);
-  std::filesystem::rename(so, library, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot store ", library, ": ", ec.message()));
-  return Load(graph, key, library);
+  std::string finished = obj;
+  if (linker == KernelLinker::kSystem) {
+    finished = TempPath(cached, ".so");
+    absl::Status st = LinkKernelLibrary(obj, finished);
+    std::filesystem::remove(obj, ec);
+    if (!st.ok()) return st;
+    phase_done(link_us_);
+  }
+  std::filesystem::rename(finished, cached, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot store ", cached, ": ", ec.message()));
+  return Load(graph, key, cached, linker);
 }
 
 }  // namespace sharc::codegen

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/kernel_compiler.h"
+#include "codegen/object_loader.h"
 #include "gtest/gtest.h"
 #include "tests/codegen/codegen_test_util.h"
 #include "tests/testlib/status_matchers.h"
@@ -23,12 +24,23 @@ ENTRY main {
 }
 )";
 
-TEST(KernelCacheTest, SecondCompileDoesNotInvokeLlvm) {
+// Both ways of turning a kernel object into code: sharc's in-process linker
+// (the default on x86-64 Linux) and `ld -shared` with dlopen.
+class KernelCacheLinkerTest : public ::testing::TestWithParam<KernelLinker> {};
+
+TEST_P(KernelCacheLinkerTest, SecondCompileDoesNotInvokeLlvm) {
   char dir[] = "/tmp/sharc_cache_test_XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   KernelCompiler& compiler = KernelCompiler::Global();
   const std::string saved = compiler.cache_dir();
+  const KernelLinker saved_linker = compiler.linker();
   compiler.set_cache_dir(dir);
+  if (GetParam() == KernelLinker::kInProcess && !LinksObjectsInProcess()) {
+    EXPECT_FALSE(compiler.set_linker(GetParam()).ok());
+    GTEST_SKIP() << "no in-process linker on this platform";
+  }
+  ASSERT_OK(compiler.set_linker(GetParam()));
+  const bool system = GetParam() == KernelLinker::kSystem;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
   ASSERT_OK_AND_ASSIGN(KernelGraph graph, GraphForComputation(*module->entry()));
 
@@ -52,12 +64,26 @@ TEST(KernelCacheTest, SecondCompileDoesNotInvokeLlvm) {
   EXPECT_EQ(s2.llvm_compiles, s1.llvm_compiles);
   EXPECT_EQ(s2.disk_hits, s1.disk_hits + 1);
 
-  // The cold compile's time went to lowering, LLVM and the link; the disk
-  // hit spent none there, only in dlopen.
+  // One cache file, named for the linker.
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("k_", 0) != 0) continue;
+    ++entries;
+    EXPECT_EQ(e.path().extension().string(), system ? ".so" : ".o") << name;
+  }
+  EXPECT_EQ(entries, 1);
+
+  // The cold compile's time went to lowering, LLVM and (with `ld`) the
+  // link; the disk hit spent none there, only in loading.
   EXPECT_GT(s1.lower_us, s0.lower_us);
   EXPECT_GT(s1.llvm_ir_us, s0.llvm_ir_us);
   EXPECT_GT(s1.object_us, s0.object_us);
-  EXPECT_GT(s1.link_us, s0.link_us);
+  if (system) {
+    EXPECT_GT(s1.link_us, s0.link_us);
+  } else {
+    EXPECT_EQ(s1.link_us, s0.link_us);
+  }
   EXPECT_EQ(s2.build_us, s1.build_us);
   EXPECT_EQ(s2.lower_us, s1.lower_us);
   EXPECT_EQ(s2.llvm_ir_us, s1.llvm_ir_us);
@@ -79,8 +105,41 @@ TEST(KernelCacheTest, SecondCompileDoesNotInvokeLlvm) {
   EXPECT_NE(compiler.Key(graph3), compiler.Key(graph2));
   ASSERT_OK(compiler.Compile(graph3).status());
   EXPECT_EQ(compiler.stats().llvm_compiles, s2.llvm_compiles + 1);
+  ASSERT_OK(compiler.set_linker(saved_linker));
   compiler.set_cache_dir(saved);
   std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Linkers, KernelCacheLinkerTest,
+                         ::testing::Values(KernelLinker::kInProcess, KernelLinker::kSystem),
+                         [](const ::testing::TestParamInfo<KernelLinker>& info) {
+                           return info.param == KernelLinker::kInProcess ? "InProcess" : "System";
+                         });
+
+// A damaged cache entry (a truncated file, as a full disk or a killed
+// writer can leave) is compiled again and replaced, not an error.
+TEST(KernelCacheTest, DamagedEntryIsCompiledAgain) {
+  testing_util::UseFreshCacheDir();
+  KernelCompiler& compiler = KernelCompiler::Global();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
+  ASSERT_OK_AND_ASSIGN(KernelGraph graph, GraphForComputation(*module->entry()));
+  ASSERT_OK(compiler.Compile(graph).status());
+  const std::string file =
+      absl::StrCat(compiler.cache_dir(), "/k_", compiler.Key(graph),
+                   compiler.linker() == KernelLinker::kInProcess ? ".o" : ".so");
+  ASSERT_TRUE(std::filesystem::exists(file)) << file;
+  const auto full = std::filesystem::file_size(file);
+  std::filesystem::resize_file(file, full / 3);
+  compiler.ClearMemoryCache();
+  const CompileStats before = compiler.stats();
+  ASSERT_OK(compiler.Compile(graph).status());
+  EXPECT_EQ(compiler.stats().llvm_compiles, before.llvm_compiles + 1);
+  EXPECT_EQ(std::filesystem::file_size(file), full);
+
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 3);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-6, 1e-6));
 }
 
 // A reducer's `call` prints only the callee's name: two modules that give
