@@ -105,6 +105,27 @@ absl::Status LinkKernelLibrary(const std::string& obj, const std::string& so) {
   return RunCommand(absl::StrCat("cc -shared -o '", so, "' '", obj, "' -lm"));
 }
 
+// With SHARC_PERF_MAP=1, names the functions of kernels linked in process
+// in /tmp/perf-PID.map, the file `perf report` reads for code it cannot
+// otherwise attribute (JIT compilers' convention).
+void RecordForPerf(const LoadedObject& object) {
+  static const bool enabled = [] {
+    const char* v = std::getenv("SHARC_PERF_MAP");
+    return v != nullptr && std::string_view(v) == "1";
+  }();
+  if (!enabled) return;
+  static absl::Mutex mu(absl::kConstInit);
+  absl::MutexLock lock(&mu);
+  const std::string path = absl::StrCat("/tmp/perf-", getpid(), ".map");
+  if (std::FILE* f = std::fopen(path.c_str(), "a")) {
+    for (const LoadedObject::Function& fn : object.functions()) {
+      std::fprintf(f, "%lx %zx %s\n", reinterpret_cast<unsigned long>(fn.address), fn.size,
+                   fn.name.c_str());
+    }
+    std::fclose(f);
+  }
+}
+
 // A unique temporary path next to `final_path` (same filesystem, for rename).
 std::string TempPath(const std::string& final_path, const std::string& suffix) {
   static std::atomic<int64_t> counter{0};
@@ -339,6 +360,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Load(
     absl::StatusOr<std::unique_ptr<LoadedObject>> object = LoadedObject::LinkFile(file);
     if (!object.ok()) return object.status();
     entry_address = (*object)->Symbol(symbol);
+    RecordForPerf(**object);
     code = std::shared_ptr<const LoadedObject>(std::move(*object));
   } else {
     // The library stays loaded: kernels are few and a process may reload them.
@@ -399,7 +421,10 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
       ++disk_hits_;
       return hit;
     }
-    // A damaged entry (a killed writer, a full disk) is compiled again.
+    // A damaged entry (a killed writer, a full disk) is compiled again; any
+    // other failure (an undefined symbol, no memory) would recur, and is
+    // the caller's error.
+    if (hit.status().code() != absl::StatusCode::kDataLoss) return hit.status();
     std::fprintf(stderr, "sharc: recompiling a damaged kernel cache entry: %s\n",
                  std::string(hit.status().message()).c_str());
     std::error_code ec;

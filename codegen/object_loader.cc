@@ -32,6 +32,9 @@ struct Placement {
 // the GOT.
 constexpr uint64_t kStubBytes = 16;
 constexpr uint64_t kSlotBytes = 8;
+// No section of a kernel comes near this; bounding each keeps every sum of
+// offsets and sizes below it far from wrapping.
+constexpr uint64_t kMaxSectionBytes = uint64_t{1} << 30;
 
 uint64_t AlignUp(uint64_t v, uint64_t alignment) {
   return alignment <= 1 ? v : (v + alignment - 1) / alignment * alignment;
@@ -47,12 +50,26 @@ class Linker {
   Linker(absl::string_view bytes, absl::string_view name) : bytes_(bytes), name_(name) {}
 
   // Links the image; on success hands over its pages and its global symbols.
-  absl::Status Run(absl::flat_hash_map<std::string, void*>& symbols_out, void*& image,
-                   size_t& size);
+  absl::Status Run(absl::flat_hash_map<std::string, void*>& symbols_out,
+                   std::vector<LoadedObject::Function>& functions_out, void*& image, size_t& size);
 
  private:
+  // Malformed bytes (a damaged file): DataLoss, which the kernel cache
+  // answers by compiling again. What a well-formed object may hold but this
+  // linker does not take is Unimplemented; the other failures say what.
   absl::Status Error(absl::string_view what) const {
-    return absl::InvalidArgumentError(absl::StrCat("cannot link kernel object ", name_, ": ", what));
+    return absl::DataLossError(absl::StrCat("cannot link kernel object ", name_, ": ", what));
+  }
+  absl::Status Unsupported(absl::string_view what) const {
+    return absl::UnimplementedError(absl::StrCat("cannot link kernel object ", name_, ": ", what));
+  }
+  // The symbol's name for messages, or its index.
+  std::string SymbolName(uint64_t i) const {
+    if (i < symbols_.size()) {
+      absl::StatusOr<absl::string_view> name = StringAt(symbol_strings_, symbols_[i].st_name);
+      if (name.ok() && !name->empty()) return std::string(*name);
+    }
+    return absl::StrCat("#", i);
   }
   // Copies a T from `offset`, if it lies inside the bytes.
   template <typename T>
@@ -126,6 +143,10 @@ absl::Status Linker::ReadHeaders() {
       return Error(absl::StrCat("section ", i, " lies outside the file"));
     }
     if (s.sh_addralign > 4096) return Error(absl::StrCat("section ", i, " wants alignment ", s.sh_addralign));
+    if ((s.sh_flags & SHF_ALLOC) != 0) {
+      if (s.sh_type == SHT_NULL) return Error(absl::StrCat("section ", i, " is allocated but of type NULL"));
+      if (s.sh_size >= kMaxSectionBytes) return Error(absl::StrCat("section ", i, " of ", s.sh_size, " bytes"));
+    }
   }
   return absl::OkStatus();
 }
@@ -153,10 +174,10 @@ absl::Status Linker::Place() {
     absl::StatusOr<absl::string_view> name = StringAt(header_.e_shstrndx, s.sh_name);
     if (!name.ok()) return name.status();
     if (*name == ".eh_frame") continue;
-    if ((s.sh_flags & SHF_TLS) != 0) return Error(absl::StrCat("thread-local section ", *name));
+    if ((s.sh_flags & SHF_TLS) != 0) return Unsupported(absl::StrCat("thread-local section ", *name));
     if (s.sh_type == SHT_INIT_ARRAY || s.sh_type == SHT_FINI_ARRAY || s.sh_type == SHT_PREINIT_ARRAY ||
         *name == ".ctors" || *name == ".dtors") {
-      return Error(absl::StrCat("constructor or destructor section ", *name));
+      return Unsupported(absl::StrCat("constructor or destructor section ", *name));
     }
     Placement& p = placements_[i];
     p.loaded = true;
@@ -173,8 +194,12 @@ absl::Status Linker::Place() {
   referenced_.assign(symbols_.size(), false);
   for (size_t i = 0; i < sections_.size(); ++i) {
     const Elf64_Shdr& r = sections_[i];
-    if (r.sh_type == SHT_REL) return Error("REL relocations (without addends)");
-    if (r.sh_type != SHT_RELA || r.sh_info >= sections_.size() || !placements_[r.sh_info].loaded) continue;
+    if (r.sh_type == SHT_REL) return Unsupported("REL relocations (without addends)");
+    if (r.sh_type != SHT_RELA) continue;
+    if (r.sh_info >= sections_.size()) {
+      return Error(absl::StrCat("relocation section ", i, " applies to section ", r.sh_info));
+    }
+    if (!placements_[r.sh_info].loaded) continue;
     if (r.sh_entsize != sizeof(Elf64_Rela)) return Error("relocation entries of an unknown size");
     for (uint64_t k = 0; k < r.sh_size / sizeof(Elf64_Rela); ++k) {
       Elf64_Rela rela;
@@ -206,7 +231,10 @@ absl::Status Linker::Place() {
   if (total >= (uint64_t{1} << 31)) return Error("image larger than 2 GiB");
   void* image = mmap(nullptr, total == 0 ? page : total, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (image == MAP_FAILED) return Error(absl::StrCat("mmap of ", total, " bytes failed"));
+  if (image == MAP_FAILED) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot link kernel object ", name_, ": mmap of ", total, " bytes failed"));
+  }
   image_ = static_cast<uint8_t*>(image);
   image_size_ = total == 0 ? page : total;
   for (size_t i = 0; i < sections_.size(); ++i) {
@@ -225,8 +253,9 @@ absl::Status Linker::ResolveSymbols() {
     const Elf64_Sym& sym = symbols_[i];
     const unsigned binding = ELF64_ST_BIND(sym.st_info);
     const unsigned type = ELF64_ST_TYPE(sym.st_info);
-    if (type == STT_TLS) return Error(absl::StrCat("thread-local symbol ", i));
-    if (sym.st_shndx == SHN_COMMON) return Error(absl::StrCat("common symbol ", i));
+    if (type == STT_TLS) return Unsupported(absl::StrCat("thread-local symbol ", SymbolName(i)));
+    if (type == STT_GNU_IFUNC) return Unsupported(absl::StrCat("indirect function ", SymbolName(i)));
+    if (sym.st_shndx == SHN_COMMON) return Unsupported(absl::StrCat("common symbol ", SymbolName(i)));
     if (sym.st_shndx == SHN_ABS) {
       addresses_[i] = sym.st_value;
       resolved_[i] = true;
@@ -238,7 +267,8 @@ absl::Status Linker::ResolveSymbols() {
       if (name->empty() || !referenced_[i]) continue;
       void* address = dlsym(RTLD_DEFAULT, std::string(*name).c_str());
       if (address == nullptr && binding != STB_WEAK) {
-        return Error(absl::StrCat("undefined symbol ", *name));
+        return absl::NotFoundError(
+            absl::StrCat("cannot link kernel object ", name_, ": undefined symbol ", *name));
       }
       addresses_[i] = reinterpret_cast<uint64_t>(address);
       resolved_[i] = address != nullptr || binding == STB_WEAK;
@@ -246,13 +276,13 @@ absl::Status Linker::ResolveSymbols() {
       const Placement& p = placements_[sym.st_shndx];
       if (!p.loaded) continue;
       if (sym.st_value > sections_[sym.st_shndx].sh_size) {
-        return Error(absl::StrCat("symbol ", i, " lies outside its section"));
+        return Error(absl::StrCat("symbol ", SymbolName(i), " lies outside its section"));
       }
       addresses_[i] = reinterpret_cast<uint64_t>(image_) + group_base_[static_cast<int>(p.group)] +
                       p.offset + sym.st_value;
       resolved_[i] = true;
     } else {
-      return Error(absl::StrCat("symbol ", i, " in section index ", sym.st_shndx));
+      return Error(absl::StrCat("symbol ", SymbolName(i), " in section index ", sym.st_shndx));
     }
   }
   // Fill the slots and write the stubs: jmp *slot(%rip), padded with int3.
@@ -292,7 +322,7 @@ absl::Status Linker::Relocate(const Elf64_Shdr& r) {
     }
     if (target.sh_type == SHT_NOBITS) return Error("relocation in a section without contents");
     if (sym != 0 && !resolved_[sym]) {
-      return Error(absl::StrCat("relocation against symbol ", sym, ", which is not loaded"));
+      return Error(absl::StrCat("relocation against ", SymbolName(sym), ", which is not loaded"));
     }
     uint8_t* at = base + rela.r_offset;
     const uint64_t place = reinterpret_cast<uint64_t>(at);
@@ -302,7 +332,7 @@ absl::Status Linker::Relocate(const Elf64_Shdr& r) {
       const bool fits = is_signed ? (v >= INT32_MIN && v <= INT32_MAX) : (v >= 0 && v <= UINT32_MAX);
       if (!fits) {
         return Error(absl::StrCat("relocation ", k, " (type ", type, ") of section ", r.sh_info,
-                                  " does not fit in 32 bits"));
+                                  " against ", SymbolName(sym), " does not fit in 32 bits"));
       }
       const uint32_t bits = static_cast<uint32_t>(v);
       std::memcpy(at, &bits, sizeof(bits));
@@ -340,14 +370,15 @@ absl::Status Linker::Relocate(const Elf64_Shdr& r) {
         st = put32(static_cast<int64_t>(s + static_cast<uint64_t>(a)), true);
         break;
       default:
-        return Error(absl::StrCat("unsupported relocation type ", type, " in section ", r.sh_info));
+        return Unsupported(absl::StrCat("relocation type ", type, " in section ", r.sh_info));
     }
     if (!st.ok()) return st;
   }
   return absl::OkStatus();
 }
 
-absl::Status Linker::Run(absl::flat_hash_map<std::string, void*>& symbols_out, void*& image,
+absl::Status Linker::Run(absl::flat_hash_map<std::string, void*>& symbols_out,
+                         std::vector<LoadedObject::Function>& functions_out, void*& image,
                          size_t& size) {
   absl::Status st = ReadHeaders();
   if (st.ok()) st = ReadSymbols();
@@ -362,10 +393,12 @@ absl::Status Linker::Run(absl::flat_hash_map<std::string, void*>& symbols_out, v
   for (size_t i = 1; st.ok() && i < symbols_.size(); ++i) {
     const Elf64_Sym& sym = symbols_[i];
     const unsigned binding = ELF64_ST_BIND(sym.st_info);
-    if (sym.st_shndx == SHN_UNDEF || !resolved_[i] ||
-        (binding != STB_GLOBAL && binding != STB_WEAK)) {
-      continue;
+    if (sym.st_shndx == SHN_UNDEF || !resolved_[i]) continue;
+    if (ELF64_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size > 0 && sym.st_shndx != SHN_ABS) {
+      functions_out.push_back(LoadedObject::Function{
+          SymbolName(i), reinterpret_cast<const void*>(addresses_[i]), sym.st_size});
     }
+    if (binding != STB_GLOBAL && binding != STB_WEAK) continue;
     absl::StatusOr<absl::string_view> name = StringAt(symbol_strings_, sym.st_name);
     if (!name.ok()) {
       st = name.status();
@@ -380,7 +413,7 @@ absl::Status Linker::Run(absl::flat_hash_map<std::string, void*>& symbols_out, v
     const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     const uint64_t bytes = AlignUp(group_size_[g], page);
     if (bytes > 0 && mprotect(image_ + group_base_[g], bytes, protections[g]) != 0) {
-      st = Error("mprotect failed");
+      st = absl::InternalError(absl::StrCat("cannot link kernel object ", name_, ": mprotect failed"));
     }
   }
   if (!st.ok()) {
@@ -397,13 +430,15 @@ absl::Status Linker::Run(absl::flat_hash_map<std::string, void*>& symbols_out, v
 absl::StatusOr<std::unique_ptr<LoadedObject>> LoadedObject::Link(absl::string_view bytes,
                                                                  absl::string_view name) {
   absl::flat_hash_map<std::string, void*> symbols;
+  std::vector<Function> functions;
   void* image = nullptr;
   size_t size = 0;
   Linker linker(bytes, name);
-  absl::Status linked = linker.Run(symbols, image, size);
+  absl::Status linked = linker.Run(symbols, functions, image, size);
   if (!linked.ok()) return linked;
   std::unique_ptr<LoadedObject> object(new LoadedObject(image, size));
   object->symbols_ = std::move(symbols);
+  object->functions_ = std::move(functions);
   return object;
 }
 

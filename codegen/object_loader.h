@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 #include "absl/strings/string_view.h"
 
 #include "absl/container/flat_hash_map.h"
@@ -29,7 +30,9 @@ namespace sharc::codegen {
 class LoadedObject {
  public:
   // Links `bytes`, an ELF relocatable object; `name` (its path) is used in
-  // errors only.
+  // errors only. Errors: DataLoss for malformed bytes (a damaged file),
+  // Unimplemented for what this linker does not take, NotFound for an
+  // undefined symbol the process lacks, ResourceExhausted when no memory.
   static absl::StatusOr<std::unique_ptr<LoadedObject>> Link(absl::string_view bytes,
                                                             absl::string_view name);
   // Reads the object file at `path` and links it.
@@ -41,6 +44,13 @@ class LoadedObject {
 
   // The address of a global symbol the object defines, or nullptr.
   void* Symbol(absl::string_view name) const;
+  // Every function the object defines (local ones too), where it landed.
+  struct Function {
+    std::string name;
+    const void* address = nullptr;
+    size_t size = 0;
+  };
+  const std::vector<Function>& functions() const { return functions_; }
   // Bytes mapped for the image (code, data, stubs and slots, page-rounded).
   size_t mapped_bytes() const { return size_; }
 
@@ -50,6 +60,7 @@ class LoadedObject {
   void* image_;
   size_t size_;
   absl::flat_hash_map<std::string, void*> symbols_;
+  std::vector<Function> functions_;
 };
 
 // True where LoadedObject can link this process's kernels (an x86-64 Linux

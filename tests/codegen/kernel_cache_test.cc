@@ -32,13 +32,15 @@ TEST_P(KernelCacheLinkerTest, SecondCompileDoesNotInvokeLlvm) {
   char dir[] = "/tmp/sharc_cache_test_XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   KernelCompiler& compiler = KernelCompiler::Global();
-  const std::string saved = compiler.cache_dir();
-  const KernelLinker saved_linker = compiler.linker();
-  compiler.set_cache_dir(dir);
   if (GetParam() == KernelLinker::kInProcess && !LinksObjectsInProcess()) {
     EXPECT_FALSE(compiler.set_linker(GetParam()).ok());
     GTEST_SKIP() << "no in-process linker on this platform";
   }
+  const std::string saved = compiler.cache_dir();
+  const KernelLinker saved_linker = compiler.linker();
+  compiler.set_cache_dir(dir);
+  // Whatever ran before in this process must not be found in memory.
+  compiler.ClearMemoryCache();
   ASSERT_OK(compiler.set_linker(GetParam()));
   const bool system = GetParam() == KernelLinker::kSystem;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
@@ -116,17 +118,19 @@ INSTANTIATE_TEST_SUITE_P(Linkers, KernelCacheLinkerTest,
                            return info.param == KernelLinker::kInProcess ? "InProcess" : "System";
                          });
 
-// A damaged cache entry (a truncated file, as a full disk or a killed
+// A damaged cache object (a truncated file, as a full disk or a killed
 // writer can leave) is compiled again and replaced, not an error.
 TEST(KernelCacheTest, DamagedEntryIsCompiledAgain) {
+  if (!LinksObjectsInProcess()) GTEST_SKIP() << "no in-process linker on this platform";
   testing_util::UseFreshCacheDir();
   KernelCompiler& compiler = KernelCompiler::Global();
+  const KernelLinker saved_linker = compiler.linker();
+  ASSERT_OK(compiler.set_linker(KernelLinker::kInProcess));
+  compiler.ClearMemoryCache();
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
   ASSERT_OK_AND_ASSIGN(KernelGraph graph, GraphForComputation(*module->entry()));
   ASSERT_OK(compiler.Compile(graph).status());
-  const std::string file =
-      absl::StrCat(compiler.cache_dir(), "/k_", compiler.Key(graph),
-                   compiler.linker() == KernelLinker::kInProcess ? ".o" : ".so");
+  const std::string file = absl::StrCat(compiler.cache_dir(), "/k_", compiler.Key(graph), ".o");
   ASSERT_TRUE(std::filesystem::exists(file)) << file;
   const auto full = std::filesystem::file_size(file);
   std::filesystem::resize_file(file, full / 3);
@@ -140,6 +144,7 @@ TEST(KernelCacheTest, DamagedEntryIsCompiledAgain) {
   ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
   ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
   EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-6, 1e-6));
+  ASSERT_OK(compiler.set_linker(saved_linker));
 }
 
 // A reducer's `call` prints only the callee's name: two modules that give

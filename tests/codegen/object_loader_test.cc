@@ -4,6 +4,7 @@
 // Halide's kernel objects go through it in every other codegen test.
 #include "codegen/object_loader.h"
 
+#include <elf.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -94,6 +96,16 @@ TEST_F(ObjectLoaderTest, LinksCodeDataAndCallsIntoTheProcess) {
   EXPECT_EQ(loaded->Symbol("strlen"), nullptr);
   EXPECT_EQ(loaded->Symbol("no_such_symbol"), nullptr);
   EXPECT_GT(loaded->mapped_bytes(), 0u);
+  // Every function, local ones too, is listed where it landed (for
+  // SHARC_PERF_MAP).
+  bool found_apply = false, found_add = false;
+  for (const LoadedObject::Function& f : loaded->functions()) {
+    EXPECT_GT(f.size, 0u) << f.name;
+    if (f.name == "apply") found_apply = f.address == reinterpret_cast<const void*>(apply);
+    if (f.name == "add") found_add = true;
+  }
+  EXPECT_TRUE(found_apply);
+  EXPECT_TRUE(found_add);
 }
 
 TEST_F(ObjectLoaderTest, UndefinedSymbolIsNamed) {
@@ -129,6 +141,75 @@ TEST_F(ObjectLoaderTest, RefusesWhatIsNotAnX86RelocatableObject) {
     EXPECT_NE(error_of(object.substr(0, n)), "linked") << n;
   }
   EXPECT_EQ(LoadedObject::LinkFile("/nonexistent/k.o").status().code(), absl::StatusCode::kNotFound);
+}
+
+// Rewrites the header of the first section `pick` accepts with `edit`;
+// the object is returned unchanged if none is picked (the test then fails
+// on its expectation).
+std::string EditSection(std::string object, const std::function<bool(const Elf64_Shdr&)>& pick,
+                        const std::function<void(Elf64_Shdr&)>& edit) {
+  Elf64_Ehdr header;
+  std::memcpy(&header, object.data(), sizeof(header));
+  for (int i = 0; i < header.e_shnum; ++i) {
+    Elf64_Shdr section;
+    const size_t at = header.e_shoff + static_cast<size_t>(i) * sizeof(Elf64_Shdr);
+    std::memcpy(&section, object.data() + at, sizeof(section));
+    if (!pick(section)) continue;
+    edit(section);
+    std::memcpy(object.data() + at, &section, sizeof(section));
+    break;
+  }
+  return object;
+}
+
+// Fields a damaged file could hold that would send the copy, a stub or a
+// relocation outside the image (found by review, not by the byte flips
+// below): each is refused as DataLoss, the code on which the kernel cache
+// compiles the entry again.
+TEST_F(ObjectLoaderTest, MalformedHeadersAreDataLoss) {
+  const std::string object = CompileC(kSource);
+  ASSERT_FALSE(object.empty());
+  auto nobits = [](const Elf64_Shdr& s) { return s.sh_type == SHT_NOBITS; };
+  auto text = [](const Elf64_Shdr& s) { return (s.sh_flags & SHF_EXECINSTR) != 0; };
+  auto rela = [](const Elf64_Shdr& s) { return s.sh_type == SHT_RELA; };
+  const std::pair<const char*, std::string> cases[] = {
+      // A .bss whose size wraps the image's total to nothing.
+      {"huge .bss", EditSection(object, nobits, [](Elf64_Shdr& s) { s.sh_size = ~uint64_t{0} - 0x1000 - 15; })},
+      {"allocated NULL section",
+       EditSection(object, text, [](Elf64_Shdr& s) { s.sh_type = SHT_NULL; s.sh_offset = ~uint64_t{0} - 8; })},
+      {"alignment beyond a page", EditSection(object, text, [](Elf64_Shdr& s) { s.sh_addralign = 8192; })},
+      {"relocations for a missing section", EditSection(object, rela, [](Elf64_Shdr& s) { s.sh_info = 999; })},
+      {"section past the end of the file",
+       EditSection(object, text, [](Elf64_Shdr& s) { s.sh_offset = ~uint64_t{0} - 4; })},
+  };
+  for (const auto& [what, bytes] : cases) {
+    ASSERT_NE(bytes, object) << what;
+    absl::StatusOr<std::unique_ptr<LoadedObject>> loaded = LoadedObject::Link(bytes, "bad.o");
+    EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss) << what << ": " << loaded.status();
+  }
+  // A relocation at the very end of its section, with too few bytes left.
+  std::string late = object;
+  Elf64_Ehdr header;
+  std::memcpy(&header, late.data(), sizeof(header));
+  for (int i = 0; i < header.e_shnum; ++i) {
+    Elf64_Shdr r;
+    std::memcpy(&r, late.data() + header.e_shoff + i * sizeof(Elf64_Shdr), sizeof(r));
+    if (r.sh_type != SHT_RELA) continue;
+    Elf64_Shdr target;
+    std::memcpy(&target, late.data() + header.e_shoff + r.sh_info * sizeof(Elf64_Shdr), sizeof(target));
+    Elf64_Rela first;
+    std::memcpy(&first, late.data() + r.sh_offset, sizeof(first));
+    first.r_offset = target.sh_size - 3;
+    std::memcpy(late.data() + r.sh_offset, &first, sizeof(first));
+    break;
+  }
+  ASSERT_NE(late, object);
+  EXPECT_EQ(LoadedObject::Link(late, "late.o").status().code(), absl::StatusCode::kDataLoss);
+  // Alignments of 0 and 3 are odd but harmless: the object still links.
+  EXPECT_OK(LoadedObject::Link(EditSection(object, text, [](Elf64_Shdr& s) { s.sh_addralign = 0; }), "a0.o")
+                .status());
+  EXPECT_OK(LoadedObject::Link(EditSection(object, text, [](Elf64_Shdr& s) { s.sh_addralign = 3; }), "a3.o")
+                .status());
 }
 
 // Damaged bytes either link or are refused; they never crash the loader
