@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "codegen/cache_seal.h"
 #include "codegen/lowering.h"
 #include "codegen/object_loader.h"
 #include "codegen/object_writer.h"
@@ -357,7 +358,9 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Load(
   std::shared_ptr<const void> code;
   void* entry_address = nullptr;
   if (linker == KernelLinker::kInProcess) {
-    absl::StatusOr<std::unique_ptr<LoadedObject>> object = LoadedObject::LinkFile(file);
+    absl::StatusOr<std::string> bytes = ReadSealedFile(file);
+    if (!bytes.ok()) return bytes.status();
+    absl::StatusOr<std::unique_ptr<LoadedObject>> object = LoadedObject::Link(*bytes, file);
     if (!object.ok()) return object.status();
     entry_address = (*object)->Symbol(symbol);
     RecordForPerf(**object);
@@ -460,7 +463,13 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   ++llvm_compiles_;
   std::error_code ec;
   std::string finished = obj;
-  if (linker == KernelLinker::kSystem) {
+  if (linker == KernelLinker::kInProcess) {
+    absl::Status sealed = SealFile(obj);
+    if (!sealed.ok()) {
+      std::filesystem::remove(obj, ec);
+      return sealed;
+    }
+  } else {
     finished = TempPath(cached, ".so");
     absl::Status st = LinkKernelLibrary(obj, finished);
     std::filesystem::remove(obj, ec);

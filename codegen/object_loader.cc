@@ -8,8 +8,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -440,14 +438,6 @@ absl::StatusOr<std::unique_ptr<LoadedObject>> LoadedObject::Link(absl::string_vi
   object->symbols_ = std::move(symbols);
   object->functions_ = std::move(functions);
   return object;
-}
-
-absl::StatusOr<std::unique_ptr<LoadedObject>> LoadedObject::LinkFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open kernel object ", path));
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return Link(contents.str(), path);
 }
 
 LoadedObject::~LoadedObject() {

@@ -35,8 +35,6 @@ class LoadedObject {
   // undefined symbol the process lacks, ResourceExhausted when no memory.
   static absl::StatusOr<std::unique_ptr<LoadedObject>> Link(absl::string_view bytes,
                                                             absl::string_view name);
-  // Reads the object file at `path` and links it.
-  static absl::StatusOr<std::unique_ptr<LoadedObject>> LinkFile(const std::string& path);
 
   ~LoadedObject();
   LoadedObject(const LoadedObject&) = delete;

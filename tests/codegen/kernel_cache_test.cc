@@ -3,6 +3,7 @@
 // in-memory cache is gone, as in a second `sharc run`.
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "codegen/kernel_compiler.h"
@@ -119,7 +120,8 @@ INSTANTIATE_TEST_SUITE_P(Linkers, KernelCacheLinkerTest,
                          });
 
 // A damaged cache object (a truncated file, as a full disk or a killed
-// writer can leave) is compiled again and replaced, not an error.
+// writer can leave, or a changed byte) is compiled again and replaced, not
+// an error, and never run.
 TEST(KernelCacheTest, DamagedEntryIsCompiledAgain) {
   if (!LinksObjectsInProcess()) GTEST_SKIP() << "no in-process linker on this platform";
   testing_util::UseFreshCacheDir();
@@ -133,12 +135,25 @@ TEST(KernelCacheTest, DamagedEntryIsCompiledAgain) {
   const std::string file = absl::StrCat(compiler.cache_dir(), "/k_", compiler.Key(graph), ".o");
   ASSERT_TRUE(std::filesystem::exists(file)) << file;
   const auto full = std::filesystem::file_size(file);
-  std::filesystem::resize_file(file, full / 3);
-  compiler.ClearMemoryCache();
-  const CompileStats before = compiler.stats();
-  ASSERT_OK(compiler.Compile(graph).status());
-  EXPECT_EQ(compiler.stats().llvm_compiles, before.llvm_compiles + 1);
-  EXPECT_EQ(std::filesystem::file_size(file), full);
+  // Two damages: the tail lost, and one byte changed in the middle (inside
+  // the code or its constants), which would still link.
+  for (const bool truncate : {true, false}) {
+    if (truncate) {
+      std::filesystem::resize_file(file, full / 3);
+    } else {
+      std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekg(static_cast<std::streamoff>(full / 2));
+      const char c = static_cast<char>(f.get());
+      f.seekp(static_cast<std::streamoff>(full / 2));
+      f.put(static_cast<char>(c ^ 0x10));
+    }
+    compiler.ClearMemoryCache();
+    const CompileStats before = compiler.stats();
+    ASSERT_OK(compiler.Compile(graph).status()) << (truncate ? "truncated" : "changed byte");
+    EXPECT_EQ(compiler.stats().llvm_compiles, before.llvm_compiles + 1);
+    EXPECT_EQ(compiler.stats().disk_hits, before.disk_hits);
+    EXPECT_EQ(std::filesystem::file_size(file), full);
+  }
 
   std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 3);
   ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));

@@ -1,0 +1,85 @@
+// Kernel cache files proven whole (see cache_seal.h).
+#include "codegen/cache_seal.h"
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace sharc::codegen {
+namespace {
+
+constexpr char kMagic[8] = {'s', 'h', 'a', 'r', 'c', 'o', 'b', 'j'};
+constexpr size_t kTrailerBytes = 24;
+
+// FNV-1a over 8-byte words (then the tail bytes): a word at a time keeps a
+// 30 KiB object's check near 4 microseconds, against about 30 for bytes.
+// It guards against damage, not against anyone who means harm.
+uint64_t Checksum(absl::string_view bytes) {
+  constexpr uint64_t kPrime = 1099511628211ull;
+  uint64_t h = 14695981039346656037ull;
+  size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    uint64_t word;
+    std::memcpy(&word, bytes.data() + i, sizeof(word));
+    h = (h ^ word) * kPrime;
+  }
+  for (; i < bytes.size(); ++i) h = (h ^ static_cast<unsigned char>(bytes[i])) * kPrime;
+  return h;
+}
+
+void PutU64(std::string& out, uint64_t v) {
+  for (int b = 0; b < 8; ++b) out.push_back(static_cast<char>((v >> (8 * b)) & 0xff));
+}
+
+uint64_t GetU64(absl::string_view bytes) {
+  uint64_t v = 0;
+  for (int b = 7; b >= 0; --b) v = (v << 8) | static_cast<unsigned char>(bytes[static_cast<size_t>(b)]);
+  return v;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open kernel cache file ", path));
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+}  // namespace
+
+absl::Status SealFile(const std::string& path) {
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  std::string trailer(kMagic, sizeof(kMagic));
+  PutU64(trailer, bytes->size());
+  PutU64(trailer, Checksum(*bytes));
+  std::ofstream out(path, std::ios::binary | std::ios::app);
+  out.write(trailer.data(), static_cast<std::streamsize>(trailer.size()));
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("cannot write kernel cache file ", path));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Unseal(absl::string_view sealed, absl::string_view name) {
+  auto damaged = [&](absl::string_view why) {
+    return absl::DataLossError(absl::StrCat("kernel cache file ", name, " is damaged: ", why));
+  };
+  if (sealed.size() < kTrailerBytes) return damaged("shorter than its trailer");
+  const absl::string_view trailer = sealed.substr(sealed.size() - kTrailerBytes);
+  const absl::string_view body = sealed.substr(0, sealed.size() - kTrailerBytes);
+  if (std::memcmp(trailer.data(), kMagic, sizeof(kMagic)) != 0) return damaged("no trailer");
+  if (GetU64(trailer.substr(8)) != body.size()) return damaged("its length does not match");
+  if (GetU64(trailer.substr(16)) != Checksum(body)) return damaged("its checksum does not match");
+  return std::string(body);
+}
+
+absl::StatusOr<std::string> ReadSealedFile(const std::string& path) {
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  return Unseal(*bytes, path);
+}
+
+}  // namespace sharc::codegen

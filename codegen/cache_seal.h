@@ -1,0 +1,30 @@
+// Internal to codegen/: the kernel cache's files carry a trailer that proves
+// them whole. A cached kernel object that lost its tail (a killed writer, a
+// full disk) or had a byte changed inside its code would otherwise link and
+// run wrong code, silently; with the trailer either is DataLoss, which the
+// cache answers by compiling the kernel again (kernel_compiler.cc).
+//
+// Trailer (24 bytes, after the object; ELF readers ignore it, since they
+// find the section headers through the ELF header): the magic "sharcobj",
+// the object's length and a 64-bit checksum of it, both little-endian.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace sharc::codegen {
+
+// Appends the trailer for the whole current contents of the file at `path`.
+absl::Status SealFile(const std::string& path);
+
+// The object in the sealed file at `path`: NotFound if the file cannot be
+// read, DataLoss if the trailer is missing or does not match.
+absl::StatusOr<std::string> ReadSealedFile(const std::string& path);
+
+// The same for bytes already read; `name` is used in errors only.
+absl::StatusOr<std::string> Unseal(absl::string_view sealed, absl::string_view name);
+
+}  // namespace sharc::codegen
