@@ -1,6 +1,7 @@
 // Kernel cache files proven whole (see cache_seal.h).
 #include "codegen/cache_seal.h"
 
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -45,7 +46,25 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   if (!in) return absl::NotFoundError(absl::StrCat("cannot open kernel cache file ", path));
   std::ostringstream contents;
   contents << in.rdbuf();
+  // Not fail(): an empty file sets it, and is only too short to be sealed.
+  if (in.bad()) return absl::InternalError(absl::StrCat("cannot read kernel cache file ", path));
   return contents.str();
+}
+
+// The error of a damaged `name` (DataLoss: the cache compiles it again).
+absl::Status Damaged(absl::string_view name, absl::string_view why) {
+  return absl::DataLossError(absl::StrCat("kernel cache file ", name, " is damaged: ", why));
+}
+
+// Checks the trailer of `sealed` and returns the object's length.
+absl::StatusOr<size_t> CheckTrailer(absl::string_view sealed, absl::string_view name) {
+  if (sealed.size() < kTrailerBytes) return Damaged(name, "shorter than its trailer");
+  const absl::string_view trailer = sealed.substr(sealed.size() - kTrailerBytes);
+  const absl::string_view body = sealed.substr(0, sealed.size() - kTrailerBytes);
+  if (std::memcmp(trailer.data(), kMagic, sizeof(kMagic)) != 0) return Damaged(name, "no trailer");
+  if (GetU64(trailer.substr(8)) != body.size()) return Damaged(name, "its length does not match");
+  if (GetU64(trailer.substr(16)) != Checksum(body)) return Damaged(name, "its checksum does not match");
+  return body.size();
 }
 
 }  // namespace
@@ -59,27 +78,26 @@ absl::Status SealFile(const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::app);
   out.write(trailer.data(), static_cast<std::streamsize>(trailer.size()));
   out.close();
-  if (!out) return absl::InternalError(absl::StrCat("cannot write kernel cache file ", path));
+  if (!out) {
+    return absl::InternalError(
+        absl::StrCat("cannot write kernel cache file ", path, ": ", std::strerror(errno)));
+  }
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> Unseal(absl::string_view sealed, absl::string_view name) {
-  auto damaged = [&](absl::string_view why) {
-    return absl::DataLossError(absl::StrCat("kernel cache file ", name, " is damaged: ", why));
-  };
-  if (sealed.size() < kTrailerBytes) return damaged("shorter than its trailer");
-  const absl::string_view trailer = sealed.substr(sealed.size() - kTrailerBytes);
-  const absl::string_view body = sealed.substr(0, sealed.size() - kTrailerBytes);
-  if (std::memcmp(trailer.data(), kMagic, sizeof(kMagic)) != 0) return damaged("no trailer");
-  if (GetU64(trailer.substr(8)) != body.size()) return damaged("its length does not match");
-  if (GetU64(trailer.substr(16)) != Checksum(body)) return damaged("its checksum does not match");
-  return std::string(body);
+  absl::StatusOr<size_t> length = CheckTrailer(sealed, name);
+  if (!length.ok()) return length.status();
+  return std::string(sealed.substr(0, *length));
 }
 
 absl::StatusOr<std::string> ReadSealedFile(const std::string& path) {
   absl::StatusOr<std::string> bytes = ReadFile(path);
   if (!bytes.ok()) return bytes.status();
-  return Unseal(*bytes, path);
+  absl::StatusOr<size_t> length = CheckTrailer(*bytes, path);
+  if (!length.ok()) return length.status();
+  bytes->resize(*length);  // no second copy of the object
+  return bytes;
 }
 
 }  // namespace sharc::codegen

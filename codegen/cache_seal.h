@@ -6,7 +6,8 @@
 //
 // Trailer (24 bytes, after the object; ELF readers ignore it, since they
 // find the section headers through the ELF header): the magic "sharcobj",
-// the object's length and a 64-bit checksum of it, both little-endian.
+// the object's length and a 64-bit checksum of it (FNV-1a over 8-byte words
+// read in the host's byte order), both stored little-endian.
 #pragma once
 
 #include <string>
@@ -21,7 +22,8 @@ namespace sharc::codegen {
 absl::Status SealFile(const std::string& path);
 
 // The object in the sealed file at `path`: NotFound if the file cannot be
-// read, DataLoss if the trailer is missing or does not match.
+// opened (another process may just have removed it), DataLoss if the
+// trailer is missing or does not match.
 absl::StatusOr<std::string> ReadSealedFile(const std::string& path);
 
 // The same for bytes already read; `name` is used in errors only.

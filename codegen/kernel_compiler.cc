@@ -29,7 +29,7 @@ namespace {
 
 // Bumped whenever lowerings or schedules change, so stale disk entries are
 // never loaded.
-constexpr const char* kCodegenVersion = "sharc-codegen-30";
+constexpr const char* kCodegenVersion = "sharc-codegen-31";
 
 uint64_t Fnv1a(const std::string& text, uint64_t seed) {
   uint64_t h = seed;
@@ -424,14 +424,20 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
       ++disk_hits_;
       return hit;
     }
-    // A damaged entry (a killed writer, a full disk) is compiled again; any
-    // other failure (an undefined symbol, no memory) would recur, and is
-    // the caller's error.
-    if (hit.status().code() != absl::StatusCode::kDataLoss) return hit.status();
-    std::fprintf(stderr, "sharc: recompiling a damaged kernel cache entry: %s\n",
-                 std::string(hit.status().message()).c_str());
-    std::error_code ec;
-    std::filesystem::remove(cached, ec);
+    // A damaged entry (a killed writer, a full disk) is compiled again, as
+    // is one another process removed since (NotFound: it found it damaged).
+    // Any other failure (an undefined symbol, no memory) would recur, and
+    // is the caller's error.
+    const absl::StatusCode code = hit.status().code();
+    if (code != absl::StatusCode::kDataLoss && code != absl::StatusCode::kNotFound) {
+      return hit.status();
+    }
+    if (code == absl::StatusCode::kDataLoss) {
+      std::fprintf(stderr, "sharc: recompiling a damaged kernel cache entry: %s\n",
+                   std::string(hit.status().message()).c_str());
+      std::error_code ec;
+      std::filesystem::remove(cached, ec);
+    }
   }
   absl::Time phase_start = absl::Now();
   // Adds the time since the previous phase ended to `total`.

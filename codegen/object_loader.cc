@@ -265,7 +265,7 @@ absl::Status Linker::ResolveSymbols() {
       if (name->empty() || !referenced_[i]) continue;
       void* address = dlsym(RTLD_DEFAULT, std::string(*name).c_str());
       if (address == nullptr && binding != STB_WEAK) {
-        return absl::NotFoundError(
+        return absl::FailedPreconditionError(
             absl::StrCat("cannot link kernel object ", name_, ": undefined symbol ", *name));
       }
       addresses_[i] = reinterpret_cast<uint64_t>(address);

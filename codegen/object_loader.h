@@ -31,8 +31,9 @@ class LoadedObject {
  public:
   // Links `bytes`, an ELF relocatable object; `name` (its path) is used in
   // errors only. Errors: DataLoss for malformed bytes (a damaged file),
-  // Unimplemented for what this linker does not take, NotFound for an
-  // undefined symbol the process lacks, ResourceExhausted when no memory.
+  // Unimplemented for what this linker does not take, FailedPrecondition
+  // for an undefined symbol the process lacks, ResourceExhausted when no
+  // memory.
   static absl::StatusOr<std::unique_ptr<LoadedObject>> Link(absl::string_view bytes,
                                                             absl::string_view name);
 

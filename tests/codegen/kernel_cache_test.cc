@@ -1,7 +1,10 @@
 // The kernel cache: one compile per distinct kernel, a memory hit for the
 // same kernel in the same process, and a disk hit (no LLVM) after the
 // in-memory cache is gone, as in a second `sharc run`.
+#include <elf.h>
+
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -126,7 +129,12 @@ TEST(KernelCacheTest, DamagedEntryIsCompiledAgain) {
   if (!LinksObjectsInProcess()) GTEST_SKIP() << "no in-process linker on this platform";
   testing_util::UseFreshCacheDir();
   KernelCompiler& compiler = KernelCompiler::Global();
-  const KernelLinker saved_linker = compiler.linker();
+  // Restores the linker however the test ends.
+  struct RestoreLinker {
+    KernelCompiler& compiler;
+    KernelLinker saved;
+    ~RestoreLinker() { (void)compiler.set_linker(saved); }
+  } restore{compiler, compiler.linker()};
   ASSERT_OK(compiler.set_linker(KernelLinker::kInProcess));
   compiler.ClearMemoryCache();
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
@@ -135,16 +143,35 @@ TEST(KernelCacheTest, DamagedEntryIsCompiledAgain) {
   const std::string file = absl::StrCat(compiler.cache_dir(), "/k_", compiler.Key(graph), ".o");
   ASSERT_TRUE(std::filesystem::exists(file)) << file;
   const auto full = std::filesystem::file_size(file);
-  // Two damages: the tail lost, and one byte changed in the middle (inside
-  // the code or its constants), which would still link.
+  // Where the kernel's code is in the file: a byte changed there still
+  // links (checked below), so only the seal can catch it.
+  std::streamoff code_byte = 0;
+  {
+    std::ifstream in(file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    Elf64_Ehdr header;
+    std::memcpy(&header, bytes.data(), sizeof(header));
+    for (int i = 0; i < header.e_shnum && code_byte == 0; ++i) {
+      Elf64_Shdr section;
+      std::memcpy(&section, bytes.data() + header.e_shoff + i * sizeof(Elf64_Shdr), sizeof(section));
+      if ((section.sh_flags & SHF_EXECINSTR) != 0 && section.sh_size > 16) {
+        code_byte = static_cast<std::streamoff>(section.sh_offset + section.sh_size / 2);
+      }
+    }
+    ASSERT_GT(code_byte, 0);
+    std::string changed = bytes.substr(0, bytes.size() - 24);  // without the trailer
+    changed[static_cast<size_t>(code_byte)] ^= 0x10;
+    EXPECT_OK(LoadedObject::Link(changed, "changed.o").status());
+  }
+  // Two damages: the tail lost, and one byte of code changed.
   for (const bool truncate : {true, false}) {
     if (truncate) {
       std::filesystem::resize_file(file, full / 3);
     } else {
       std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
-      f.seekg(static_cast<std::streamoff>(full / 2));
+      f.seekg(code_byte);
       const char c = static_cast<char>(f.get());
-      f.seekp(static_cast<std::streamoff>(full / 2));
+      f.seekp(code_byte);
       f.put(static_cast<char>(c ^ 0x10));
     }
     compiler.ClearMemoryCache();
@@ -159,7 +186,6 @@ TEST(KernelCacheTest, DamagedEntryIsCompiledAgain) {
   ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
   ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
   EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-6, 1e-6));
-  ASSERT_OK(compiler.set_linker(saved_linker));
 }
 
 // A reducer's `call` prints only the callee's name: two modules that give
