@@ -69,12 +69,17 @@ absl::StatusOr<size_t> CheckTrailer(absl::string_view sealed, absl::string_view 
 
 }  // namespace
 
+std::string SealTrailer(absl::string_view object) {
+  std::string trailer(kMagic, sizeof(kMagic));
+  PutU64(trailer, object.size());
+  PutU64(trailer, Checksum(object));
+  return trailer;
+}
+
 absl::Status SealFile(const std::string& path) {
   absl::StatusOr<std::string> bytes = ReadFile(path);
   if (!bytes.ok()) return bytes.status();
-  std::string trailer(kMagic, sizeof(kMagic));
-  PutU64(trailer, bytes->size());
-  PutU64(trailer, Checksum(*bytes));
+  const std::string trailer = SealTrailer(*bytes);
   std::ofstream out(path, std::ios::binary | std::ios::app);
   out.write(trailer.data(), static_cast<std::streamsize>(trailer.size()));
   out.close();

@@ -18,6 +18,9 @@
 
 namespace sharc::codegen {
 
+// The trailer that seals `object`.
+std::string SealTrailer(absl::string_view object);
+
 // Appends the trailer for the whole current contents of the file at `path`.
 absl::Status SealFile(const std::string& path);
 

@@ -108,13 +108,11 @@ absl::Status LinkKernelLibrary(const std::string& obj, const std::string& so) {
 
 // With SHARC_PERF_MAP=1, names the functions of kernels linked in process
 // in /tmp/perf-PID.map, the file `perf report` reads for code it cannot
-// otherwise attribute (JIT compilers' convention).
+// otherwise attribute (JIT compilers' convention). Read at every load (a
+// getenv, against a link of 0.1 ms), so it can be turned on mid-process.
 void RecordForPerf(const LoadedObject& object) {
-  static const bool enabled = [] {
-    const char* v = std::getenv("SHARC_PERF_MAP");
-    return v != nullptr && std::string_view(v) == "1";
-  }();
-  if (!enabled) return;
+  const char* enabled = std::getenv("SHARC_PERF_MAP");
+  if (enabled == nullptr || std::string_view(enabled) != "1") return;
   static absl::Mutex mu(absl::kConstInit);
   absl::MutexLock lock(&mu);
   const std::string path = absl::StrCat("/tmp/perf-", getpid(), ".map");

@@ -83,6 +83,15 @@ class Linker {
   absl::Status Place();
   absl::Status ResolveSymbols();
   absl::Status Relocate(const Elf64_Shdr& relocations);
+  // Where symbol `i`'s slot and stub are in the image (slot_index_[i] >= 0).
+  uint64_t SlotAddress(size_t i) const {
+    return reinterpret_cast<uint64_t>(image_) + group_base_[static_cast<int>(Group::kReadOnly)] +
+           slots_offset_ + static_cast<uint64_t>(slot_index_[i]) * kSlotBytes;
+  }
+  uint64_t StubAddress(size_t i) const {
+    return reinterpret_cast<uint64_t>(image_) + group_base_[static_cast<int>(Group::kCode)] +
+           stubs_offset_ + static_cast<uint64_t>(slot_index_[i]) * kStubBytes;
+  }
 
   absl::string_view bytes_;
   absl::string_view name_;
@@ -284,12 +293,10 @@ absl::Status Linker::ResolveSymbols() {
     }
   }
   // Fill the slots and write the stubs: jmp *slot(%rip), padded with int3.
-  const uint64_t code = reinterpret_cast<uint64_t>(image_) + group_base_[0] + stubs_offset_;
-  const uint64_t slots = reinterpret_cast<uint64_t>(image_) + group_base_[1] + slots_offset_;
   for (size_t i = 0; i < symbols_.size(); ++i) {
     if (slot_index_[i] < 0) continue;
-    const uint64_t slot = slots + static_cast<uint64_t>(slot_index_[i]) * kSlotBytes;
-    const uint64_t stub = code + static_cast<uint64_t>(slot_index_[i]) * kStubBytes;
+    const uint64_t slot = SlotAddress(i);
+    const uint64_t stub = StubAddress(i);
     std::memcpy(reinterpret_cast<void*>(slot), &addresses_[i], sizeof(uint64_t));
     uint8_t jump[kStubBytes];
     std::memset(jump, 0xcc, sizeof(jump));
@@ -306,8 +313,6 @@ absl::Status Linker::Relocate(const Elf64_Shdr& r) {
   const Elf64_Shdr& target = sections_[r.sh_info];
   const Placement& p = placements_[r.sh_info];
   uint8_t* base = image_ + group_base_[static_cast<int>(p.group)] + p.offset;
-  const uint64_t stubs = reinterpret_cast<uint64_t>(image_) + group_base_[0] + stubs_offset_;
-  const uint64_t slots = reinterpret_cast<uint64_t>(image_) + group_base_[1] + slots_offset_;
   for (uint64_t k = 0; k < r.sh_size / sizeof(Elf64_Rela); ++k) {
     Elf64_Rela rela;
     Read(r.sh_offset + k * sizeof(Elf64_Rela), &rela);
@@ -349,7 +354,7 @@ absl::Status Linker::Relocate(const Elf64_Shdr& r) {
         break;
       }
       case R_X86_64_PLT32:
-        if (slot_index_[sym] >= 0) s = stubs + static_cast<uint64_t>(slot_index_[sym]) * kStubBytes;
+        if (slot_index_[sym] >= 0) s = StubAddress(sym);
         [[fallthrough]];
       case R_X86_64_PC32:
         st = put32(static_cast<int64_t>(s + static_cast<uint64_t>(a) - place), true);
@@ -357,8 +362,7 @@ absl::Status Linker::Relocate(const Elf64_Shdr& r) {
       case R_X86_64_GOTPCREL:
       case R_X86_64_GOTPCRELX:
       case R_X86_64_REX_GOTPCRELX: {
-        const uint64_t slot = slots + static_cast<uint64_t>(slot_index_[sym]) * kSlotBytes;
-        st = put32(static_cast<int64_t>(slot + static_cast<uint64_t>(a) - place), true);
+        st = put32(static_cast<int64_t>(SlotAddress(sym) + static_cast<uint64_t>(a) - place), true);
         break;
       }
       case R_X86_64_32:

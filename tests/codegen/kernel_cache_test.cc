@@ -3,6 +3,9 @@
 // in-memory cache is gone, as in a second `sharc run`.
 #include <elf.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -28,6 +31,19 @@ ENTRY main {
 }
 )";
 
+// Switches the compiler's linker for one test and restores it however the
+// test ends.
+class ScopedLinker {
+ public:
+  explicit ScopedLinker(KernelCompiler& compiler) : compiler_(compiler), saved_(compiler.linker()) {}
+  ~ScopedLinker() { (void)compiler_.set_linker(saved_); }
+  absl::Status Use(KernelLinker linker) { return compiler_.set_linker(linker); }
+
+ private:
+  KernelCompiler& compiler_;
+  KernelLinker saved_;
+};
+
 // Both ways of turning a kernel object into code: sharc's in-process linker
 // (the default on x86-64 Linux) and `ld -shared` with dlopen.
 class KernelCacheLinkerTest : public ::testing::TestWithParam<KernelLinker> {};
@@ -41,11 +57,11 @@ TEST_P(KernelCacheLinkerTest, SecondCompileDoesNotInvokeLlvm) {
     GTEST_SKIP() << "no in-process linker on this platform";
   }
   const std::string saved = compiler.cache_dir();
-  const KernelLinker saved_linker = compiler.linker();
+  ScopedLinker linker(compiler);
   compiler.set_cache_dir(dir);
   // Whatever ran before in this process must not be found in memory.
   compiler.ClearMemoryCache();
-  ASSERT_OK(compiler.set_linker(GetParam()));
+  ASSERT_OK(linker.Use(GetParam()));
   const bool system = GetParam() == KernelLinker::kSystem;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
   ASSERT_OK_AND_ASSIGN(KernelGraph graph, GraphForComputation(*module->entry()));
@@ -111,7 +127,6 @@ TEST_P(KernelCacheLinkerTest, SecondCompileDoesNotInvokeLlvm) {
   EXPECT_NE(compiler.Key(graph3), compiler.Key(graph2));
   ASSERT_OK(compiler.Compile(graph3).status());
   EXPECT_EQ(compiler.stats().llvm_compiles, s2.llvm_compiles + 1);
-  ASSERT_OK(compiler.set_linker(saved_linker));
   compiler.set_cache_dir(saved);
   std::filesystem::remove_all(dir);
 }
@@ -122,21 +137,27 @@ INSTANTIATE_TEST_SUITE_P(Linkers, KernelCacheLinkerTest,
                            return info.param == KernelLinker::kInProcess ? "InProcess" : "System";
                          });
 
+// Tests of the in-process linker's cache, each from an empty memory cache.
+// Skipped where there is no in-process linker (off x86-64 Linux), since
+// what they test does not exist there.
+class InProcessCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!LinksObjectsInProcess()) GTEST_SKIP() << "no in-process linker on this platform";
+    testing_util::UseFreshCacheDir();
+    ASSERT_OK(linker_.Use(KernelLinker::kInProcess));
+    compiler.ClearMemoryCache();
+  }
+  KernelCompiler& compiler = KernelCompiler::Global();
+
+ private:
+  ScopedLinker linker_{KernelCompiler::Global()};
+};
+
 // A damaged cache object (a truncated file, as a full disk or a killed
 // writer can leave, or a changed byte) is compiled again and replaced, not
 // an error, and never run.
-TEST(KernelCacheTest, DamagedEntryIsCompiledAgain) {
-  if (!LinksObjectsInProcess()) GTEST_SKIP() << "no in-process linker on this platform";
-  testing_util::UseFreshCacheDir();
-  KernelCompiler& compiler = KernelCompiler::Global();
-  // Restores the linker however the test ends.
-  struct RestoreLinker {
-    KernelCompiler& compiler;
-    KernelLinker saved;
-    ~RestoreLinker() { (void)compiler.set_linker(saved); }
-  } restore{compiler, compiler.linker()};
-  ASSERT_OK(compiler.set_linker(KernelLinker::kInProcess));
-  compiler.ClearMemoryCache();
+TEST_F(InProcessCacheTest, DamagedEntryIsCompiledAgain) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
   ASSERT_OK_AND_ASSIGN(KernelGraph graph, GraphForComputation(*module->entry()));
   ASSERT_OK(compiler.Compile(graph).status());
@@ -186,6 +207,33 @@ TEST(KernelCacheTest, DamagedEntryIsCompiledAgain) {
   ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
   ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
   EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-6, 1e-6));
+}
+
+// SHARC_PERF_MAP=1 names an in-process kernel's functions, where they
+// landed, in /tmp/perf-PID.map for perf.
+TEST_F(InProcessCacheTest, PerfMapNamesInProcessKernels) {
+  struct UnsetPerfMap {
+    ~UnsetPerfMap() { unsetenv("SHARC_PERF_MAP"); }
+  } unset;
+  const std::string map = absl::StrCat("/tmp/perf-", getpid(), ".map");
+  std::filesystem::remove(map);
+  setenv("SHARC_PERF_MAP", "1", 1);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
+  ASSERT_OK_AND_ASSIGN(KernelGraph graph, GraphForComputation(*module->entry()));
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<const CompiledKernel> kernel, compiler.Compile(graph));
+  std::ifstream in(map);
+  ASSERT_TRUE(in.good()) << map;
+  bool entry_named = false;
+  for (std::string line; std::getline(in, line);) {
+    unsigned long address = 0, size = 0;
+    char name[256] = {};
+    ASSERT_EQ(std::sscanf(line.c_str(), "%lx %lx %255s", &address, &size, name), 3) << line;
+    EXPECT_GT(address, 0u) << line;
+    EXPECT_GT(size, 0u) << line;
+    entry_named = entry_named || std::string(name) == absl::StrCat("sharc_k_", kernel->key(), "_argv");
+  }
+  EXPECT_TRUE(entry_named);
+  std::filesystem::remove(map);
 }
 
 // A reducer's `call` prints only the callee's name: two modules that give
