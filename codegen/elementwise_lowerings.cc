@@ -287,9 +287,14 @@ void RegisterElementwiseLowerings(LoweringTable& table) {
   table.Add(Opcode::kCos, FloatUnary([](Expr x, PrimitiveType t) { return Libm("cos", t, {x}); }));
   table.Add(Opcode::kSin, FloatUnary([](Expr x, PrimitiveType t) { return Libm("sin", t, {x}); }));
   table.Add(Opcode::kTan, FloatUnary([](Expr x, PrimitiveType t) { return Libm("tan", t, {x}); }));
-  table.Add(Opcode::kExp, FloatUnary([](Expr x, PrimitiveType t) {
-              return IsF64(t) ? Halide::exp(x) : VectorExp(x);
-            }));
+  table.Add(Opcode::kExp, [](const hlo::Instruction& inst, absl::Span<const LoweredValue> ops) {
+    // softmax's exp(x - max(x)) cannot overflow: leave out what handles it.
+    const bool non_positive = !ops.empty() && ops[0].non_positive;
+    return FloatUnary([non_positive](Expr x, PrimitiveType t) {
+      if (IsF64(t)) return Halide::exp(x);
+      return non_positive ? VectorExpOfNonPositive(x) : VectorExp(x);
+    })(inst, ops);
+  });
   table.Add(Opcode::kExpm1,
             FloatUnary([](Expr x, PrimitiveType t) { return Libm("expm1", t, {x}); }));
   table.Add(Opcode::kLog, FloatUnary([](Expr x, PrimitiveType) { return Halide::log(x); }));

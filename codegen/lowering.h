@@ -32,6 +32,9 @@ namespace sharc::codegen {
 struct LoweredValue {
   Halide::Func func;
   hlo::Shape shape;
+  // Every element is <= 0 or NaN, as proven inside the kernel
+  // (value_sign.h); false for the kernel's inputs.
+  bool non_positive = false;
 };
 
 // How an op was lowered, so the pipeline builder can schedule it.

@@ -21,6 +21,7 @@
 #include "codegen/lowering.h"
 #include "codegen/page_walk.h"
 #include "codegen/row_kernel_schedule.h"
+#include "codegen/value_sign.h"
 #include "hlo/ops/op_def.h"
 
 namespace sharc::codegen {
@@ -189,6 +190,7 @@ absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
   }
 
   absl::flat_hash_map<const hlo::Instruction*, Lowered> lowered;
+  KernelValueSigns signs([&](const hlo::Instruction& v) { return in_body.contains(&v); });
   for (const hlo::Instruction* inst : graph.body) {
     absl::Status ok = CheckLowerable(*inst);
     if (!ok.ok()) return ok;
@@ -202,7 +204,7 @@ absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
     }
     absl::StatusOr<Lowered> l = FindLoweringRule(inst->opcode())->lower(*inst, operands);
     if (!l.ok()) return l.status();
-    values[inst] = LoweredValue{l->func, inst->shape()};
+    values[inst] = LoweredValue{l->func, inst->shape(), signs.NonPositive(*inst)};
     lowered[inst] = *std::move(l);
   }
 

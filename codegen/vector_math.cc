@@ -74,15 +74,18 @@ Expr VectorTanh(const Expr& z) {
 // 26, and two more for the lanes that round to zero (below).
 // The kernel relies on the pipeline's StrictFloat target: Halide would
 // otherwise simplify (a + 1.5 * 2^23) - 1.5 * 2^23 to a.
-Expr VectorExp(const Expr& x) {
-  Halide::Type f32 = x.type();
-  Halide::Type u32 = Halide::UInt(32, f32.lanes());
-  auto c = [&](double v) { return Halide::Internal::make_const(f32, v); };
-  auto u = [&](uint32_t v) { return Halide::Internal::make_const(u32, v); };
-  // Beyond these, every result is +inf or rounds to +0. Written as selects
-  // whose false side is x, so NaN passes through unchanged.
-  Expr xc = Halide::select(x < c(-104.0), c(-104.0), x);
-  xc = Halide::select(xc > c(89.0), c(89.0), xc);
+namespace {
+
+// The part both exp forms share, for an x already clamped to [-104, 89]:
+// the sum t whose low mantissa bits hold k, and exp(r) = p.
+struct ExpReduction {
+  Expr t;
+  Expr k;
+  Expr p;
+};
+
+ExpReduction ReduceExp(const Expr& xc) {
+  auto c = [&](double v) { return Halide::Internal::make_const(xc.type(), v); };
   const double kRoundingBias = 12582912.0;  // 1.5 * 2^23
   const double kLn2 = 0.693147180559945309;
   Expr t = (xc - c(0.5 * kLn2)) * c(1.44269504088896341) + c(kRoundingBias);
@@ -94,8 +97,33 @@ Expr VectorExp(const Expr& x) {
   // relative error; 2.7e-9 in exact arithmetic, < 1 ulp evaluated in f32).
   Expr p = Horner(r, {0.0019559531938284636, 0.007783412467688322, 0.041916657239198685,
                       0.1666117161512375, 0.5000051259994507, 0.9999998807907104, 1.0});
+  return {t, k, p};
+}
+
+// 2^(k + bias_exponent) as bits, from t (k + bias_exponent in [1, 254]
+// gives a normal power of two; 255 gives +inf).
+Expr PowerOfTwoBits(const Expr& t, uint32_t bias_exponent) {
+  Halide::Type u32 = Halide::UInt(32, t.type().lanes());
+  auto u = [&](uint32_t v) { return Halide::Internal::make_const(u32, v); };
+  return (Halide::reinterpret(u32, t) << u(23)) + u(bias_exponent << 23);
+}
+
+constexpr double kTwoToMinus64 = 5.42101086242752217e-20;
+
+}  // namespace
+
+Expr VectorExp(const Expr& x) {
+  Halide::Type f32 = x.type();
+  Halide::Type u32 = Halide::UInt(32, f32.lanes());
+  auto c = [&](double v) { return Halide::Internal::make_const(f32, v); };
+  auto u = [&](uint32_t v) { return Halide::Internal::make_const(u32, v); };
+  // Beyond these, every result is +inf or rounds to +0. Written as selects
+  // whose false side is x, so NaN passes through unchanged.
+  Expr xc = Halide::select(x < c(-104.0), c(-104.0), x);
+  xc = Halide::select(xc > c(89.0), c(89.0), xc);
+  ExpReduction e = ReduceExp(xc);
   // 2^k from t's low bits (k in [-151, 128]); k = 128 makes +inf, as wanted.
-  Expr scale_bits = (Halide::reinterpret(u32, t) << u(23)) + u(127u << 23);
+  Expr scale_bits = PowerOfTwoBits(e.t, 127);
   // Below 2^-126 the result is subnormal: scale by 2^(k + 64), exactly, and
   // then by 2^-64, which rounds once. A multiply whose result underflows
   // costs a microcode assist on Intel cores, so the clamped lanes (x <=
@@ -105,11 +133,25 @@ Expr VectorExp(const Expr& x) {
   // `xc <= -104`: the simplifier may turn that into !(-104 < xc), which
   // holds for NaN (see VectorTanh).
   Expr flushed = xc < c(-103.98);
-  Expr subnormal = k < c(-126.0) && !flushed;
+  Expr subnormal = e.k < c(-126.0) && !flushed;
   scale_bits = Halide::select(subnormal, scale_bits + u(64u << 23), scale_bits);
-  Expr e = p * Halide::reinterpret(f32, scale_bits);
-  e = Halide::select(subnormal, e * c(5.42101086242752217e-20), e);  // 2^-64
-  return Halide::select(flushed, c(0.0), e);
+  Expr result = e.p * Halide::reinterpret(f32, scale_bits);
+  result = Halide::select(subnormal, result * c(kTwoToMinus64), result);
+  return Halide::select(flushed, c(0.0), result);
+}
+
+// For x <= 0, k <= 0, so 2^(k + 64) is always a normal power of two: every
+// lane takes VectorExp's subnormal path, whose second multiply is exact for
+// normal results. That leaves out the overflow clamp, the subnormal test
+// and two selects; the lanes that round to +0 get an input whose multiplies
+// cannot underflow, then +0.
+Expr VectorExpOfNonPositive(const Expr& x) {
+  Halide::Type f32 = x.type();
+  auto c = [&](double v) { return Halide::Internal::make_const(f32, v); };
+  Expr flushed = x < c(-103.98);  // false for NaN, which passes through
+  ExpReduction e = ReduceExp(Halide::select(flushed, c(-80.0), x));
+  Expr scaled = e.p * Halide::reinterpret(f32, PowerOfTwoBits(e.t, 127 + 64));
+  return Halide::select(flushed, c(0.0), scaled * c(kTwoToMinus64));
 }
 
 }  // namespace sharc::codegen

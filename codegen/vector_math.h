@@ -18,4 +18,10 @@ Halide::Expr VectorTanh(const Halide::Expr& z);
 // (exp(+inf) = +inf, exp(-inf) = +0, NaN stays NaN).
 Halide::Expr VectorExp(const Halide::Expr& x);
 
+// VectorExp(x), bit for bit, for an x known to be <= 0 or NaN (value_sign.h):
+// with no overflow to handle, every lane takes one path, and the loop is
+// about a third fewer compares and selects (softmax's exp(x - max)).
+// Unspecified for x > 0.
+Halide::Expr VectorExpOfNonPositive(const Halide::Expr& x);
+
 }  // namespace sharc::codegen

@@ -101,6 +101,92 @@ TEST(VectorMathTest, ExpKeepsIeeeSpecials) {
   EXPECT_EQ(y[10], 1.0f);
 }
 
+// exp(-|x|): its argument is provably never positive, so the kernel takes
+// VectorExpOfNonPositive; run on the same -|x| values, the general form
+// must give the same bits.
+TEST(VectorMathTest, ExpOfProvenNonPositiveMatchesExpBitForBit) {
+  std::vector<float> magnitudes = ExpInputs();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float v : {0.0f, -0.0f, inf, std::numeric_limits<float>::quiet_NaN(),
+                  std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min(),
+                  std::numeric_limits<float>::min(), 1e30f}) {
+    magnitudes.push_back(v);
+  }
+  std::vector<float> arguments;
+  for (float v : magnitudes) arguments.push_back(-std::fabs(v));
+  const std::string n = std::to_string(magnitudes.size());
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<hlo::Module> proven,
+      hlo::ParseAndVerifyModule("HloModule m\nENTRY main {\n  x = f32[" + n +
+                                "] parameter(0)\n  a = f32[" + n + "] abs(x)\n  s = f32[" + n +
+                                "] negate(a)\n  ROOT y = f32[" + n + "] exponential(s)\n}\n"));
+  ASSERT_OK_AND_ASSIGN(KernelGraph graph, GraphForComputation(*proven->entry()));
+  ASSERT_OK_AND_ASSIGN(std::string lowering, KernelCompiler::Global().LoweringText(graph));
+  // The overflow clamp is what the proof leaves out.
+  EXPECT_EQ(lowering.find("89.000000f"), std::string::npos) << lowering;
+
+  std::vector<hlo::Literal> args;
+  args.push_back(hlo::Literal::Vector<float>(magnitudes));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal specialised, testing_util::RunAsOneKernel(*proven, args));
+  ASSERT_OK_AND_ASSIGN(std::vector<float> general, RunUnary("exponential", arguments));
+  const absl::Span<const float> y = specialised.data<float>();
+  ASSERT_EQ(y.size(), general.size());
+  int64_t subnormal_results = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    uint32_t a, b;
+    std::memcpy(&a, &y[i], sizeof a);
+    std::memcpy(&b, &general[i], sizeof b);
+    if (std::isnan(general[i])) {
+      EXPECT_TRUE(std::isnan(y[i])) << "exp(" << arguments[i] << ")";
+      continue;
+    }
+    ASSERT_EQ(a, b) << "exp(" << arguments[i] << ") = " << y[i] << ", general form " << general[i];
+    subnormal_results += y[i] > 0 && y[i] < std::numeric_limits<float>::min();
+  }
+  EXPECT_GT(subnormal_results, 1000);
+}
+
+// Softmax as one kernel: its exp takes the non-positive form, and rows with
+// infinities, NaN, huge and masked values still equal the interpreter.
+TEST(VectorMathTest, SoftmaxExpIsSpecialisedAndExact) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(R"(
+HloModule softmax
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
+max { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] maximum(x, y) }
+ENTRY main {
+  x = f32[7,19] parameter(0)
+  ninf = f32[] constant(-inf)
+  zero = f32[] constant(0)
+  m = f32[7] reduce(x, ninf), dimensions={1}, to_apply=max
+  bm = f32[7,19] broadcast(m), dimensions={0}
+  s = f32[7,19] subtract(x, bm)
+  e = f32[7,19] exponential(s)
+  d = f32[7] reduce(e, zero), dimensions={1}, to_apply=add
+  bd = f32[7,19] broadcast(d), dimensions={0}
+  ROOT y = f32[7,19] divide(e, bd)
+})"));
+  ASSERT_OK_AND_ASSIGN(KernelGraph graph, GraphForComputation(*module->entry()));
+  ASSERT_OK_AND_ASSIGN(std::string lowering, KernelCompiler::Global().LoweringText(graph));
+  EXPECT_NE(lowering.find("exponential"), std::string::npos) << lowering;
+  EXPECT_EQ(lowering.find("89.000000f"), std::string::npos) << lowering;
+
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x(7 * 19);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37 % 23) - 11) * 0.7f;
+  x[0 * 19 + 3] = -inf;                                  // one masked-out entry
+  for (int j = 0; j < 19; ++j) x[1 * 19 + j] = -inf;     // a fully masked row: NaN
+  x[2 * 19 + 5] = std::numeric_limits<float>::quiet_NaN();
+  x[3 * 19 + 7] = inf;                                   // inf - inf: NaN
+  for (int j = 0; j < 19; ++j) x[4 * 19 + j] = j % 2 ? 1e30f : -1e30f;
+  for (int j = 10; j < 19; ++j) x[5 * 19 + j] = -1e9f;   // attention mask
+  for (int j = 0; j < 19; ++j) x[6 * 19 + j] = -90.0f - static_cast<float>(j);  // subnormal exps
+  std::vector<hlo::Literal> args;
+  args.push_back(hlo::Literal::FromValues<float>({7, 19}, x));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 4e-6, 0));
+}
+
 TEST(VectorMathTest, TanhKeepsIeeeSpecials) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
