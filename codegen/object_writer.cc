@@ -9,16 +9,20 @@
 #include <memory>
 #include <optional>
 
+#include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Analysis/VectorUtils.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/IPO/AlwaysInliner.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 
 namespace sharc::codegen {
@@ -296,6 +300,23 @@ ObjectWriteStats EditStreams(llvm::Module& module, const StreamedBuffers& stream
   return stats;
 }
 
+// Instruction selection to an object, as Halide's compile_llvm_module_to_object
+// does it (Halide's target machine, the library info, the always-inliner,
+// then the target's passes) less its first step: that copies the module
+// through bitcode, written and parsed back, to keep the caller's module
+// unchanged, and this one is not used again.
+void EmitObject(llvm::Module& module, llvm::raw_pwrite_stream& out) {
+  std::unique_ptr<llvm::TargetMachine> machine = Halide::Internal::make_target_machine(module);
+  if (machine == nullptr) throw Halide::CompileError("LLVM has no target machine for the kernel");
+  llvm::legacy::PassManager passes;
+  passes.add(new llvm::TargetLibraryInfoWrapperPass(llvm::Triple(module.getTargetTriple())));
+  passes.add(llvm::createAlwaysInlinerLegacyPass());
+  if (machine->addPassesToEmitFile(passes, out, nullptr, llvm::CGFT_ObjectFile)) {
+    throw Halide::CompileError("LLVM cannot emit an object file for the kernel's target");
+  }
+  passes.run(module);
+}
+
 }  // namespace
 
 bool ReciprocalDivisionPays(const Halide::Target& target) {
@@ -322,7 +343,7 @@ ObjectWriteStats WriteKernelObject(const Halide::Module& module, const std::stri
     for (llvm::Function& f : *llvm_module) stats.reciprocal_divisions += DivideThroughReciprocals(f);
   }
   std::unique_ptr<llvm::raw_fd_ostream> out = Halide::make_raw_fd_ostream(path);
-  Halide::compile_llvm_module_to_object(*llvm_module, *out);
+  EmitObject(*llvm_module, *out);
   auto us = [](Clock::duration d) {
     return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
   };
