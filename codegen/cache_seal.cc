@@ -76,11 +76,10 @@ std::string SealTrailer(absl::string_view object) {
   return trailer;
 }
 
-absl::Status SealFile(const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadFile(path);
-  if (!bytes.ok()) return bytes.status();
-  const std::string trailer = SealTrailer(*bytes);
-  std::ofstream out(path, std::ios::binary | std::ios::app);
+absl::Status WriteSealedFile(const std::string& path, absl::string_view object) {
+  const std::string trailer = SealTrailer(object);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(object.data(), static_cast<std::streamsize>(object.size()));
   out.write(trailer.data(), static_cast<std::streamsize>(trailer.size()));
   out.close();
   if (!out) {

@@ -21,8 +21,9 @@ namespace sharc::codegen {
 // The trailer that seals `object`.
 std::string SealTrailer(absl::string_view object);
 
-// Appends the trailer for the whole current contents of the file at `path`.
-absl::Status SealFile(const std::string& path);
+// Writes `object` and its trailer to the file at `path` (replacing it), so
+// the checksum covers the bytes the compiler produced, not bytes read back.
+absl::Status WriteSealedFile(const std::string& path, absl::string_view object);
 
 // The object in the sealed file at `path`: NotFound if the file cannot be
 // opened (another process may just have removed it), DataLoss if the

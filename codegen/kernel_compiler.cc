@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string_view>
 #include <vector>
@@ -129,6 +130,15 @@ void RecordForPerf(const LoadedObject& object) {
 std::string TempPath(const std::string& final_path, const std::string& suffix) {
   static std::atomic<int64_t> counter{0};
   return absl::StrCat(final_path, ".tmp", getpid(), "_", counter++, suffix);
+}
+
+absl::Status WriteObjectFile(const std::string& path, const std::string& bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  const bool written = f != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  if ((f != nullptr && std::fclose(f) != 0) || !written) {
+    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
 }
 
 alignas(64) uint8_t empty_storage[64];
@@ -447,13 +457,13 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   absl::StatusOr<BuiltPipeline> built = BuildPipeline(graph);
   if (!built.ok()) return built.status();
   phase_done(build_us_);
-  const std::string obj = TempPath(cached, ".o");
+  std::string object;
   try {
     Halide::Module module = built->pipeline.compile_to_module(
         built->arguments, absl::StrCat("sharc_k_", key), KernelTarget());
     phase_done(lower_us_);
     const ObjectWriteStats written =
-        WriteKernelObject(module, obj, StreamedBuffersOf(graph, *built), reciprocal_division);
+        WriteKernelObject(module, &object, StreamedBuffersOf(graph, *built), reciprocal_division);
     llvm_ir_us_ += written.llvm_ir_us;
     object_us_ += written.object_us;
     phase_start = absl::Now();
@@ -466,16 +476,18 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   }
   ++llvm_compiles_;
   std::error_code ec;
+  const std::string obj = TempPath(cached, ".o");
   std::string finished = obj;
   if (linker == KernelLinker::kInProcess) {
-    absl::Status sealed = SealFile(obj);
+    absl::Status sealed = WriteSealedFile(obj, object);
     if (!sealed.ok()) {
       std::filesystem::remove(obj, ec);
       return sealed;
     }
   } else {
     finished = TempPath(cached, ".so");
-    absl::Status st = LinkKernelLibrary(obj, finished);
+    absl::Status st = WriteObjectFile(obj, object);
+    if (st.ok()) st = LinkKernelLibrary(obj, finished);
     std::filesystem::remove(obj, ec);
     if (!st.ok()) return st;
     phase_done(link_us_);

@@ -324,7 +324,7 @@ bool ReciprocalDivisionPays(const Halide::Target& target) {
   return target.has_feature(Halide::Target::AVX512);
 }
 
-ObjectWriteStats WriteKernelObject(const Halide::Module& module, const std::string& path,
+ObjectWriteStats WriteKernelObject(const Halide::Module& module, std::string* object,
                                    const StreamedBuffers& streamed,
                                    bool divide_through_reciprocals) {
   using Clock = std::chrono::steady_clock;
@@ -342,8 +342,10 @@ ObjectWriteStats WriteKernelObject(const Halide::Module& module, const std::stri
   if (divide_through_reciprocals && has_fma) {
     for (llvm::Function& f : *llvm_module) stats.reciprocal_divisions += DivideThroughReciprocals(f);
   }
-  std::unique_ptr<llvm::raw_fd_ostream> out = Halide::make_raw_fd_ostream(path);
-  EmitObject(*llvm_module, *out);
+  llvm::SmallVector<char, 0> bytes;
+  llvm::raw_svector_ostream out(bytes);
+  EmitObject(*llvm_module, out);
+  object->assign(bytes.data(), bytes.size());
   auto us = [](Clock::duration d) {
     return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
   };

@@ -49,7 +49,7 @@ struct StreamedBuffers {
 // 8-12% in cache).
 bool ReciprocalDivisionPays(const Halide::Target& target);
 
-// Compiles `module` to the object file `path`.
+// Compiles `module` to an object file's bytes, in `*object`.
 // - Every fmul, fadd and fsub may contract: a multiply feeding an add or
 //   subtract becomes one FMA, rounding once. No other IEEE rule changes.
 // - Full-width vector stores into `streamed.outputs` become non-temporal
@@ -68,7 +68,7 @@ bool ReciprocalDivisionPays(const Halide::Target& target);
 //   the range where that is proven take the division itself
 //   (object_writer.cc). Only where the target has FMA.
 // Throws Halide::Error like Halide's own compile_to_object.
-ObjectWriteStats WriteKernelObject(const Halide::Module& module, const std::string& path,
+ObjectWriteStats WriteKernelObject(const Halide::Module& module, std::string* object,
                                    const StreamedBuffers& streamed,
                                    bool divide_through_reciprocals);
 

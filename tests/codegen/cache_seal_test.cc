@@ -23,11 +23,7 @@ class CacheSealTest : public ::testing::Test {
     dir_ = dir;
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string Write(const std::string& name, const std::string& bytes) {
-    const std::string path = absl::StrCat(dir_, "/", name);
-    std::ofstream(path, std::ios::binary) << bytes;
-    return path;
-  }
+  std::string Path(const std::string& name) const { return absl::StrCat(dir_, "/", name); }
   std::string dir_;
 };
 
@@ -36,20 +32,30 @@ TEST_F(CacheSealTest, SealedBytesComeBack) {
   for (const size_t n : {0, 1, 7, 8, 9, 4096, 4099}) {
     std::string bytes(n, '\0');
     for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<char>(i * 37 + 11);
-    const std::string path = Write(absl::StrCat("f", n), bytes);
-    ASSERT_OK(SealFile(path));
+    const std::string path = Path(absl::StrCat("f", n));
+    ASSERT_OK(WriteSealedFile(path, bytes));
     EXPECT_EQ(std::filesystem::file_size(path), n + 24);
     ASSERT_OK_AND_ASSIGN(std::string back, ReadSealedFile(path));
     EXPECT_EQ(back, bytes) << n;
   }
 }
 
+// A leftover file at the path (a killed writer's) is replaced, not extended.
+TEST_F(CacheSealTest, WritingReplacesWhatWasThere) {
+  const std::string path = Path("k.o");
+  std::ofstream(path, std::ios::binary) << std::string(5000, 'z');
+  ASSERT_OK(WriteSealedFile(path, "object"));
+  EXPECT_EQ(std::filesystem::file_size(path), 6u + 24u);
+  ASSERT_OK_AND_ASSIGN(std::string back, ReadSealedFile(path));
+  EXPECT_EQ(back, "object");
+}
+
 TEST_F(CacheSealTest, EveryDamageIsDataLoss) {
   // Not a multiple of 8: the checksum's tail bytes count too.
   std::string bytes(1003, 'x');
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i % 251);
-  const std::string path = Write("k.o", bytes);
-  ASSERT_OK(SealFile(path));
+  const std::string path = Path("k.o");
+  ASSERT_OK(WriteSealedFile(path, bytes));
   std::ifstream in(path, std::ios::binary);
   const std::string sealed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_OK(Unseal(sealed, "k.o").status());
