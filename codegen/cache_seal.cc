@@ -2,6 +2,7 @@
 #include "codegen/cache_seal.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -76,17 +77,36 @@ std::string SealTrailer(absl::string_view object) {
   return trailer;
 }
 
-absl::Status WriteSealedFile(const std::string& path, absl::string_view object) {
-  const std::string trailer = SealTrailer(object);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(object.data(), static_cast<std::streamsize>(object.size()));
-  out.write(trailer.data(), static_cast<std::streamsize>(trailer.size()));
-  out.close();
-  if (!out) {
-    return absl::InternalError(
-        absl::StrCat("cannot write kernel cache file ", path, ": ", std::strerror(errno)));
+namespace {
+
+// Replaces the file at `path` with `parts`, one after the other. The error
+// names the call that failed with its errno (std::ofstream does not keep it).
+absl::Status WriteParts(const std::string& path, std::initializer_list<absl::string_view> parts) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) {
+    return absl::InternalError(absl::StrCat("cannot create ", path, ": ", std::strerror(errno)));
+  }
+  for (absl::string_view part : parts) {
+    if (std::fwrite(part.data(), 1, part.size(), f) != part.size()) {
+      const int error = errno;
+      std::fclose(f);
+      return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(error)));
+    }
+  }
+  if (std::fclose(f) != 0) {
+    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status WriteSealedFile(const std::string& path, absl::string_view object) {
+  return WriteParts(path, {object, SealTrailer(object)});
+}
+
+absl::Status WriteUnsealedFile(const std::string& path, absl::string_view object) {
+  return WriteParts(path, {object});
 }
 
 absl::StatusOr<std::string> Unseal(absl::string_view sealed, absl::string_view name) {

@@ -25,6 +25,9 @@ std::string SealTrailer(absl::string_view object);
 // the checksum covers the bytes the compiler produced, not bytes read back.
 absl::Status WriteSealedFile(const std::string& path, absl::string_view object);
 
+// Writes `object` alone (the system linker's input, which is not cached).
+absl::Status WriteUnsealedFile(const std::string& path, absl::string_view object);
+
 // The object in the sealed file at `path`: NotFound if the file cannot be
 // opened (another process may just have removed it), DataLoss if the
 // trailer is missing or does not match.

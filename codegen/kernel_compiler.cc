@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <string_view>
 #include <vector>
@@ -130,15 +129,6 @@ void RecordForPerf(const LoadedObject& object) {
 std::string TempPath(const std::string& final_path, const std::string& suffix) {
   static std::atomic<int64_t> counter{0};
   return absl::StrCat(final_path, ".tmp", getpid(), "_", counter++, suffix);
-}
-
-absl::Status WriteObjectFile(const std::string& path, const std::string& bytes) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  const bool written = f != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  if ((f != nullptr && std::fclose(f) != 0) || !written) {
-    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
 }
 
 alignas(64) uint8_t empty_storage[64];
@@ -486,7 +476,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
     }
   } else {
     finished = TempPath(cached, ".so");
-    absl::Status st = WriteObjectFile(obj, object);
+    absl::Status st = WriteUnsealedFile(obj, object);
     if (st.ok()) st = LinkKernelLibrary(obj, finished);
     std::filesystem::remove(obj, ec);
     if (!st.ok()) return st;

@@ -22,8 +22,10 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/IPO.h"
 #include "llvm/Transforms/IPO/AlwaysInliner.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/SymbolRewriter.h"
 
 namespace sharc::codegen {
 namespace {
@@ -302,15 +304,19 @@ ObjectWriteStats EditStreams(llvm::Module& module, const StreamedBuffers& stream
 
 // Instruction selection to an object, as Halide's compile_llvm_module_to_object
 // does it (Halide's target machine, the library info, the always-inliner,
-// then the target's passes) less its first step: that copies the module
-// through bitcode, written and parsed back, to keep the caller's module
-// unchanged, and this one is not used again.
+// debug-info stripping, -mllvm symbol rewriting, then the target's passes)
+// less its first step: that copies the module through bitcode, written and
+// parsed back, to keep the caller's module unchanged, and this one is not
+// used again. (The copy also renumbers use lists, so objects may differ in
+// scheduling from Halide's; they compute the same.)
 void EmitObject(llvm::Module& module, llvm::raw_pwrite_stream& out) {
   std::unique_ptr<llvm::TargetMachine> machine = Halide::Internal::make_target_machine(module);
   if (machine == nullptr) throw Halide::CompileError("LLVM has no target machine for the kernel");
   llvm::legacy::PassManager passes;
   passes.add(new llvm::TargetLibraryInfoWrapperPass(llvm::Triple(module.getTargetTriple())));
   passes.add(llvm::createAlwaysInlinerLegacyPass());
+  passes.add(llvm::createStripDeadDebugInfoPass());
+  passes.add(llvm::createRewriteSymbolsPass());
   if (machine->addPassesToEmitFile(passes, out, nullptr, llvm::CGFT_ObjectFile)) {
     throw Halide::CompileError("LLVM cannot emit an object file for the kernel's target");
   }

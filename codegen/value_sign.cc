@@ -33,17 +33,27 @@ bool MovesElements(const Instruction& v) {
   }
 }
 
+}  // namespace
+
 // Whether `bound` is a max-reduction of `value` broadcast back to its
 // shape, so that bound[i] >= value[i] for every index i (or is NaN).
 // `bound` may be reached through broadcasts and reshapes that only add or
 // drop size-1 dims (jnp.max(x, keepdims=True) broadcast to x's shape).
 // `to_bound[d]` is the dim of the original bound that dim d of the current
 // instruction indexes, -1 where it is a size-1 dim no one indexes.
-}  // namespace
-
 bool KernelValueSigns::IsMaxReductionOf(const Instruction& bound,
                                         const Instruction& value) const {
   if (bound.shape().dims() != value.shape().dims()) return false;
+  // The kernel computes `value` once for the reduction and again for its
+  // reader. A float product is rounded in the first, but may be fused into
+  // the reader's subtraction (object_writer.h allows contraction), whose
+  // exact a*b - max(a*b) can then be positive. Anything else is the same
+  // value, bit for bit, at both sites.
+  const Instruction* source = &value;
+  for (int step = 0; step < kMaxDepth && in_kernel_(*source) && MovesElements(*source); ++step) {
+    source = source->operand(0);
+  }
+  if (in_kernel_(*source) && source->opcode() == Opcode::kMultiply) return false;
   std::vector<int64_t> to_bound(static_cast<size_t>(bound.shape().rank()));
   for (size_t d = 0; d < to_bound.size(); ++d) to_bound[d] = static_cast<int64_t>(d);
   const Instruction* at = &bound;

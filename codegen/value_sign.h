@@ -27,7 +27,9 @@ class KernelValueSigns {
 
   // Every element of `value` is <= 0 or NaN. Proven from its producers:
   // x - y where y >= x is a max-reduction of x broadcast back (with or
-  // without the kept size-1 dims of keepdims=True), or where x <= 0 <= y;
+  // without the kept size-1 dims of keepdims=True; not where x is a float
+  // product, which the subtraction may fuse and not round), or where
+  // x <= 0 <= y;
   // -y for y >= 0; minimum with a non-positive side; sums of non-positives
   // and products of opposite signs; and broadcasts, reshapes, transposes,
   // slices, copies and float conversions of such values. False when it is

@@ -16,6 +16,7 @@ namespace {
 
 constexpr const char* kReducers = R"(
 max { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] maximum(x, y) }
+max_swapped { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] maximum(y, x) }
 min { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] minimum(x, y) }
 add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
 )";
@@ -89,6 +90,57 @@ TEST(ValueSignTest, MaxOverTheLeadingDimIsABoundWhereItIsBroadcastBack) {
   EXPECT_FALSE(FactsOf(*m, "s_wrong").non_positive);
 }
 
+TEST(ValueSignTest, MaxOverSeveralDimsAndEitherOperandOrder) {
+  auto m = Parse(R"(
+  x = f32[2,3,4] parameter(0)
+  ninf = f32[] constant(-inf)
+  mx = f32[3] reduce(x, ninf), dimensions={0,2}, to_apply=max_swapped
+  b = f32[2,3,4] broadcast(mx), dimensions={1}
+  ROOT s = f32[2,3,4] subtract(x, b)
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(FactsOf(*m, "s").non_positive);
+}
+
+// The kernel computes a product once for the max and again for the
+// subtraction, where it may fuse into an FMA and not be rounded: the
+// difference can then be positive, so it proves nothing.
+TEST(ValueSignTest, ProductMinusItsMaxIsNotProven) {
+  auto m = Parse(R"(
+  a = f32[4,6] parameter(0)
+  c = f32[] parameter(1)
+  bc = f32[4,6] broadcast(c), dimensions={}
+  x = f32[4,6] multiply(a, bc)
+  cx = f32[4,6] copy(x)
+  ninf = f32[] constant(-inf)
+  mx = f32[4] reduce(cx, ninf), dimensions={1}, to_apply=max
+  b = f32[4,6] broadcast(mx), dimensions={0}
+  ROOT s = f32[4,6] subtract(cx, b)
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_FALSE(FactsOf(*m, "s").non_positive);
+}
+
+TEST(ValueSignTest, BoundsMovedOutOfPlaceAreNotBounds) {
+  auto m = Parse(R"(
+  x = f32[4,4] parameter(0)
+  y = f32[4,6] parameter(1)
+  ninf = f32[] constant(-inf)
+  mx = f32[4] reduce(x, ninf), dimensions={1}, to_apply=max
+  b = f32[4,4] broadcast(mx), dimensions={0}
+  bt = f32[4,4] transpose(b), dimensions={1,0}
+  transposed = f32[4,4] subtract(x, bt)
+  my = f32[4] reduce(y, ninf), dimensions={1}, to_apply=max
+  by = f32[6,4] broadcast(my), dimensions={1}
+  rby = f32[4,6] reshape(by)
+  reshaped = f32[4,6] subtract(y, rby)
+  ROOT t = (f32[4,4], f32[4,6]) tuple(transposed, reshaped)
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_FALSE(FactsOf(*m, "transposed").non_positive);
+  EXPECT_FALSE(FactsOf(*m, "reshaped").non_positive);
+}
+
 TEST(ValueSignTest, LookalikesAreNotBounds) {
   auto m = Parse(R"(
   x = f32[4,6] parameter(0)
@@ -151,12 +203,29 @@ TEST(ValueSignTest, IntegersHaveNoFacts) {
   auto m = Parse(R"(
   x = s32[8] parameter(0)
   a = s32[8] abs(x)
-  ROOT n = s32[8] negate(a)
+  n = s32[8] negate(a)
+  f = f32[8] convert(n)
+  ROOT t = (s32[8], f32[8]) tuple(n, f)
 )");
   ASSERT_NE(m, nullptr);
   // abs(INT_MIN) is negative: integer signs are not floats'.
   EXPECT_FALSE(FactsOf(*m, "a").non_negative);
   EXPECT_FALSE(FactsOf(*m, "n").non_positive);
+  EXPECT_FALSE(FactsOf(*m, "f").non_positive);
+}
+
+TEST(ValueSignTest, MinimumAndMaximumBoundOneSideOnly) {
+  auto m = Parse(R"(
+  x = f32[8] parameter(0)
+  a = f32[8] abs(x)
+  na = f32[8] negate(a)
+  hi = f32[8] maximum(x, na)
+  lo = f32[8] minimum(x, a)
+  ROOT t = (f32[8], f32[8]) tuple(hi, lo)
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_FALSE(FactsOf(*m, "hi").non_positive);
+  EXPECT_FALSE(FactsOf(*m, "lo").non_negative);
 }
 
 // A fact must follow from the kernel alone (it is cached by its text): the
@@ -175,8 +244,11 @@ TEST(ValueSignTest, StopsAtTheKernelBoundary) {
   const hlo::Instruction* reduce = m->entry()->FindInstruction("mx");
   KernelValueSigns without_reduce([&](const hlo::Instruction& v) { return &v != reduce; });
   EXPECT_FALSE(without_reduce.NonPositive(*s));
-  KernelValueSigns without_shift([&](const hlo::Instruction& v) { return &v != s; });
-  EXPECT_FALSE(without_shift.NonPositive(*s));
+  const hlo::Instruction* broadcast = m->entry()->FindInstruction("b");
+  KernelValueSigns without_broadcast([&](const hlo::Instruction& v) { return &v != broadcast; });
+  EXPECT_FALSE(without_broadcast.NonPositive(*s));
+  KernelValueSigns whole([](const hlo::Instruction&) { return true; });
+  EXPECT_TRUE(whole.NonPositive(*s));
 }
 
 }  // namespace

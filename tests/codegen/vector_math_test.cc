@@ -122,8 +122,17 @@ TEST(VectorMathTest, ExpOfProvenNonPositiveMatchesExpBitForBit) {
                                 "] negate(a)\n  ROOT y = f32[" + n + "] exponential(s)\n}\n"));
   ASSERT_OK_AND_ASSIGN(KernelGraph graph, GraphForComputation(*proven->entry()));
   ASSERT_OK_AND_ASSIGN(std::string lowering, KernelCompiler::Global().LoweringText(graph));
-  // The overflow clamp is what the proof leaves out.
+  // The overflow clamp is what the proof leaves out; the flushed lanes'
+  // stand-in is the non-positive form's own. The general form has the clamp.
   EXPECT_EQ(lowering.find("89.000000f"), std::string::npos) << lowering;
+  EXPECT_NE(lowering.find("-80.000000f"), std::string::npos) << lowering;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> plain,
+                       hlo::ParseAndVerifyModule("HloModule m\nENTRY main {\n  x = f32[8] "
+                                                 "parameter(0)\n  ROOT y = f32[8] exponential(x)\n}\n"));
+  ASSERT_OK_AND_ASSIGN(KernelGraph plain_graph, GraphForComputation(*plain->entry()));
+  ASSERT_OK_AND_ASSIGN(std::string plain_lowering, KernelCompiler::Global().LoweringText(plain_graph));
+  EXPECT_NE(plain_lowering.find("89.000000f"), std::string::npos) << plain_lowering;
+  EXPECT_EQ(plain_lowering.find("-80.000000f"), std::string::npos) << plain_lowering;
 
   std::vector<hlo::Literal> args;
   args.push_back(hlo::Literal::Vector<float>(magnitudes));
@@ -169,6 +178,7 @@ ENTRY main {
   ASSERT_OK_AND_ASSIGN(std::string lowering, KernelCompiler::Global().LoweringText(graph));
   EXPECT_NE(lowering.find("exponential"), std::string::npos) << lowering;
   EXPECT_EQ(lowering.find("89.000000f"), std::string::npos) << lowering;
+  EXPECT_NE(lowering.find("-80.000000f"), std::string::npos) << lowering;
 
   const float inf = std::numeric_limits<float>::infinity();
   std::vector<float> x(7 * 19);
@@ -179,7 +189,11 @@ ENTRY main {
   x[3 * 19 + 7] = inf;                                   // inf - inf: NaN
   for (int j = 0; j < 19; ++j) x[4 * 19 + j] = j % 2 ? 1e30f : -1e30f;
   for (int j = 10; j < 19; ++j) x[5 * 19 + j] = -1e9f;   // attention mask
-  for (int j = 0; j < 19; ++j) x[6 * 19 + j] = -90.0f - static_cast<float>(j);  // subnormal exps
+  // exp(x - max) around the subnormal range and the flush to zero.
+  const float deep[19] = {0.0f, -87.0f, -87.5f, -88.0f, -90.0f, -95.0f, -100.0f, -103.0f,
+                          -103.97f, -103.98f, -103.99f, -104.0f, -110.0f, -150.0f, -1e4f, -1e30f,
+                          -3.0f, -1.0f, -0.5f};
+  for (int j = 0; j < 19; ++j) x[6 * 19 + j] = deep[j];
   std::vector<hlo::Literal> args;
   args.push_back(hlo::Literal::FromValues<float>({7, 19}, x));
   ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
