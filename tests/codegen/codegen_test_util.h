@@ -37,6 +37,29 @@ picks { x = f32[] parameter(0)  y = f32[] parameter(1)  lt = pred[] compare(x, y
         ROOT c = f32[] conditional(lt, x, y), true_computation=neg, false_computation=same }
 )";
 
+// softmax over the rows of f32[rows,cols], as front ends write it: the row
+// max subtracted, exp, divided by the row sum.
+inline std::string SoftmaxText(int64_t rows, int64_t cols) {
+  return absl::StrReplaceAll(R"(
+HloModule softmax
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
+max { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] maximum(x, y) }
+ENTRY main {
+  x = f32[$R,$C] parameter(0)
+  ninf = f32[] constant(-inf)
+  zero = f32[] constant(0)
+  m = f32[$R] reduce(x, ninf), dimensions={1}, to_apply=max
+  bm = f32[$R,$C] broadcast(m), dimensions={0}
+  s = f32[$R,$C] subtract(x, bm)
+  e = f32[$R,$C] exponential(s)
+  d = f32[$R] reduce(e, zero), dimensions={1}, to_apply=add
+  bd = f32[$R,$C] broadcast(d), dimensions={0}
+  ROOT y = f32[$R,$C] divide(e, bd)
+}
+)",
+                             {{"$R", absl::StrCat(rows)}, {"$C", absl::StrCat(cols)}});
+}
+
 // Every array element type of the IR, for tests parameterised over dtypes.
 inline std::vector<hlo::PrimitiveType> AllTypes() {
   int count = 0;
@@ -109,6 +132,13 @@ inline std::vector<hlo::Literal> RandomArgs(const hlo::Module& module, uint64_t 
     args.push_back(RandomLiteral(p->shape(), rng, lo, hi, small_ints));
   }
   return args;
+}
+
+// The Halide lowering of the entry computation as one kernel, as text.
+inline absl::StatusOr<std::string> LoweringOfEntry(const hlo::Module& module) {
+  absl::StatusOr<KernelGraph> graph = GraphForComputation(*module.entry());
+  if (!graph.ok()) return graph.status();
+  return KernelCompiler::Global().LoweringText(*graph);
 }
 
 // Runs the entry computation as one Halide kernel.

@@ -204,24 +204,8 @@ TEST(RowKernelTest, SiblingReductionsFuseAndEqualInterpreter) {
 // A row kernel on its own (the benchmark's form): rows in parallel tasks
 // with a partial last task (37 rows, 8 per task).
 TEST(RowKernelTest, SoftmaxAsOneKernelEqualsInterpreter) {
-  constexpr const char* kText = R"(
-HloModule softmax
-add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
-max { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] maximum(x, y) }
-ENTRY main {
-  x = f32[37,1030] parameter(0)
-  ninf = f32[] constant(-inf)
-  zero = f32[] constant(0)
-  m = f32[37] reduce(x, ninf), dimensions={1}, to_apply=max
-  bm = f32[37,1030] broadcast(m), dimensions={0}
-  s = f32[37,1030] subtract(x, bm)
-  e = f32[37,1030] exponential(s)
-  d = f32[37] reduce(e, zero), dimensions={1}, to_apply=add
-  bd = f32[37,1030] broadcast(d), dimensions={0}
-  ROOT y = f32[37,1030] divide(e, bd)
-}
-)";
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module,
+                       hlo::ParseAndVerifyModule(testing_util::SoftmaxText(37, 1030)));
   std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 42, -20, 20);
   ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
   ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
@@ -236,9 +220,7 @@ bool StoredByKernel(const std::string& text, const std::string& name) {
     ADD_FAILURE() << module.status() << "\n" << text;
     return false;
   }
-  absl::StatusOr<KernelGraph> graph = GraphForComputation(*(*module)->entry());
-  absl::StatusOr<std::string> lowering =
-      graph.ok() ? KernelCompiler::Global().LoweringText(*graph) : graph.status();
+  absl::StatusOr<std::string> lowering = testing_util::LoweringOfEntry(**module);
   if (!lowering.ok()) {
     ADD_FAILURE() << lowering.status();
     return false;

@@ -120,8 +120,7 @@ TEST(VectorMathTest, ExpOfProvenNonPositiveMatchesExpBitForBit) {
       hlo::ParseAndVerifyModule("HloModule m\nENTRY main {\n  x = f32[" + n +
                                 "] parameter(0)\n  a = f32[" + n + "] abs(x)\n  s = f32[" + n +
                                 "] negate(a)\n  ROOT y = f32[" + n + "] exponential(s)\n}\n"));
-  ASSERT_OK_AND_ASSIGN(KernelGraph graph, GraphForComputation(*proven->entry()));
-  ASSERT_OK_AND_ASSIGN(std::string lowering, KernelCompiler::Global().LoweringText(graph));
+  ASSERT_OK_AND_ASSIGN(std::string lowering, testing_util::LoweringOfEntry(*proven));
   // The overflow clamp is what the proof leaves out; the flushed lanes'
   // stand-in is the non-positive form's own. The general form has the clamp.
   EXPECT_EQ(lowering.find("89.000000f"), std::string::npos) << lowering;
@@ -129,8 +128,7 @@ TEST(VectorMathTest, ExpOfProvenNonPositiveMatchesExpBitForBit) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> plain,
                        hlo::ParseAndVerifyModule("HloModule m\nENTRY main {\n  x = f32[8] "
                                                  "parameter(0)\n  ROOT y = f32[8] exponential(x)\n}\n"));
-  ASSERT_OK_AND_ASSIGN(KernelGraph plain_graph, GraphForComputation(*plain->entry()));
-  ASSERT_OK_AND_ASSIGN(std::string plain_lowering, KernelCompiler::Global().LoweringText(plain_graph));
+  ASSERT_OK_AND_ASSIGN(std::string plain_lowering, testing_util::LoweringOfEntry(*plain));
   EXPECT_NE(plain_lowering.find("89.000000f"), std::string::npos) << plain_lowering;
   EXPECT_EQ(plain_lowering.find("-80.000000f"), std::string::npos) << plain_lowering;
 
@@ -158,24 +156,9 @@ TEST(VectorMathTest, ExpOfProvenNonPositiveMatchesExpBitForBit) {
 // Softmax as one kernel: its exp takes the non-positive form, and rows with
 // infinities, NaN, huge and masked values still equal the interpreter.
 TEST(VectorMathTest, SoftmaxExpIsSpecialisedAndExact) {
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(R"(
-HloModule softmax
-add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
-max { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] maximum(x, y) }
-ENTRY main {
-  x = f32[7,19] parameter(0)
-  ninf = f32[] constant(-inf)
-  zero = f32[] constant(0)
-  m = f32[7] reduce(x, ninf), dimensions={1}, to_apply=max
-  bm = f32[7,19] broadcast(m), dimensions={0}
-  s = f32[7,19] subtract(x, bm)
-  e = f32[7,19] exponential(s)
-  d = f32[7] reduce(e, zero), dimensions={1}, to_apply=add
-  bd = f32[7,19] broadcast(d), dimensions={0}
-  ROOT y = f32[7,19] divide(e, bd)
-})"));
-  ASSERT_OK_AND_ASSIGN(KernelGraph graph, GraphForComputation(*module->entry()));
-  ASSERT_OK_AND_ASSIGN(std::string lowering, KernelCompiler::Global().LoweringText(graph));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module,
+                       hlo::ParseAndVerifyModule(testing_util::SoftmaxText(7, 19)));
+  ASSERT_OK_AND_ASSIGN(std::string lowering, testing_util::LoweringOfEntry(*module));
   EXPECT_NE(lowering.find("exponential"), std::string::npos) << lowering;
   EXPECT_EQ(lowering.find("89.000000f"), std::string::npos) << lowering;
   EXPECT_NE(lowering.find("-80.000000f"), std::string::npos) << lowering;
