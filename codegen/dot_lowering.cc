@@ -12,7 +12,7 @@
 // native vectors across as the register file holds (64x6, 24 zmm
 // accumulators, with AVX-512; 16x6, 12 ymm, with AVX2), the tile-wide
 // panel of the right-hand side packed contiguously once per parallel task
-// when the rhs is 1 MiB or more, and tasks of (panel, chunk of row tiles),
+// when the rhs is 256 KiB or more, and tasks of (panel, chunk of row tiles),
 // at least 8 of them.
 #include <algorithm>
 
@@ -93,12 +93,14 @@ void ScheduleDot(DotStages s, Halide::Func out) {
     std::vector<Halide::Var> aargs = acc.args();
     const int64_t panels = (n + tile_cols - 1) / tile_cols;
     const int64_t row_tiles = (m + kTileRows - 1) / kTileRows;
-    // Packing the rhs panel pays once the rhs is 1 MiB (its rows are then
-    // 2 KiB apart or more, so unpacked they collide in L1 sets): on Ice Lake
-    // (1 MiB L2) N=512 unpacked fell from 161 to 119 GFLOP/s (1 thread). A
-    // smaller rhs is read in place (N=256: level or faster than packed). The
-    // threshold was not measured again on Zen 3 (512 KiB L2).
-    const bool pack = s.packed_rhs.defined() && s.k * n * 4 >= (int64_t{1} << 20);
+    // Packing the rhs panel pays once the rhs is 256 KiB: unpacked, a
+    // panel's rows are then 1 KiB apart or more and fall into a few L1 sets,
+    // so every k step reloads its row from L2. On Zen 3 (1 thread) N=256
+    // packed took 0.41-0.46 ms against 0.45-0.50 unpacked, five alternations
+    // out of five; N=128 (64 KiB) was level or slower packed. (On Ice Lake,
+    // 1 MiB L2 and 48 KiB L1, N=256 was level and N=512 fell from 161 to
+    // 119 GFLOP/s unpacked.)
+    const bool pack = s.packed_rhs.defined() && s.k * n * 4 >= (int64_t{256} << 10);
     // Parallel tasks are (column panel, chunk of row tiles) pairs, at least
     // 8 of them when there are rows enough, so that few panels (small n)
     // still give every thread work in one parallel loop. Each task packs

@@ -114,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(NumericTypes, DotLoweringTest, ::testing::ValuesIn(Nume
 // The f32 schedule's register tiles (codegen/dot_lowering.cc) at shapes
 // that are not multiples of a tile (6 rows; 16 columns of 8-lane vectors
 // with AVX2, 64 of 16-lane with AVX-512), with the rhs packed
-// (k * n * 4 >= 1 MiB), and with few column panels, where tasks split the
+// (k * n * 4 >= 256 KiB), and with few column panels, where tasks split the
 // rows into chunks. `wide` takes every path on both targets: packed, with
 // column tails, in 2 (AVX2: 7 panels) or 4 chunks (AVX-512: 2 panels);
 // `chunked` and `both` are tiled only with AVX2's 16 columns.
