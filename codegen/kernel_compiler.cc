@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <string_view>
 #include <vector>
 
@@ -303,6 +304,23 @@ absl::StatusOr<std::string> KernelCompiler::LoweringText(const KernelGraph& grap
   absl::StatusOr<BuiltPipeline> built = BuildPipeline(graph);
   if (!built.ok()) return built.status();
   return built->lowered_text;
+}
+
+absl::StatusOr<std::string> KernelCompiler::LoopNestText(const KernelGraph& graph) const {
+  absl::StatusOr<BuiltPipeline> built = BuildPipeline(graph);
+  if (!built.ok()) return built.status();
+  try {
+    // Lowering only: the module's statements are printed, never handed to
+    // LLVM.
+    Halide::Module module = built->pipeline.compile_to_module(
+        built->arguments, absl::StrCat("sharc_k_", Key(graph)), KernelTarget());
+    std::ostringstream text;
+    text << module;
+    return text.str();
+  } catch (const Halide::Error& e) {
+    return absl::InternalError(
+        absl::StrCat("Halide failed to lower kernel '", graph.name, "': ", e.what()));
+  }
 }
 
 absl::Status KernelCompiler::EnsureRuntime() {

@@ -96,6 +96,12 @@ class KernelCompiler {
   std::string Key(const KernelGraph& graph) const;
   // The Halide lowering of `graph` as text (for `sharc compile --dump-dir`).
   absl::StatusOr<std::string> LoweringText(const KernelGraph& graph) const;
+  // The kernel's loop nest as Halide lowers it for this target, before LLVM:
+  // which loops are parallel, vectorised or unrolled, and where each stage
+  // (accumulators, packed operands, stored row values) is allocated and
+  // computed. It is what the schedule did, for `sharc compile --dump-dir`
+  // and for tests that check a schedule's shape.
+  absl::StatusOr<std::string> LoopNestText(const KernelGraph& graph) const;
 
   CompileStats stats() const;
   // Where compiled kernels are kept; overridable for tests.

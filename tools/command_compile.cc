@@ -33,8 +33,10 @@ Compiles a module for the Halide backend and writes every stage to DIR:
   2_partitioned.hlo   the per-device program (collectives inserted)
   3_fused.hlo         the per-device program with kernels fused (calls with
                       backend_config="sharc.fusion")
-  4_kernels.txt       each kernel's canonical text, cache key and Halide
-                      lowering (one Func per instruction)
+  4_kernels.txt       each kernel's canonical text, cache key, Halide
+                      lowering (one Func per instruction) and loop nest
+                      (Halide's lowered statement: parallel and vector
+                      loops, where each stage is computed)
 and prints how many kernels were compiled and how long it took.
 
 flags:
@@ -80,8 +82,11 @@ absl::StatusOr<std::string> KernelsText(const hlo::Module& fused) {
   absl::Status st = codegen::ForEachKernel(fused, [&](const codegen::KernelGraph& graph) {
     absl::StatusOr<std::string> lowering = compiler.LoweringText(graph);
     if (!lowering.ok()) return lowering.status();
+    absl::StatusOr<std::string> loops = compiler.LoopNestText(graph);
+    if (!loops.ok()) return loops.status();
     absl::StrAppend(&text, "=== kernel ", count++, ": ", graph.name, " (key ", compiler.Key(graph),
-                    ")\n", codegen::CanonicalText(graph), "--- Halide\n", *lowering, "\n");
+                    ")\n", codegen::CanonicalText(graph), "--- Halide\n", *lowering,
+                    "--- Halide loop nest\n", *loops, "\n");
     return absl::OkStatus();
   });
   if (!st.ok()) return st;

@@ -141,6 +141,13 @@ inline absl::StatusOr<std::string> LoweringOfEntry(const hlo::Module& module) {
   return KernelCompiler::Global().LoweringText(*graph);
 }
 
+// The Halide loop nest of the entry computation as one kernel, as text.
+inline absl::StatusOr<std::string> LoopNestOfEntry(const hlo::Module& module) {
+  absl::StatusOr<KernelGraph> graph = GraphForComputation(*module.entry());
+  if (!graph.ok()) return graph.status();
+  return KernelCompiler::Global().LoopNestText(*graph);
+}
+
 // Runs the entry computation as one Halide kernel.
 inline absl::StatusOr<hlo::Literal> RunAsOneKernel(const hlo::Module& module,
                                                    const std::vector<hlo::Literal>& args) {

@@ -100,7 +100,13 @@ TEST_F(HalideCliTest, CompileDumpsEveryStageAndSecondCompileIsCached) {
     EXPECT_TRUE(std::filesystem::exists(Path(std::string("dump/") + stage))) << stage;
   }
   EXPECT_THAT(Read(Path("dump/3_fused.hlo")), HasSubstr("backend_config=\"sharc.fusion\""));
-  EXPECT_THAT(Read(Path("dump/4_kernels.txt")), HasSubstr("--- Halide"));
+  const std::string kernels = Read(Path("dump/4_kernels.txt"));
+  EXPECT_THAT(kernels, HasSubstr("--- Halide\n"));
+  // The loop nest is Halide's lowered statement: the kernel's function and
+  // the stages it produces.
+  EXPECT_THAT(kernels, HasSubstr("--- Halide loop nest\n"));
+  EXPECT_THAT(kernels, ContainsRegex("func sharc_k_[0-9a-f]+ \\("));
+  EXPECT_THAT(kernels, HasSubstr("produce "));
   EXPECT_THAT(first.out, ContainsRegex("kernels: [1-9][0-9]* compiled, 0 loaded"));
   EXPECT_THAT(first.out, ContainsRegex("compile phases \\(ms, summed over kernels\\): build "
                                        "[0-9.]+, Halide lowering [0-9.]+, LLVM IR [0-9.]+"));

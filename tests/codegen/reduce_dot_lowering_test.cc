@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/codegen/codegen_test_util.h"
 #include "tests/testlib/status_matchers.h"
@@ -143,6 +144,34 @@ ENTRY main {
   ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
   // Up to 6600-term sums (magnitude ~30): f32 accumulation is within 1e-3.
   EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-4, 1e-3, "tiled f32 dots"));
+}
+
+// The rhs panel is packed from 256 KiB of rhs on; below that its rows are
+// read in place. Both loop nests run the register tile over the whole
+// contraction in a parallel loop of native vectors.
+TEST(DotLoweringTest, RhsPanelIsPackedFrom256KiB) {
+  auto loop_nest_of_square_gemm = [](int n) -> absl::StatusOr<std::string> {
+    const std::string text = absl::StrReplaceAll(R"(
+HloModule gemm
+ENTRY main {
+  a = f32[$N,$N] parameter(0)
+  b = f32[$N,$N] parameter(1)
+  ROOT d = f32[$N,$N] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)", {{"$N", absl::StrCat(n)}});
+    absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::ParseAndVerifyModule(text);
+    if (!module.ok()) return module.status();
+    return testing_util::LoopNestOfEntry(**module);
+  };
+  ASSERT_OK_AND_ASSIGN(const std::string small, loop_nest_of_square_gemm(128));
+  ASSERT_OK_AND_ASSIGN(const std::string large, loop_nest_of_square_gemm(256));
+  for (const std::string& nest : {small, large}) {
+    EXPECT_THAT(nest, ::testing::HasSubstr("produce dot_acc"));
+    EXPECT_THAT(nest, ::testing::HasSubstr("_par_for_"));
+    EXPECT_THAT(nest, ::testing::ContainsRegex("float32x(8|16)"));
+  }
+  EXPECT_THAT(small, ::testing::Not(::testing::HasSubstr("produce dot_packed_rhs")));
+  EXPECT_THAT(large, ::testing::HasSubstr("produce dot_packed_rhs"));
 }
 
 TEST(DotLoweringTest, MixedPrecisionBf16ToF32) {
