@@ -113,12 +113,13 @@ INSTANTIATE_TEST_SUITE_P(NumericTypes, DotLoweringTest, ::testing::ValuesIn(Nume
                          [](const auto& info) { return hlo::PrimitiveTypeName(info.param); });
 
 // The f32 schedule's register tiles (codegen/dot_lowering.cc) at shapes
-// that are not multiples of a tile (6 rows; 16 columns of 8-lane vectors
-// with AVX2, 64 of 16-lane with AVX-512), with the rhs packed
+// that are not multiples of a tile (AVX2: 4 rows of 24 columns, three 8-lane
+// vectors; AVX-512: 6 rows of 64), with the rhs packed
 // (k * n * 4 >= 256 KiB), and with few column panels, where tasks split the
 // rows into chunks. `wide` takes every path on both targets: packed, with
-// column tails, in 2 (AVX2: 7 panels) or 4 chunks (AVX-512: 2 panels);
-// `chunked` and `both` are tiled only with AVX2's 16 columns.
+// column tails, in 2 (AVX2: 5 panels) or 4 chunks (AVX-512: 2 panels);
+// `chunked` and `both` are tiled only with AVX2's 24 columns, and `narrow`
+// (20 columns) is below that and takes AVX2's other tile, 6 rows of 16.
 TEST(DotLoweringTest, RegisterTiledF32EqualsInterpreter) {
   const std::string text = R"(
 HloModule tiled
@@ -131,11 +132,14 @@ ENTRY main {
   f = f32[6600,40] parameter(5)
   g = f32[31,2700] parameter(6)
   h = f32[2700,100] parameter(7)
+  i = f32[9,50] parameter(8)
+  j = f32[50,20] parameter(9)
+  narrow = f32[9,20] dot(i, j), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   packed = f32[50,1000] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   chunked = f32[200,40] dot(c, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   both = f32[31,40] dot(e, f), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   wide = f32[31,100] dot(g, h), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT out = (f32[50,1000], f32[200,40], f32[31,40], f32[31,100]) tuple(packed, chunked, both, wide)
+  ROOT out = (f32[50,1000], f32[200,40], f32[31,40], f32[31,100], f32[9,20]) tuple(packed, chunked, both, wide, narrow)
 }
 )";
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
@@ -148,8 +152,9 @@ ENTRY main {
 
 // The rhs panel is packed from 256 KiB of rhs on; below that its rows are
 // read in place. Both loop nests run the register tile over the whole
-// contraction in a parallel loop of native vectors.
-TEST(DotLoweringTest, RhsPanelIsPackedFrom256KiB) {
+// contraction in a parallel loop of native vectors. With AVX2 the 256 GEMM
+// takes 24x4 tiles and the 128 one 16x6, which divide it (AVX-512: 64x6).
+TEST(DotLoweringTest, GemmLoopNestsPackFrom256KiBAndFitTheirTiles) {
   auto loop_nest_of_square_gemm = [](int n) -> absl::StatusOr<std::string> {
     const std::string text = absl::StrReplaceAll(R"(
 HloModule gemm
@@ -172,6 +177,9 @@ ENTRY main {
   }
   EXPECT_THAT(small, ::testing::Not(::testing::HasSubstr("produce dot_packed_rhs")));
   EXPECT_THAT(large, ::testing::HasSubstr("produce dot_packed_rhs"));
+  const std::string tile = "allocate dot_acc_[a-z0-9_]+\\[float32 \\* ";
+  EXPECT_THAT(small, ::testing::ContainsRegex(tile + "(16 \\* 6|64 \\* 6)\\]"));
+  EXPECT_THAT(large, ::testing::ContainsRegex(tile + "(24 \\* 4|64 \\* 6)\\]"));
 }
 
 TEST(DotLoweringTest, MixedPrecisionBf16ToF32) {
