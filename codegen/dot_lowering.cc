@@ -8,15 +8,16 @@
 // truncated to the result.
 //
 // The f32 schedule is the register-blocked outer-product kernel measured in
-// perf_anchors.md §2.1 (Halide "v2"): output tiles whose accumulators fill
-// the register file (64x6, 24 zmm accumulators, with AVX-512; 24x4 or 16x6,
-// 12 ymm, with AVX2: ChooseRegisterTile), the tile-wide
-// panel of the right-hand side packed contiguously once per parallel task
-// when the rhs is 256 KiB or more, and tasks of (panel, chunk of row tiles),
-// at least 8 of them.
+// perf_anchors.md §2.1 (Halide "v2"): output tiles (columns x rows) whose
+// accumulators fill the register file (64x6, 24 zmm accumulators, with
+// AVX-512; 24x4 or 16x6, 12 ymm, with AVX2: ChooseRegisterTile), the
+// tile-wide panel of the right-hand side packed contiguously once per
+// parallel task when it holds 256 KiB of f32 or more, and tasks of (panel,
+// chunk of row tiles), at least 8 of them.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "codegen/lowering.h"
 
 namespace sharc::codegen {
@@ -69,29 +70,40 @@ struct RegisterTile {
   int rows = 0;
 };
 
-// The tile for an [m, n] result. With 32 vector registers (AVX-512): 4
-// vectors x 6 rows (24 + 4 + 1 registers). With 16 (AVX2): 3 vectors x 4
-// rows (12 + 3 + 1, every register) or 2 x 6 (12 + 2 + 1). On Zen 3 (1
-// thread) 3 x 4 ran 4-9% faster than 2 x 6 against OpenBLAS in the same run
-// at every N from 256 to 2048: a k step loads 7 values rather than 8 for its
-// 12 FMAs, the lhs tile is 4 row streams rather than 6, and the lhs is
-// streamed once per 24 columns rather than per 16. Tiles are whole, so a
-// result that is not a multiple of one computes some elements twice (the
-// last tile shifts inwards); the tile with the least work, counting 3 x 4 as
-// 6% faster, wins (N=128: 2 x 6, whose 16 columns divide it). A tile sized
-// for 32 registers on a 16-register target spills every accumulator (Zen 3:
-// 0.3-0.4x OpenBLAS), as does 4 x 3 (17 registers: 2x slower).
+// A tile and how fast it runs relative to the others for its register file.
+struct TileCandidate {
+  RegisterTile tile;
+  double speed;
+};
+
+// With 32 vector registers (AVX-512): 64x6 (4 vectors x 6 rows, 24 + 4 + 1
+// registers). With 16 (AVX2): 24x4 (3 vectors x 4 rows, 12 + 3 + 1: every
+// register) or 16x6 (2 vectors x 6 rows, 12 + 2 + 1). On Zen 3, one thread,
+// 24x4 ran 4-9% faster than 16x6 against OpenBLAS in the same run at every N
+// from 256 to 2048: a k step loads 7 values rather than 8 for its 12 FMAs,
+// the lhs tile is 4 row streams rather than 6, and the lhs is streamed once
+// per 24 columns rather than per 16. On two threads it lost at N=256 (1.12-1.31
+// of OpenBLAS against 1.36-1.42: 11 column panels split 6 / 5 between the
+// threads where 16 split evenly; a floor of 16 tasks did not measurably help)
+// and was level above. A tile sized for 32 registers on a 16-register target
+// spills every accumulator (0.3-0.4x OpenBLAS), as does 32x3 (4 vectors x 3
+// rows, 17 registers: 2x slower).
+constexpr double kAvx2WideTileSpeed = 1.06;
+constexpr TileCandidate kTilesFor32Registers[] = {{{4, 6}, 1.0}};
+constexpr TileCandidate kTilesFor16Registers[] = {{{3, 4}, kAvx2WideTileSpeed}, {{2, 6}, 1.0}};
+
+// The tile for an [m, n] result. Tiles are whole, so a result that is not a
+// multiple of one computes some elements twice (the last tile shifts
+// inwards); the tile with the least padded work over its speed wins (N=128:
+// 16x6, whose 16 columns divide it, ran 0.052-0.057 ms against 24x4's
+// 0.061-0.067).
 RegisterTile ChooseRegisterTile(int64_t m, int64_t n, int lanes, int vector_registers) {
-  struct Candidate {
-    RegisterTile tile;
-    double speed;
-  };
-  const std::vector<Candidate> candidates =
-      vector_registers >= 32 ? std::vector<Candidate>{{{4, 6}, 1.0}}
-                             : std::vector<Candidate>{{{3, 4}, 1.06}, {{2, 6}, 1.0}};
+  absl::Span<const TileCandidate> candidates =
+      vector_registers >= 32 ? absl::MakeConstSpan(kTilesFor32Registers)
+                             : absl::MakeConstSpan(kTilesFor16Registers);
   RegisterTile best;
   double best_cost = 0;
-  for (const Candidate& c : candidates) {
+  for (const TileCandidate& c : candidates) {
     const int64_t cols = int64_t{c.tile.vectors} * lanes, rows = c.tile.rows;
     if (n < cols || m < rows) continue;
     const double work = static_cast<double>((n + cols - 1) / cols * cols) *
@@ -132,9 +144,10 @@ void ScheduleDot(DotStages s, Halide::Func out) {
     std::vector<Halide::Var> aargs = acc.args();
     const int64_t panels = (n + tile_cols - 1) / tile_cols;
     const int64_t row_tiles = (m + tile_rows - 1) / tile_rows;
-    // Packing the rhs panel pays once the rhs is 256 KiB: unpacked, a
-    // panel's rows are then 1 KiB apart or more and fall into a few L1 sets,
-    // so every k step reloads its row from L2. On Zen 3 (1 thread) N=256
+    // Packing the rhs panel pays once the rhs is 256 KiB (counted as the
+    // packed f32, whatever the rhs type): unpacked, an NxN GEMM's panel rows
+    // are then 1 KiB apart or more and fall into a few L1 sets, so every k
+    // step reloads its row from L2. On Zen 3 (1 thread) N=256
     // packed took 0.41-0.46 ms against 0.45-0.50 unpacked, five alternations
     // out of five; N=128 (64 KiB) was level or slower packed. (On Ice Lake,
     // 1 MiB L2 and 48 KiB L1, N=256 was level and N=512 fell from 161 to

@@ -306,9 +306,11 @@ absl::StatusOr<std::string> KernelCompiler::LoweringText(const KernelGraph& grap
   return built->lowered_text;
 }
 
-absl::StatusOr<std::string> KernelCompiler::LoopNestText(const KernelGraph& graph) const {
+absl::StatusOr<KernelDump> KernelCompiler::Dump(const KernelGraph& graph) const {
   absl::StatusOr<BuiltPipeline> built = BuildPipeline(graph);
   if (!built.ok()) return built.status();
+  KernelDump dump;
+  dump.funcs = built->lowered_text;
   try {
     // Lowering only: the module's statements are printed, never handed to
     // LLVM.
@@ -316,11 +318,12 @@ absl::StatusOr<std::string> KernelCompiler::LoopNestText(const KernelGraph& grap
         built->arguments, absl::StrCat("sharc_k_", Key(graph)), KernelTarget());
     std::ostringstream text;
     text << module;
-    return text.str();
+    dump.loop_nest = text.str();
   } catch (const Halide::Error& e) {
-    return absl::InternalError(
+    dump.loop_nest = absl::InternalError(
         absl::StrCat("Halide failed to lower kernel '", graph.name, "': ", e.what()));
   }
+  return dump;
 }
 
 absl::Status KernelCompiler::EnsureRuntime() {

@@ -85,6 +85,18 @@ enum class ReciprocalDivision { kAuto, kAlways, kNever };
 // linker (k_KEY.o, k_KEY.so) under the same key.
 enum class KernelLinker { kInProcess, kSystem };
 
+// A kernel as text (KernelCompiler::Dump).
+struct KernelDump {
+  // One Halide Func per instruction, and where each stored value is computed.
+  std::string funcs;
+  // The loop nest as Halide lowers it for this target, before LLVM: which
+  // loops are parallel, vectorised or unrolled, and where each stage
+  // (accumulators, packed operands, stored row values) is allocated and
+  // produced. The object writer's LLVM-level edits (streaming stores,
+  // prefetches, FMA contraction) are not in it.
+  absl::StatusOr<std::string> loop_nest;
+};
+
 class KernelCompiler {
  public:
   // The process-wide compiler (the in-memory cache is per process).
@@ -96,13 +108,11 @@ class KernelCompiler {
   std::string Key(const KernelGraph& graph) const;
   // The Halide lowering of `graph` as text (for `sharc compile --dump-dir`).
   absl::StatusOr<std::string> LoweringText(const KernelGraph& graph) const;
-  // The kernel's loop nest as Halide lowers it for this target, before LLVM:
-  // which loops are parallel, vectorised or unrolled, and where each stage
-  // (accumulators, packed operands, stored row values) is allocated and
-  // computed. It is what the schedule did, for `sharc compile --dump-dir`
-  // and for tests that check a schedule's shape.
-  absl::StatusOr<std::string> LoopNestText(const KernelGraph& graph) const;
-
+  // `graph` as text for `sharc compile --dump-dir` and for tests that check
+  // a schedule's shape: its Funcs (as LoweringText) and its loop nest, both
+  // from one pipeline, so the names agree. Fails only if the pipeline cannot
+  // be built; a failure to lower is kept in `loop_nest`.
+  absl::StatusOr<KernelDump> Dump(const KernelGraph& graph) const;
   CompileStats stats() const;
   // Where compiled kernels are kept; overridable for tests.
   std::string cache_dir() const;

@@ -145,7 +145,9 @@ inline absl::StatusOr<std::string> LoweringOfEntry(const hlo::Module& module) {
 inline absl::StatusOr<std::string> LoopNestOfEntry(const hlo::Module& module) {
   absl::StatusOr<KernelGraph> graph = GraphForComputation(*module.entry());
   if (!graph.ok()) return graph.status();
-  return KernelCompiler::Global().LoopNestText(*graph);
+  absl::StatusOr<KernelDump> dump = KernelCompiler::Global().Dump(*graph);
+  if (!dump.ok()) return dump.status();
+  return dump->loop_nest;
 }
 
 // Runs the entry computation as one Halide kernel.

@@ -118,8 +118,10 @@ INSTANTIATE_TEST_SUITE_P(NumericTypes, DotLoweringTest, ::testing::ValuesIn(Nume
 // (k * n * 4 >= 256 KiB), and with few column panels, where tasks split the
 // rows into chunks. `wide` takes every path on both targets: packed, with
 // column tails, in 2 (AVX2: 5 panels) or 4 chunks (AVX-512: 2 panels);
-// `chunked` and `both` are tiled only with AVX2's 24 columns, and `narrow`
-// (20 columns) is below that and takes AVX2's other tile, 6 rows of 16.
+// `chunked` and `both` are tiled only with AVX2's 24 columns; `narrow` (20
+// columns) is below that and takes AVX2's other tile, 6 rows of 16, as does
+// `packed16` (32 columns, which 16 divide) with its rhs packed; `short`
+// (5 rows) has two 4-row tiles that overlap.
 TEST(DotLoweringTest, RegisterTiledF32EqualsInterpreter) {
   const std::string text = R"(
 HloModule tiled
@@ -135,11 +137,18 @@ ENTRY main {
   i = f32[9,50] parameter(8)
   j = f32[50,20] parameter(9)
   narrow = f32[9,20] dot(i, j), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  k = f32[12,2100] parameter(10)
+  l = f32[2100,32] parameter(11)
+  packed16 = f32[12,32] dot(k, l), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  o = f32[5,70] parameter(12)
+  p = f32[70,30] parameter(13)
+  short = f32[5,30] dot(o, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   packed = f32[50,1000] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   chunked = f32[200,40] dot(c, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   both = f32[31,40] dot(e, f), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   wide = f32[31,100] dot(g, h), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT out = (f32[50,1000], f32[200,40], f32[31,40], f32[31,100], f32[9,20]) tuple(packed, chunked, both, wide, narrow)
+  ROOT out = (f32[50,1000], f32[200,40], f32[31,40], f32[31,100], f32[9,20], f32[12,32], f32[5,30])
+      tuple(packed, chunked, both, wide, narrow, packed16, short)
 }
 )";
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
@@ -151,9 +160,9 @@ ENTRY main {
 }
 
 // The rhs panel is packed from 256 KiB of rhs on; below that its rows are
-// read in place. Both loop nests run the register tile over the whole
-// contraction in a parallel loop of native vectors. With AVX2 the 256 GEMM
-// takes 24x4 tiles and the 128 one 16x6, which divide it (AVX-512: 64x6).
+// read in place. Both loop nests have a parallel loop of native vectors. With
+// AVX2 the 256 GEMM takes 24x4 tiles and the 128 one 16x6, which divide it;
+// with AVX-512 both take 64x6. The loop nest names its target.
 TEST(DotLoweringTest, GemmLoopNestsPackFrom256KiBAndFitTheirTiles) {
   auto loop_nest_of_square_gemm = [](int n) -> absl::StatusOr<std::string> {
     const std::string text = absl::StrReplaceAll(R"(
@@ -170,16 +179,38 @@ ENTRY main {
   };
   ASSERT_OK_AND_ASSIGN(const std::string small, loop_nest_of_square_gemm(128));
   ASSERT_OK_AND_ASSIGN(const std::string large, loop_nest_of_square_gemm(256));
+  ASSERT_THAT(large, ::testing::ContainsRegex("target=x86-64-[a-z0-9_-]*avx2"));
+  const bool avx512 = large.find("avx512") != std::string::npos;
   for (const std::string& nest : {small, large}) {
     EXPECT_THAT(nest, ::testing::HasSubstr("produce dot_acc"));
     EXPECT_THAT(nest, ::testing::HasSubstr("_par_for_"));
-    EXPECT_THAT(nest, ::testing::ContainsRegex("float32x(8|16)"));
+    EXPECT_THAT(nest, ::testing::HasSubstr(avx512 ? "float32x16" : "float32x8"));
   }
   EXPECT_THAT(small, ::testing::Not(::testing::HasSubstr("produce dot_packed_rhs")));
   EXPECT_THAT(large, ::testing::HasSubstr("produce dot_packed_rhs"));
   const std::string tile = "allocate dot_acc_[a-z0-9_]+\\[float32 \\* ";
-  EXPECT_THAT(small, ::testing::ContainsRegex(tile + "(16 \\* 6|64 \\* 6)\\]"));
-  EXPECT_THAT(large, ::testing::ContainsRegex(tile + "(24 \\* 4|64 \\* 6)\\]"));
+  EXPECT_THAT(small, ::testing::ContainsRegex(tile + (avx512 ? "64 \\* 6" : "16 \\* 6") + "\\]"));
+  EXPECT_THAT(large, ::testing::ContainsRegex(tile + (avx512 ? "64 \\* 6" : "24 \\* 4") + "\\]"));
+}
+
+// A kernel's dump prints its Funcs and its loop nest from one pipeline, so
+// the accumulator the Funcs read is the one the loop nest produces.
+TEST(DotLoweringTest, DumpedFuncsAndLoopNestShareNames) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(R"(
+HloModule gemm
+ENTRY main {
+  a = f32[64,64] parameter(0)
+  b = f32[64,64] parameter(1)
+  ROOT d = f32[64,64] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  ASSERT_OK_AND_ASSIGN(KernelGraph graph, GraphForComputation(*module->entry()));
+  ASSERT_OK_AND_ASSIGN(KernelDump dump, KernelCompiler::Global().Dump(graph));
+  ASSERT_OK(dump.loop_nest.status());
+  const size_t at = dump.funcs.find("dot_acc_");
+  ASSERT_NE(at, std::string::npos) << dump.funcs;
+  const std::string acc = dump.funcs.substr(at, dump.funcs.find('(', at) - at);
+  EXPECT_THAT(*dump.loop_nest, ::testing::HasSubstr("produce " + acc + " {"));
 }
 
 TEST(DotLoweringTest, MixedPrecisionBf16ToF32) {
