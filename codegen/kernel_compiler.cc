@@ -75,6 +75,16 @@ StreamedBuffers StreamedBuffersOf(const KernelGraph& graph, const BuiltPipeline&
   return streamed;
 }
 
+// The kernel's function in its object; Halide adds `_argv` for the entry
+// point the loader looks up.
+std::string KernelFunctionName(const std::string& key) { return absl::StrCat("sharc_k_", key); }
+
+// Halide's lowering of a built kernel for the host target (no LLVM yet).
+// Throws Halide::Error.
+Halide::Module LowerKernel(BuiltPipeline& built, const std::string& key) {
+  return built.pipeline.compile_to_module(built.arguments, KernelFunctionName(key), KernelTarget());
+}
+
 thread_local std::string last_halide_error;
 
 extern "C" void SharcHalideErrorHandler(void*, const char* message) {
@@ -314,8 +324,7 @@ absl::StatusOr<KernelDump> KernelCompiler::Dump(const KernelGraph& graph) const 
   try {
     // Lowering only: the module's statements are printed, never handed to
     // LLVM.
-    Halide::Module module = built->pipeline.compile_to_module(
-        built->arguments, absl::StrCat("sharc_k_", Key(graph)), KernelTarget());
+    Halide::Module module = LowerKernel(*built, Key(graph));
     std::ostringstream text;
     text << module;
     dump.loop_nest = text.str();
@@ -372,7 +381,7 @@ absl::Status KernelCompiler::EnsureRuntime() {
 absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Load(
     const KernelGraph& graph, const std::string& key, const std::string& file,
     KernelLinker linker) {
-  const std::string symbol = absl::StrCat("sharc_k_", key, "_argv");
+  const std::string symbol = absl::StrCat(KernelFunctionName(key), "_argv");
   const absl::Time start = absl::Now();
   std::shared_ptr<const void> code;
   void* entry_address = nullptr;
@@ -470,8 +479,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   phase_done(build_us_);
   std::string object;
   try {
-    Halide::Module module = built->pipeline.compile_to_module(
-        built->arguments, absl::StrCat("sharc_k_", key), KernelTarget());
+    Halide::Module module = LowerKernel(*built, key);
     phase_done(lower_us_);
     const ObjectWriteStats written =
         WriteKernelObject(module, &object, StreamedBuffersOf(graph, *built), reciprocal_division);
