@@ -13,7 +13,8 @@
 // AVX-512; 24x4 or 16x6, 12 ymm, with AVX2: ChooseRegisterTile), the
 // tile-wide panel of the right-hand side packed contiguously once per
 // parallel task when it holds 256 KiB of f32 or more, and tasks of (panel,
-// chunk of row tiles), at least 8 of them.
+// chunk of row tiles), at least 8 of them. A large lhs is taken in serial
+// blocks of rows, each a parallel loop over the panels (RowTilesPerBlock).
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -117,6 +118,29 @@ RegisterTile ChooseRegisterTile(int64_t m, int64_t n, int lanes, int vector_regi
   return best;
 }
 
+// Rows of the result per serial block, so that the lhs rows a block
+// streams once per column panel stay in the L3 (32 MiB on this Zen 3,
+// shared with the host's other tenants) from one panel to the next; each
+// block repacks every rhs panel, which costs a strided read of the rhs.
+// Measured on Zen 3 against OpenBLAS in the same run (docs/performance.md,
+// session 14): 2048^3, 1 thread, 0.87-0.93 unblocked, 0.98-1.00 in two
+// blocks of 1024 rows (8 MiB of lhs each), 0.92-0.96 in four of 512 and
+// 0.84-0.85 in eight of 256 (the repacks cost more than the cache saves);
+// 2 threads 0.90-0.97 -> 1.02-1.03 in two blocks. 2048x1024x2048 (8 MiB of
+// lhs) ran 108-127 ms in two blocks against 116-143 unblocked. 1024^3
+// (4 MiB) lost in two blocks (0.92-0.99 against 1.05-1.09), so an lhs of
+// 4 MiB or less stays one block.
+constexpr int64_t kUnblockedLhsBytes = int64_t{4} << 20;
+constexpr int64_t kLhsBlockBytes = int64_t{8} << 20;
+
+// Row tiles per block, or `row_tiles` for one block.
+int64_t RowTilesPerBlock(int64_t row_tiles, int tile_rows, int64_t k) {
+  const int64_t lhs_bytes = row_tiles * tile_rows * k * 4;
+  if (lhs_bytes <= kUnblockedLhsBytes) return row_tiles;
+  const int64_t blocks = std::max<int64_t>(2, (lhs_bytes + kLhsBlockBytes - 1) / kLhsBlockBytes);
+  return (row_tiles + blocks - 1) / blocks;
+}
+
 void ScheduleDot(DotStages s, Halide::Func out) {
   const int64_t rank = static_cast<int64_t>(s.dims.size());
   std::vector<Halide::VarOrRVar> reduction_order;
@@ -166,6 +190,14 @@ void ScheduleDot(DotStages s, Halide::Func out) {
       out.reorder(xi, yi, yc, x, yo).fuse(x, yo, t);
       acc_at = yc;
       task = t;
+    }
+    if (chunks <= 1) {
+      const int64_t per_block = RowTilesPerBlock(row_tiles, tile_rows, s.k);
+      if (per_block < row_tiles) {
+        Halide::Var block("row_block");
+        out.split(y, block, y, static_cast<int>(per_block), Halide::TailStrategy::GuardWithIf);
+        out.reorder(xi, yi, y, x, block);
+      }
     }
     out.parallel(task);
     acc.compute_at(out, acc_at).vectorize(aargs[0], lanes).unroll(aargs[0]).unroll(aargs[1]);

@@ -143,12 +143,16 @@ ENTRY main {
   o = f32[5,70] parameter(12)
   p = f32[70,30] parameter(13)
   short = f32[5,30] dot(o, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  q = f32[1034,1030] parameter(14)
+  r = f32[1030,200] parameter(15)
+  blocked = f32[1034,200] dot(q, r), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   packed = f32[50,1000] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   chunked = f32[200,40] dot(c, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   both = f32[31,40] dot(e, f), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   wide = f32[31,100] dot(g, h), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT out = (f32[50,1000], f32[200,40], f32[31,40], f32[31,100], f32[9,20], f32[12,32], f32[5,30])
-      tuple(packed, chunked, both, wide, narrow, packed16, short)
+  ROOT out = (f32[50,1000], f32[200,40], f32[31,40], f32[31,100], f32[9,20], f32[12,32], f32[5,30],
+             f32[1034,200])
+      tuple(packed, chunked, both, wide, narrow, packed16, short, blocked)
 }
 )";
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
@@ -163,7 +167,7 @@ ENTRY main {
 // read in place. Both loop nests have a parallel loop of native vectors. With
 // AVX2 the 256 GEMM takes 24x4 tiles and the 128 one 16x6, which divide it;
 // with AVX-512 both take 64x6. The loop nest names its target.
-TEST(DotLoweringTest, GemmLoopNestsPackFrom256KiBAndFitTheirTiles) {
+TEST(DotLoweringTest, GemmLoopNestsPackFitTheirTilesAndBlockLargeLhs) {
   auto loop_nest_of_square_gemm = [](int n) -> absl::StatusOr<std::string> {
     const std::string text = absl::StrReplaceAll(R"(
 HloModule gemm
@@ -191,6 +195,13 @@ ENTRY main {
   const std::string tile = "allocate dot_acc_[a-z0-9_]+\\[float32 \\* ";
   EXPECT_THAT(small, ::testing::ContainsRegex(tile + (avx512 ? "64 \\* 6" : "16 \\* 6") + "\\]"));
   EXPECT_THAT(large, ::testing::ContainsRegex(tile + (avx512 ? "64 \\* 6" : "24 \\* 4") + "\\]"));
+  // An lhs over 4 MiB is taken in serial blocks of rows of at most 8 MiB,
+  // at least two, each a parallel loop over the column panels.
+  ASSERT_OK_AND_ASSIGN(const std::string four_mib, loop_nest_of_square_gemm(1024));
+  ASSERT_OK_AND_ASSIGN(const std::string sixteen_mib, loop_nest_of_square_gemm(2048));
+  EXPECT_THAT(four_mib, ::testing::Not(::testing::HasSubstr("row_block")));
+  EXPECT_THAT(sixteen_mib, ::testing::ContainsRegex("for \\([^,]+row_block, 0, 2\\) \\{\n"
+                                                    "[^\n]*\n[^\n]*\n *let [^ ]+ = halide_do_par_for"));
 }
 
 // A kernel's dump prints its Funcs and its loop nest from one pipeline, so
