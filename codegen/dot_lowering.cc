@@ -118,24 +118,32 @@ RegisterTile ChooseRegisterTile(int64_t m, int64_t n, int lanes, int vector_regi
   return best;
 }
 
-// Rows of the result per serial block, so that the lhs rows a block
-// streams once per column panel stay in the L3 (32 MiB on this Zen 3,
-// shared with the host's other tenants) from one panel to the next; each
-// block repacks every rhs panel, which costs a strided read of the rhs.
-// Measured on Zen 3 against OpenBLAS in the same run (docs/performance.md,
-// session 14): 2048^3, 1 thread, 0.87-0.93 unblocked, 0.98-1.00 in two
-// blocks of 1024 rows (8 MiB of lhs each), 0.92-0.96 in four of 512 and
-// 0.84-0.85 in eight of 256 (the repacks cost more than the cache saves);
-// 2 threads 0.90-0.97 -> 1.02-1.03 in two blocks. 2048x1024x2048 (8 MiB of
-// lhs) ran 108-127 ms in two blocks against 116-143 unblocked. 1024^3
-// (4 MiB) lost in two blocks (0.92-0.99 against 1.05-1.09), so an lhs of
-// 4 MiB or less stays one block.
+// Rows of the result per serial block. Each block is a parallel loop over
+// all the column panels, so the lhs rows of one block are read once per
+// panel while they are, presumably, still in the L3 (32 MiB on this Zen 3,
+// shared with the host's other tenants; there are no cache counters here to
+// confirm it). Each block repacks every rhs panel, a strided read of the
+// whole rhs, so blocks cannot be small. Measured on Zen 3 against OpenBLAS
+// in the same run (docs/performance.md, session 14), 2048^3 on 1 thread:
+// 0.87-0.95 unblocked, 0.91-1.00 in two blocks of 1024 rows (8 MiB of lhs
+// each), 0.92-0.96 in four of 512, 0.84-0.85 in eight of 256; alternated
+// in the same minutes, two blocks won two rounds of three. 2 threads:
+// 0.90-0.97 unblocked, 1.00-1.03 in two blocks in the paired runs, but 0.93
+// and 0.97 in the later sweeps. 2048x1024x2048 (8 MiB of lhs) ran 108-127 ms
+// in two blocks against 116-143 unblocked. 1024^3 (4 MiB) lost in two
+// blocks (0.92-0.99 against 1.05-1.09), so an lhs of 4 MiB or less stays
+// one block. Only the tiled f32 schedule with at least 8 column panels is
+// blocked (with fewer, tasks split the rows instead), and only with a single
+// contracting dim (`k` is 0 otherwise).
 constexpr int64_t kUnblockedLhsBytes = int64_t{4} << 20;
 constexpr int64_t kLhsBlockBytes = int64_t{8} << 20;
 
-// Row tiles per block, or `row_tiles` for one block.
-int64_t RowTilesPerBlock(int64_t row_tiles, int tile_rows, int64_t k) {
-  const int64_t lhs_bytes = row_tiles * tile_rows * k * 4;
+// Row tiles per block for an lhs of `m` rows of `k` f32 (the rows as they
+// are, not padded to whole tiles, so the rule does not depend on the tile):
+// one block up to 4 MiB, else at least two of at most 8 MiB, give or take
+// a row tile.
+int64_t RowTilesPerBlock(int64_t m, int64_t k, int64_t row_tiles) {
+  const int64_t lhs_bytes = m * k * 4;
   if (lhs_bytes <= kUnblockedLhsBytes) return row_tiles;
   const int64_t blocks = std::max<int64_t>(2, (lhs_bytes + kLhsBlockBytes - 1) / kLhsBlockBytes);
   return (row_tiles + blocks - 1) / blocks;
@@ -192,7 +200,7 @@ void ScheduleDot(DotStages s, Halide::Func out) {
       task = t;
     }
     if (chunks <= 1) {
-      const int64_t per_block = RowTilesPerBlock(row_tiles, tile_rows, s.k);
+      const int64_t per_block = RowTilesPerBlock(m, s.k, row_tiles);
       if (per_block < row_tiles) {
         Halide::Var block("row_block");
         out.split(y, block, y, static_cast<int>(per_block), Halide::TailStrategy::GuardWithIf);

@@ -121,7 +121,10 @@ INSTANTIATE_TEST_SUITE_P(NumericTypes, DotLoweringTest, ::testing::ValuesIn(Nume
 // `chunked` and `both` are tiled only with AVX2's 24 columns; `narrow` (20
 // columns) is below that and takes AVX2's other tile, 6 rows of 16, as does
 // `packed16` (32 columns, which 16 divide) with its rhs packed; `short`
-// (5 rows) has two 4-row tiles that overlap.
+// (5 rows) has two 4-row tiles that overlap. `blocked` (4.06 MiB of lhs,
+// over the 4 MiB threshold) runs in two serial blocks of rows of unequal
+// size with AVX2 (9 panels); with AVX-512 it has 4 panels and is chunked
+// instead.
 TEST(DotLoweringTest, RegisterTiledF32EqualsInterpreter) {
   const std::string text = R"(
 HloModule tiled
