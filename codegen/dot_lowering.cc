@@ -198,14 +198,13 @@ void ScheduleDot(DotStages s, Halide::Func out) {
       out.reorder(xi, yi, yc, x, yo).fuse(x, yo, t);
       acc_at = yc;
       task = t;
-    }
-    if (chunks <= 1) {
-      const int64_t per_block = RowTilesPerBlock(m, s.k, row_tiles);
-      if (per_block < row_tiles) {
-        Halide::Var block("row_block");
-        out.split(y, block, y, static_cast<int>(per_block), Halide::TailStrategy::GuardWithIf);
-        out.reorder(xi, yi, y, x, block);
-      }
+    } else if (const int64_t per_block = RowTilesPerBlock(m, s.k, row_tiles);
+               per_block < row_tiles) {
+      // Tasks are whole panels: a large lhs goes through them in serial
+      // blocks of rows.
+      Halide::Var block("row_block");
+      out.split(y, block, y, static_cast<int>(per_block), Halide::TailStrategy::GuardWithIf);
+      out.reorder(xi, yi, y, x, block);
     }
     out.parallel(task);
     acc.compute_at(out, acc_at).vectorize(aargs[0], lanes).unroll(aargs[0]).unroll(aargs[1]);
