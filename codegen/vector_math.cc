@@ -64,48 +64,62 @@ Expr VectorTanh(const Expr& z) {
 }
 
 // exp(x) = 2^k * exp(r), r = x - k ln2 in [0, ln2], with k = floor(x / ln2)
-// found by adding 1.5 * 2^23: the sum's rounding to an integer is the
-// rounding wanted, its low mantissa bits are k, and shifting them into the
-// exponent field gives 2^k with no float-to-int conversion. Flooring
+// found by adding 1.5 * 2^23 plus the exponent bias: the sum's rounding to
+// an integer is the rounding wanted, its low mantissa bits are k + bias,
+// and shifting them into the exponent field gives 2^k with no float-to-int
+// conversion and no integer add. Flooring
 // (rounding x / ln2 - 1/2) rather than rounding keeps k <= 127 wherever
 // exp(x) is finite, so 2^k is a float there; above ln(FLT_MAX), k = 128
 // builds +inf, which is the answer. The kernel only adds, multiplies and
-// shifts: 20 instructions per vector (the load folded in) against Halide's
+// shifts: 19 instructions per vector (the load folded in) against Halide's
 // 26, and two more for the lanes that round to zero (below).
 // The kernel relies on the pipeline's StrictFloat target: Halide would
 // otherwise simplify (a + 1.5 * 2^23) - 1.5 * 2^23 to a.
 namespace {
 
 // The part both exp forms share, for an x already clamped to [-104, 89]:
-// the sum t whose low mantissa bits hold k, and exp(r) = p.
+// the sum t whose low mantissa bits hold k + bias_exponent, k, and
+// exp(r) * scale = p.
 struct ExpReduction {
   Expr t;
   Expr k;
   Expr p;
 };
 
-ExpReduction ReduceExp(const Expr& xc) {
+// The bias rides in the rounding constant (1.5 * 2^23 + bias is still an
+// integer below 2^24, so t keeps an ulp of 1), which saves the integer add
+// that would otherwise put it into the exponent field. It gives the same
+// k: the sum's exact value never lies halfway between integers for
+// |x| <= 104 (that would need x - ln2/2 >= 2^22), so shifting it by an odd
+// integer cannot change how it rounds.
+// `scale` is a power of two multiplied into the polynomial's coefficients.
+// Every Horner step is an FMA whose result stays normal, so p comes out as
+// exactly scale * exp(r) rounded as before: scaling by 2^-64 there is free,
+// where a multiply of the final result would cost an instruction.
+ExpReduction ReduceExp(const Expr& xc, uint32_t bias_exponent, double scale) {
   auto c = [&](double v) { return Halide::Internal::make_const(xc.type(), v); };
-  const double kRoundingBias = 12582912.0;  // 1.5 * 2^23
+  const double kRounding = 12582912.0 + bias_exponent;  // 1.5 * 2^23 + bias
   const double kLn2 = 0.693147180559945309;
-  Expr t = (xc - c(0.5 * kLn2)) * c(1.44269504088896341) + c(kRoundingBias);
-  Expr k = t - c(kRoundingBias);  // an integer, exactly
+  Expr t = (xc - c(0.5 * kLn2)) * c(1.44269504088896341) + c(kRounding);
+  Expr k = t - c(kRounding);  // an integer, exactly
   // Cody-Waite: ln2 in two parts, the first with 8 trailing zero bits so
   // that k * part is exact for |k| < 256.
   Expr r = (xc - k * c(0.693145751953125)) - k * c(1.42860682030941723212e-6);
   // Degree-6 fit of exp on [-0.02, ln2 + 0.02] (weighted least squares on
   // relative error; 2.7e-9 in exact arithmetic, < 1 ulp evaluated in f32).
-  Expr p = Horner(r, {0.0019559531938284636, 0.007783412467688322, 0.041916657239198685,
-                      0.1666117161512375, 0.5000051259994507, 0.9999998807907104, 1.0});
+  Expr p = Horner(r, {scale * 0.0019559531938284636, scale * 0.007783412467688322,
+                      scale * 0.041916657239198685, scale * 0.1666117161512375,
+                      scale * 0.5000051259994507, scale * 0.9999998807907104, scale});
   return {t, k, p};
 }
 
-// 2^(k + bias_exponent) as bits, from t (k + bias_exponent in [1, 254]
-// gives a normal power of two; 255 gives +inf).
-Expr PowerOfTwoBits(const Expr& t, uint32_t bias_exponent) {
+// 2^(k + bias_exponent) as bits, from the t of ReduceExp(.., bias_exponent,
+// ..): its low 9 bits are k + bias_exponent (mod 512), shifted into the
+// exponent field (k + bias_exponent in [1, 254] gives a normal power of
+// two, 255 gives +inf; bits shifted out are those of 1.5 * 2^23).
+Expr PowerOfTwoBits(const Expr& t) {
   Halide::Type u32 = Halide::UInt(32, t.type().lanes());
-  auto u = [&](uint32_t v) { return Halide::Internal::make_const(u32, v); };
-  return (Halide::reinterpret(u32, t) << u(23)) + u(bias_exponent << 23);
+  return Halide::reinterpret(u32, t) << Halide::Internal::make_const(u32, 23);
 }
 
 constexpr double kTwoToMinus64 = 5.42101086242752217e-20;
@@ -121,9 +135,11 @@ Expr VectorExp(const Expr& x) {
   // whose false side is x, so NaN passes through unchanged.
   Expr xc = Halide::select(x < c(-104.0), c(-104.0), x);
   xc = Halide::select(xc > c(89.0), c(89.0), xc);
-  ExpReduction e = ReduceExp(xc);
+  ExpReduction e = ReduceExp(xc, 127, 1.0);
   // 2^k from t's low bits (k in [-151, 128]); k = 128 makes +inf, as wanted.
-  Expr scale_bits = PowerOfTwoBits(e.t, 127);
+  // Below k = -126 the bits wrap (mod 512), and the subnormal path's added
+  // 64 brings them back into range.
+  Expr scale_bits = PowerOfTwoBits(e.t);
   // Below 2^-126 the result is subnormal: scale by 2^(k + 64), exactly, and
   // then by 2^-64, which rounds once. A multiply whose result underflows
   // costs a microcode assist on Intel cores, so the clamped lanes (x <=
@@ -141,17 +157,19 @@ Expr VectorExp(const Expr& x) {
 }
 
 // For x <= 0, k <= 0, so 2^(k + 64) is always a normal power of two: every
-// lane takes VectorExp's subnormal path, whose second multiply is exact for
-// normal results. That leaves out the overflow clamp, the subnormal test
-// and two selects; the lanes that round to +0 get an input whose multiplies
-// cannot underflow, then +0.
+// lane takes VectorExp's subnormal path, which scales by 2^(k + 64) and
+// then by 2^-64. Here the 2^-64 is in the polynomial's coefficients, so
+// the one multiply by 2^(k + 64) rounds the same real number once: the
+// same bits, one instruction less. That leaves out the overflow clamp, the
+// subnormal test, two selects and two multiplies; the lanes that round to
+// +0 get an input whose multiplies cannot underflow, then +0.
 Expr VectorExpOfNonPositive(const Expr& x) {
   Halide::Type f32 = x.type();
   auto c = [&](double v) { return Halide::Internal::make_const(f32, v); };
   Expr flushed = x < c(-103.98);  // false for NaN, which passes through
-  ExpReduction e = ReduceExp(Halide::select(flushed, c(-80.0), x));
-  Expr scaled = e.p * Halide::reinterpret(f32, PowerOfTwoBits(e.t, 127 + 64));
-  return Halide::select(flushed, c(0.0), scaled * c(kTwoToMinus64));
+  ExpReduction e = ReduceExp(Halide::select(flushed, c(-80.0), x), 127 + 64, kTwoToMinus64);
+  Expr scaled = e.p * Halide::reinterpret(f32, PowerOfTwoBits(e.t));
+  return Halide::select(flushed, c(0.0), scaled);
 }
 
 }  // namespace sharc::codegen
