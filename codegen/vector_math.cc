@@ -63,23 +63,25 @@ Expr VectorTanh(const Expr& z) {
   return Halide::reinterpret(ty, Halide::reinterpret(bits, m) | sign);
 }
 
-// exp(x) = 2^k * exp(r), r = x - k ln2 in [0, ln2], with k = floor(x / ln2)
-// found by adding 1.5 * 2^23 plus the exponent bias: the sum's rounding to
-// an integer is the rounding wanted, its low mantissa bits are k + bias,
-// and shifting them into the exponent field gives 2^k with no float-to-int
-// conversion and no integer add. Flooring
-// (rounding x / ln2 - 1/2) rather than rounding keeps k <= 127 wherever
-// exp(x) is finite, so 2^k is a float there; above ln(FLT_MAX), k = 128
-// builds +inf, which is the answer. The kernel only adds, multiplies and
-// shifts: 19 instructions per vector (the load folded in) against Halide's
-// 26, and two more for the lanes that round to zero (below).
+// exp(x) = 2^(k-1) * 2 exp(r), r = x - k ln2 in [-ln2/2, ln2/2], with
+// k = round(x / ln2) found by adding 1.5 * 2^23 plus the exponent bias: the
+// sum's rounding to an integer is the rounding wanted, its low mantissa
+// bits are k + bias, and shifting them into the exponent field gives the
+// power of two with no float-to-int conversion and no integer add.
+// Rounding (one FMA) rather than flooring (a subtraction of ln2/2 first)
+// puts k = 128 below ln(FLT_MAX), so the power is 2^(k-1), always a float
+// where exp(x) is finite, and the 2 goes into the polynomial's
+// coefficients; above ln(FLT_MAX) the product overflows to +inf, which is
+// the answer. The kernel only adds, multiplies and shifts: 18 instructions
+// per vector (the load folded in) against Halide's 26, and two more for
+// the lanes that round to zero (below).
 // The kernel relies on the pipeline's StrictFloat target: Halide would
 // otherwise simplify (a + 1.5 * 2^23) - 1.5 * 2^23 to a.
 namespace {
 
 // The part both exp forms share, for an x already clamped to [-104, 89]:
 // the sum t whose low mantissa bits hold k + bias_exponent, k, and
-// exp(r) * scale = p.
+// p = 2 exp(r) * scale.
 struct ExpReduction {
   Expr t;
   Expr k;
@@ -88,35 +90,37 @@ struct ExpReduction {
 
 // The bias rides in the rounding constant (1.5 * 2^23 + bias is still an
 // integer below 2^24, so t keeps an ulp of 1), which saves the integer add
-// that would otherwise put it into the exponent field. It gives the same
-// k: the sum's exact value never lies halfway between integers for
-// |x| <= 104 (that would need x - ln2/2 >= 2^22), so shifting it by an odd
-// integer cannot change how it rounds.
+// that would otherwise put it into the exponent field. It cannot change k:
+// the sum's exact value is never halfway between integers for |x| <= 104
+// (x * f32(log2 e) has an odd significand times 2^(e - 23), a half-integer
+// only if |x| >= 2^22), so shifting it by an integer does not change how
+// it rounds.
 // `scale` is a power of two multiplied into the polynomial's coefficients.
 // Every Horner step is an FMA whose result stays normal, so p comes out as
-// exactly scale * exp(r) rounded as before: scaling by 2^-64 there is free,
-// where a multiply of the final result would cost an instruction.
+// exactly scale times the unscaled polynomial: scaling by 2 or 2^-64 there
+// is free, where a multiply of the final result would cost an instruction.
 ExpReduction ReduceExp(const Expr& xc, uint32_t bias_exponent, double scale) {
   auto c = [&](double v) { return Halide::Internal::make_const(xc.type(), v); };
   const double kRounding = 12582912.0 + bias_exponent;  // 1.5 * 2^23 + bias
-  const double kLn2 = 0.693147180559945309;
-  Expr t = (xc - c(0.5 * kLn2)) * c(1.44269504088896341) + c(kRounding);
+  Expr t = xc * c(1.44269504088896341) + c(kRounding);
   Expr k = t - c(kRounding);  // an integer, exactly
   // Cody-Waite: ln2 in two parts, the first with 8 trailing zero bits so
   // that k * part is exact for |k| < 256.
   Expr r = (xc - k * c(0.693145751953125)) - k * c(1.42860682030941723212e-6);
-  // Degree-6 fit of exp on [-0.02, ln2 + 0.02] (weighted least squares on
-  // relative error; 2.7e-9 in exact arithmetic, < 1 ulp evaluated in f32).
-  Expr p = Horner(r, {scale * 0.0019559531938284636, scale * 0.007783412467688322,
-                      scale * 0.041916657239198685, scale * 0.1666117161512375,
-                      scale * 0.5000051259994507, scale * 0.9999998807907104, scale});
+  // Degree-6 fit of exp on [-ln2/2 - 0.01, ln2/2 + 0.01] with the constant
+  // term 1 (weighted least squares on relative error: 2.4e-9 in exact
+  // arithmetic; simulated in f32 over [-110, 95], every result within 1 ulp,
+  // 8.5% of them off by one, against 13% for the earlier floor form's fit).
+  Expr p = Horner(r, {scale * 0.0013840898055172688, scale * 0.008376520050603187,
+                      scale * 0.04166816465994234, scale * 0.16666403382287287,
+                      scale * 0.499999931272049, scale * 1.000000037962892, scale});
   return {t, k, p};
 }
 
-// 2^(k + bias_exponent) as bits, from the t of ReduceExp(.., bias_exponent,
-// ..): its low 9 bits are k + bias_exponent (mod 512), shifted into the
-// exponent field (k + bias_exponent in [1, 254] gives a normal power of
-// two, 255 gives +inf; bits shifted out are those of 1.5 * 2^23).
+// 2^(k + bias_exponent - 127) as bits, from the t of ReduceExp(..,
+// bias_exponent, ..): its low 9 bits are k + bias_exponent (mod 512),
+// shifted into the exponent field (k + bias_exponent in [1, 254] gives a
+// normal power of two; the bits shifted out are those of 1.5 * 2^23).
 Expr PowerOfTwoBits(const Expr& t) {
   Halide::Type u32 = Halide::UInt(32, t.type().lanes());
   return Halide::reinterpret(u32, t) << Halide::Internal::make_const(u32, 23);
@@ -135,31 +139,31 @@ Expr VectorExp(const Expr& x) {
   // whose false side is x, so NaN passes through unchanged.
   Expr xc = Halide::select(x < c(-104.0), c(-104.0), x);
   xc = Halide::select(xc > c(89.0), c(89.0), xc);
-  ExpReduction e = ReduceExp(xc, 127, 1.0);
-  // 2^k from t's low bits (k in [-151, 128]); k = 128 makes +inf, as wanted.
-  // Below k = -126 the bits wrap (mod 512), and the subnormal path's added
-  // 64 brings them back into range.
+  ExpReduction e = ReduceExp(xc, 126, 2.0);
+  // 2^(k-1) from t's low bits (k in [-150, 128], so k - 1 <= 127). Below
+  // k = -125 the bits wrap (mod 512), and the subnormal path's added 64
+  // brings them back into range.
   Expr scale_bits = PowerOfTwoBits(e.t);
-  // Below 2^-126 the result is subnormal: scale by 2^(k + 64), exactly, and
-  // then by 2^-64, which rounds once. A multiply whose result underflows
-  // costs a microcode assist on Intel cores, so the clamped lanes (x <=
-  // -104, whose exp rounds to +0: a masked softmax's -inf) are not scaled
-  // but set to +0; LLVM keeps the second multiply masked to the others.
-  // Every x below -103.98 rounds to +0 (the threshold is -103.9721). Not
-  // `xc <= -104`: the simplifier may turn that into !(-104 < xc), which
-  // holds for NaN (see VectorTanh).
+  // Below 2^-126 the power is subnormal: scale by 2^(k - 1 + 64), exactly,
+  // and then by 2^-64, which rounds once. A multiply whose result
+  // underflows costs a microcode assist on Intel cores, so the clamped
+  // lanes (x <= -104, whose exp rounds to +0: a masked softmax's -inf) are
+  // not scaled but set to +0; LLVM keeps the second multiply masked to the
+  // others. Every x below -103.98 rounds to +0 (the threshold is
+  // -103.9721). Not `xc <= -104`: the simplifier may turn that into
+  // !(-104 < xc), which holds for NaN (see VectorTanh).
   Expr flushed = xc < c(-103.98);
-  Expr subnormal = e.k < c(-126.0) && !flushed;
+  Expr subnormal = e.k < c(-125.0) && !flushed;
   scale_bits = Halide::select(subnormal, scale_bits + u(64u << 23), scale_bits);
   Expr result = e.p * Halide::reinterpret(f32, scale_bits);
   result = Halide::select(subnormal, result * c(kTwoToMinus64), result);
   return Halide::select(flushed, c(0.0), result);
 }
 
-// For x <= 0, k <= 0, so 2^(k + 64) is always a normal power of two: every
-// lane takes VectorExp's subnormal path, which scales by 2^(k + 64) and
+// For x <= 0, k <= 0, so 2^(k - 1 + 64) is always a normal power of two:
+// every lane takes VectorExp's subnormal path, which scales by that and
 // then by 2^-64. Here the 2^-64 is in the polynomial's coefficients, so
-// the one multiply by 2^(k + 64) rounds the same real number once: the
+// the one multiply by 2^(k - 1 + 64) rounds the same real number once: the
 // same bits, one instruction less. That leaves out the overflow clamp, the
 // subnormal test, two selects and two multiplies; the lanes that round to
 // +0 get an input whose multiplies cannot underflow, then +0.
@@ -167,7 +171,8 @@ Expr VectorExpOfNonPositive(const Expr& x) {
   Halide::Type f32 = x.type();
   auto c = [&](double v) { return Halide::Internal::make_const(f32, v); };
   Expr flushed = x < c(-103.98);  // false for NaN, which passes through
-  ExpReduction e = ReduceExp(Halide::select(flushed, c(-80.0), x), 127 + 64, kTwoToMinus64);
+  ExpReduction e =
+      ReduceExp(Halide::select(flushed, c(-80.0), x), 126 + 64, 2.0 * kTwoToMinus64);
   Expr scaled = e.p * Halide::reinterpret(f32, PowerOfTwoBits(e.t));
   return Halide::select(flushed, c(0.0), scaled);
 }
