@@ -21,46 +21,50 @@ Expr Horner(const Expr& x, std::initializer_list<double> coefficients) {
 
 // tanh as the rational minimax approximation XLA's CPU and GPU backends use
 // for f32 (odd degree-13 numerator over even degree-6 denominator; Eigen's
-// coefficients), evaluated on |z| and given z's sign back with two bit
-// operations. It is all multiplies and adds plus one division, about half
-// the work of an exp-based form, which matters because a tanh chain must
-// keep up with memory bandwidth.
+// coefficients). It is all multiplies and adds plus one division, about
+// half the work of an exp-based form, which matters because a tanh chain
+// must keep up with memory bandwidth.
 // - The numerator's constant term is the denominator's (Eigen's differ by
-//   1.3e-7 relative), so the ratio is exactly 1 for tiny |z|, and |z| times
-//   it is |z|: -0, subnormals and tiny inputs come out exact with no select
+//   1.3e-7 relative), so the ratio is exactly 1 for tiny |z|, and z times
+//   it is z: -0, subnormals and tiny inputs come out exact with no select
 //   of their own (Eigen selects z below 4e-4).
-// - |z| is clamped at 9.1, where f32 tanh rounds to 1; the rational stays
-//   within 2.4e-8 of tanh up to there (under half an ulp of 1; it is fit on
-//   [0, 7.905]) and is 1 - 1.4e-9 at 9.1, which rounds to 1. Evaluated in
-//   f32 it overshoots 1 by an ulp at some inputs near 9, so the result is
-//   capped at 1.
+// - z is clamped to [-9.1, 9.1], where f32 tanh rounds to +-1; the rational
+//   stays within 2.4e-8 of tanh up to there (under half an ulp of 1; it is
+//   fit on [0, 7.905]) and is 1 - 1.4e-9 at 9.1, which rounds to 1.
+//   Evaluated in f32 it overshoots 1 by an ulp at some inputs near 9, so
+//   the result is clamped to [-1, 1].
+// - The rational is odd as evaluated (x^2 loses the sign, x gives it back),
+//   so z's sign needs no handling: two clamps of two instructions each
+//   (a vminps and a vmaxps) do what an abs, a clamp, a cap and two bit
+//   operations for the sign did, one instruction fewer.
 // - Selects keep their input on the false side (a > c ? c : a), so NaN
 //   passes through: Halide's simplifier may rewrite a comparison as the
 //   negation of its opposite (a >= b as !(a < b)), true for NaN. This also
 //   relies on the pipeline's StrictFloat target: without it Halide turns
-//   such a select into min/max, which return the constant for NaN.
+//   such a select into min/max, which return the constant for NaN. LLVM
+//   still makes each select one vminps or vmaxps, whose x86 semantics (the
+//   second operand when either is NaN) are exactly the select's.
 // Max error 5 ulp (simulated over every 37th float below 10; the unit test
 // sweeps more). Against the form with a tiny-input select, a sign select
-// and a NaN test, the tail after the ratio fell from 11 instructions to 5:
-// on AVX2 (Zen 3) tanh over 64K floats went from 0.044-0.046 to
+// and a NaN test, the tail after the ratio fell from 11 instructions to 5
+// (now 2): on AVX2 (Zen 3) tanh over 64K floats went from 0.044-0.046 to
 // 0.036-0.038 ms. Estrin's scheme for the numerator (half the dependent
 // FMAs) was no faster there.
 Expr VectorTanh(const Expr& z) {
   Halide::Type ty = z.type();
-  Halide::Type bits = Halide::UInt(32, ty.lanes());
   auto c = [&](double v) { return Halide::Internal::make_const(ty, v); };
-  Expr magnitude = Halide::abs(z);
-  Expr x = Halide::select(magnitude > c(9.1), c(9.1), magnitude);
+  auto clamp = [&](const Expr& v, double bound) {
+    Expr below = Halide::select(v > c(bound), c(bound), v);
+    return Halide::select(below < c(-bound), c(-bound), below);
+  };
+  Expr x = clamp(z, 9.1);
   Expr x2 = x * x;
   Expr p = Horner(x2, {-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
                        5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
                        4.89352518554385e-03});
   Expr q = Horner(x2, {1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
                        4.89352518554385e-03});
-  Expr m = x * (p / q);
-  m = Halide::select(m > c(1.0), c(1.0), m);
-  Expr sign = Halide::reinterpret(bits, z) & Halide::Internal::make_const(bits, 0x80000000u);
-  return Halide::reinterpret(ty, Halide::reinterpret(bits, m) | sign);
+  return clamp(x * (p / q), 1.0);
 }
 
 // exp(x) = 2^(k-1) * 2 exp(r), r = x - k ln2 in [-ln2/2, ln2/2], with
