@@ -45,9 +45,13 @@ Halide::Expr ToCompute(const Halide::Expr& e, PrimitiveType type) {
 Halide::Expr ToStorage(const Halide::Expr& e, PrimitiveType type) {
   Halide::Type t = StorageType(type);
   if (e.type() == t) return e;
-  if (type == PrimitiveType::kF16 && e.type().is_float()) {
-    // Halide 14's f32 -> f16 conversion turns NaN into infinity.
-    Halide::Expr quiet_nan = Halide::reinterpret(t, make_const(Halide::UInt(16), 0x7e00));
+  if ((type == PrimitiveType::kF16 || type == PrimitiveType::kBF16) && e.type().is_float()) {
+    // Halide 14's f32 -> f16 conversion turns NaN into infinity, and its
+    // f32 -> bf16 conversion rounds by adding to the bits, which carries a
+    // NaN payload's low half into the exponent or the sign (0x7fffffff
+    // became -0, 0x7f800001 infinity).
+    const uint16_t quiet_nan_bits = type == PrimitiveType::kF16 ? 0x7e00 : 0x7fc0;
+    Halide::Expr quiet_nan = Halide::reinterpret(t, make_const(Halide::UInt(16), quiet_nan_bits));
     return Halide::select(Halide::is_nan(e), quiet_nan, Halide::cast(t, e));
   }
   return Halide::cast(t, e);

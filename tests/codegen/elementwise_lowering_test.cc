@@ -2,6 +2,9 @@
 // element type it accepts. One kernel per dtype holds all the ops (a tuple of
 // results), so each dtype costs one compile. Shapes have an inner dim of 67:
 // not a multiple of any vector width, and long enough to vectorise.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -158,6 +161,41 @@ TEST_P(ElementwiseLoweringTest, PolynomialOpsCloseToInterpreter) {
   double rtol = t == PrimitiveType::kBF16 ? 8e-3 : t == PrimitiveType::kF16 ? 1e-3
                : t == PrimitiveType::kF32 ? 2e-6 : 1e-13;
   EXPECT_TRUE(LiteralsMatch(expected, actual, rtol, rtol, "polynomial ops")) << text;
+}
+
+// f32 NaNs whatever their payload convert to NaN in f16 and bf16 (a
+// rounding conversion that adds to the bits could carry a payload's low
+// half into the sign), and the values around them convert as the
+// interpreter converts them.
+TEST(ConvertLoweringTest, NarrowingKeepsNanWhateverItsPayload) {
+  const std::vector<uint32_t> nan_bits = {0x7fc00000u, 0xffc00000u, 0x7fffffffu, 0xffffffffu,
+                                          0x7f800001u, 0x7fbfffffu, 0x7fff8001u, 0xffff8000u};
+  std::vector<float> x;
+  for (uint32_t b : nan_bits) {
+    float f;
+    std::memcpy(&f, &b, sizeof f);
+    x.push_back(f);
+  }
+  for (float v : {1.0f, -2.5f, 65504.0f, 3.0e38f, -0.0f, 1e-40f, 0.33333334f, 1.00390625f}) x.push_back(v);
+  const std::string n = std::to_string(x.size());
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<hlo::Module> module,
+      hlo::ParseAndVerifyModule("HloModule m\nENTRY main {\n  x = f32[" + n + "] parameter(0)\n"
+                                "  b = bf16[" + n + "] convert(x)\n  h = f16[" + n +
+                                "] convert(x)\n  ROOT t = (bf16[" + n + "], f16[" + n +
+                                "]) tuple(b, h)\n}\n"));
+  std::vector<hlo::Literal> args;
+  args.push_back(hlo::Literal::Vector<float>(x));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+  for (int64_t out = 0; out < 2; ++out) {
+    for (size_t i = 0; i < nan_bits.size(); ++i) {
+      EXPECT_TRUE(std::isnan(actual.element(out).GetAsDouble(static_cast<int64_t>(i))))
+          << (out == 0 ? "bf16" : "f16") << " of NaN bits 0x" << std::hex << nan_bits[i] << ": "
+          << actual.element(out).GetAsDouble(static_cast<int64_t>(i));
+    }
+  }
+  EXPECT_TRUE(LiteralsMatch(expected, actual, 0, 0, "narrowing converts"));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, ElementwiseLoweringTest, ::testing::ValuesIn(AllTypes()),

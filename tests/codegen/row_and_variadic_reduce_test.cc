@@ -291,40 +291,52 @@ ENTRY main {
 // Long rows reduced by maximum and minimum (vectorised along the row, with
 // the lanes folded at the end) propagate NaN wherever it sits: first in the
 // row (the accumulator's side), last, in the middle, alone or with +-inf,
-// and in every row; and keep the interpreter's choice between -0 and +0.
+// and in every row, for each float width (bf16 is reduced in f32 and
+// stored back). A row of alternating -0 and +0 gives a zero; which
+// one depends on the order, which the vectorised reduction does not keep
+// (LiteralsMatch does not compare zeros' signs).
 TEST(RowReduceTest, MaxAndMinPropagateNanFromEitherSide) {
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(R"(
+  for (const std::string type : {"f32", "f64", "bf16"}) {
+    std::string text = R"(
 HloModule nan_rows
-max { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] maximum(x, y) }
-min { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] minimum(x, y) }
+max { x = T[] parameter(0)  y = T[] parameter(1)  ROOT r = T[] maximum(x, y) }
+min { x = T[] parameter(0)  y = T[] parameter(1)  ROOT r = T[] minimum(x, y) }
 ENTRY main {
-  a = f32[8,1031] parameter(0)
-  ninf = f32[] constant(-inf)
-  inf = f32[] constant(inf)
-  mx = f32[8] reduce(a, ninf), dimensions={1}, to_apply=max
-  mn = f32[8] reduce(a, inf), dimensions={1}, to_apply=min
-  ROOT t = (f32[8], f32[8]) tuple(mx, mn)
+  a = T[8,1031] parameter(0)
+  ninf = T[] constant(-inf)
+  inf = T[] constant(inf)
+  mx = T[8] reduce(a, ninf), dimensions={1}, to_apply=max
+  mn = T[8] reduce(a, inf), dimensions={1}, to_apply=min
+  ROOT t = (T[8], T[8]) tuple(mx, mn)
 }
-)"));
-  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 17);
-  const double nan = std::nan("");
-  const double inf = std::numeric_limits<double>::infinity();
-  auto at = [](int row, int col) { return int64_t{row} * 1031 + col; };
-  args[0].SetFromDouble(at(0, 0), nan);     // row 0: NaN first
-  args[0].SetFromDouble(at(1, 1030), nan);  // row 1: NaN last
-  args[0].SetFromDouble(at(2, 517), nan);   // row 2: NaN in the middle, beside +-inf
-  args[0].SetFromDouble(at(2, 516), inf);
-  args[0].SetFromDouble(at(2, 518), -inf);
-  for (int c = 0; c < 1031; ++c) args[0].SetFromDouble(at(3, c), nan);  // row 3: all NaN
-  for (int c = 0; c < 1031; ++c) args[0].SetFromDouble(at(4, c), c % 2 ? 0.0 : -0.0);  // row 4: zeros
-  args[0].SetFromDouble(at(5, 15), nan);    // row 5: NaN in the first vector's last lane
-  args[0].SetFromDouble(at(5, 1024), nan);  // ... and in the tail
-  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
-  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
-  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 0, 0, "max/min rows"));
-  for (int r : {0, 1, 2, 3, 5}) {
-    EXPECT_TRUE(std::isnan(actual.element(0).GetAsDouble(r))) << "max of row " << r;
-    EXPECT_TRUE(std::isnan(actual.element(1).GetAsDouble(r))) << "min of row " << r;
+)";
+    for (size_t at = text.find("T["); at != std::string::npos; at = text.find("T[", at)) {
+      text.replace(at, 1, type);
+      at += type.size();
+    }
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
+    std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 17);
+    const double nan = std::nan("");
+    const double inf = std::numeric_limits<double>::infinity();
+    auto at = [](int row, int col) { return int64_t{row} * 1031 + col; };
+    args[0].SetFromDouble(at(0, 0), nan);     // row 0: NaN first
+    args[0].SetFromDouble(at(1, 1030), nan);  // row 1: NaN last
+    args[0].SetFromDouble(at(2, 517), nan);   // row 2: NaN in the middle, beside +-inf
+    args[0].SetFromDouble(at(2, 516), inf);
+    args[0].SetFromDouble(at(2, 518), -inf);
+    for (int c = 0; c < 1031; ++c) args[0].SetFromDouble(at(3, c), nan);  // row 3: all NaN
+    for (int c = 0; c < 1031; ++c) args[0].SetFromDouble(at(4, c), c % 2 ? 0.0 : -0.0);  // row 4: zeros
+    args[0].SetFromDouble(at(5, 15), nan);    // row 5: NaN in the first vector's last lane
+    args[0].SetFromDouble(at(5, 1024), nan);  // ... and in the tail
+    ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+    ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+    EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 0, 0, "max/min rows " + type));
+    for (int r : {0, 1, 2, 3, 5}) {
+      EXPECT_TRUE(std::isnan(actual.element(0).GetAsDouble(r))) << type << " max of row " << r;
+      EXPECT_TRUE(std::isnan(actual.element(1).GetAsDouble(r))) << type << " min of row " << r;
+    }
+    EXPECT_EQ(actual.element(0).GetAsDouble(4), 0.0) << type;
+    EXPECT_EQ(actual.element(1).GetAsDouble(4), 0.0) << type;
   }
 }
 
