@@ -13,7 +13,7 @@ namespace sharc::codegen {
 // and +-inf exact.
 Halide::Expr VectorTanh(const Halide::Expr& z);
 
-// exp(x) for a Float(32) x: within 2 ulp of the correctly rounded result
+// exp(x) for a Float(32) x: within 1 ulp of the correctly rounded result
 // for every normal and subnormal result; +-inf, NaN and overflow as IEEE
 // (exp(+inf) = +inf, exp(-inf) = +0, NaN stays NaN).
 Halide::Expr VectorExp(const Halide::Expr& x);

@@ -196,6 +196,11 @@ TEST(ConvertLoweringTest, NarrowingKeepsNanWhateverItsPayload) {
     }
   }
   EXPECT_TRUE(LiteralsMatch(expected, actual, 0, 0, "narrowing converts"));
+  // LiteralsMatch does not compare zeros' signs; -0 stays -0 in both.
+  const int64_t minus_zero = static_cast<int64_t>(nan_bits.size()) + 4;
+  ASSERT_EQ(x[static_cast<size_t>(minus_zero)], 0.0f);
+  EXPECT_TRUE(std::signbit(actual.element(0).GetAsDouble(minus_zero)));
+  EXPECT_TRUE(std::signbit(actual.element(1).GetAsDouble(minus_zero)));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, ElementwiseLoweringTest, ::testing::ValuesIn(AllTypes()),

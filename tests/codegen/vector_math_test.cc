@@ -31,9 +31,12 @@ std::vector<float> ExpInputs() {
   // Dense over [-110, 95]: overflow, the normal range, subnormal results
   // (below -87.34) and results that round to zero (below -103.97).
   for (int i = 0; i <= 400000; ++i) x.push_back(static_cast<float>(-110.0 + 205.0 * i / 400000));
-  // Every float near the thresholds and near zero.
+  // Every float near the thresholds and near zero, and where the rounded k
+  // changes at the edges of its range: (n + 1/2) ln2 for k = 128 (the
+  // largest power built), k = -125 / -126 (where the subnormal path starts)
+  // and k = -150.
   for (float centre : {88.7228394f, -87.3365479f, -103.972076f, -103.278931f, 0.0f, 0.693147182f,
-                       -0.693147182f, 0.346573591f}) {
+                       -0.693147182f, 0.346573591f, 88.3762589f, -86.9896115f, -103.626f}) {
     float v = centre;
     for (int i = 0; i < 2000; ++i) v = std::nextafter(v, -1e30f);
     for (int i = 0; i < 4000; ++i, v = std::nextafter(v, 1e30f)) x.push_back(v);
@@ -57,7 +60,7 @@ absl::StatusOr<std::vector<float>> RunUnary(const std::string& op, const std::ve
   return std::vector<float>(y.begin(), y.end());
 }
 
-TEST(VectorMathTest, ExpIsWithinTwoUlpsEverywhere) {
+TEST(VectorMathTest, ExpIsWithinOneUlpEverywhere) {
   const std::vector<float> x = ExpInputs();
   ASSERT_OK_AND_ASSIGN(std::vector<float> y, RunUnary("exponential", x));
   int64_t worst = 0, subnormal_results = 0, overflows = 0;
@@ -70,7 +73,7 @@ TEST(VectorMathTest, ExpIsWithinTwoUlpsEverywhere) {
     }
     ASSERT_TRUE(std::isfinite(y[i]) && y[i] >= 0) << "exp(" << x[i] << ") = " << y[i];
     const int64_t d = UlpDistance(y[i], expected);
-    ASSERT_LE(d, 2) << "exp(" << x[i] << ") = " << y[i] << ", expected " << expected;
+    ASSERT_LE(d, 1) << "exp(" << x[i] << ") = " << y[i] << ", expected " << expected;
     worst = std::max(worst, d);
     subnormal_results += expected > 0 && expected < std::numeric_limits<float>::min();
   }
@@ -218,7 +221,8 @@ TEST(VectorMathTest, TanhKeepsIeeeSpecials) {
 TEST(VectorMathTest, TanhIsWithinEightUlps) {
   std::vector<float> x;
   for (int i = 0; i <= 400000; ++i) x.push_back(static_cast<float>(-10.0 + 20.0 * i / 400000));
-  for (float centre : {4e-4f, -4e-4f, 7.90531111f, -7.90531111f, 9.1f, -9.1f, 0.5f, 1.0f}) {
+  for (float centre : {4e-4f, -4e-4f, 7.90531111f, -7.90531111f, 9.1f, -9.1f, 0.5f, 1.0f,
+                       8.5f, -8.5f, 8.9f, -8.9f}) {
     float v = centre;
     for (int i = 0; i < 1000; ++i) v = std::nextafter(v, -1e30f);
     for (int i = 0; i < 2000; ++i, v = std::nextafter(v, 1e30f)) x.push_back(v);
@@ -229,6 +233,9 @@ TEST(VectorMathTest, TanhIsWithinEightUlps) {
   for (size_t i = 0; i < x.size(); ++i) {
     const float expected = static_cast<float>(std::tanh(static_cast<double>(x[i])));
     ASSERT_EQ(std::signbit(y[i]), std::signbit(expected)) << "tanh(" << x[i] << ") = " << y[i];
+    // Within a few ulps is not enough near +-9: the rational overshoots 1
+    // there by an ulp unless the result is clamped.
+    ASSERT_LE(std::fabs(y[i]), 1.0f) << "tanh(" << x[i] << ") = " << y[i];
     const int64_t d = UlpDistance(std::fabs(y[i]), std::fabs(expected));
     ASSERT_LE(d, 8) << "tanh(" << x[i] << ") = " << y[i] << ", expected " << expected;
     worst = std::max(worst, d);
