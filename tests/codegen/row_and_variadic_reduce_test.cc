@@ -296,8 +296,10 @@ ENTRY main {
 // one depends on the order, which the vectorised reduction does not keep
 // (LiteralsMatch does not compare zeros' signs).
 TEST(RowReduceTest, MaxAndMinPropagateNanFromEitherSide) {
-  for (const std::string type : {"f32", "f64", "bf16"}) {
-    std::string text = R"(
+  for (hlo::PrimitiveType t : {hlo::PrimitiveType::kF32, hlo::PrimitiveType::kF64,
+                               hlo::PrimitiveType::kBF16}) {
+    const std::string type = hlo::PrimitiveTypeName(t);
+    const std::string text = testing_util::ForType(R"(
 HloModule nan_rows
 max { x = T[] parameter(0)  y = T[] parameter(1)  ROOT r = T[] maximum(x, y) }
 min { x = T[] parameter(0)  y = T[] parameter(1)  ROOT r = T[] minimum(x, y) }
@@ -309,11 +311,7 @@ ENTRY main {
   mn = T[8] reduce(a, inf), dimensions={1}, to_apply=min
   ROOT t = (T[8], T[8]) tuple(mx, mn)
 }
-)";
-    for (size_t at = text.find("T["); at != std::string::npos; at = text.find("T[", at)) {
-      text.replace(at, 1, type);
-      at += type.size();
-    }
+)", t);
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
     std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 17);
     const double nan = std::nan("");
