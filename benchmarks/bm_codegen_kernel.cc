@@ -1,10 +1,22 @@
 // Any HLO module's entry, compiled as one Halide kernel and timed: for
 // taking a kernel apart (variants of it in files side by side), or timing
 // a kernel the other benchmarks do not cover.
-//   HL_NUM_THREADS=1 ./bm_codegen_kernel --hlo=softmax.hlo [benchmark flags...]
+//   HL_NUM_THREADS=1 ./bm_codegen_kernel --hlo=softmax.hlo [--vs=other.hlo] [benchmark flags...]
 // Counter GBps = bytes of the parameters and the result per run / time, so
 // it compares with BM_StreamCopy's in bm_codegen_elementwise. Inputs are
 // filled with a pattern in [-1, 1) (bm_codegen_support.h).
+//
+// With a second module, --vs=B.hlo, the two kernels are compiled in one
+// process and run in alternation (16 rounds, each the median of 3 runs of
+// either, which one goes first alternating), and BM_KernelPair reports the
+// median over rounds of B's rate over A's: on a host whose speed drifts by
+// tens of percent from one minute to the next, a comparison made in the same
+// seconds holds still where separate runs do not (A/A pairings of a 2048
+// GEMM read 1.006 and 1.013). A rate is work per second: 2 FLOPs per
+// multiply-add of the dots if the module has any, else bytes as for GBps,
+// so different shapes of one op compare per FLOP.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -26,13 +38,78 @@ void BM_Kernel(benchmark::State& state, const std::string& text, double bytes) {
   state.counters["compile_ms"] = e.compile_ms;
 }
 
+// 2 x the multiply-adds of the entry's dots.
+double DotFlops(const hlo::Computation& main) {
+  double flops = 0;
+  for (const hlo::Instruction* inst : main.instructions()) {
+    if (inst->opcode() != hlo::Opcode::kDot) continue;
+    double terms = static_cast<double>(inst->shape().num_elements());
+    for (int64_t d : inst->attr_ints("lhs_contracting_dims")) {
+      terms *= static_cast<double>(inst->operands()[0]->shape().dim(d));
+    }
+    flops += 2 * terms;
+  }
+  return flops;
+}
+
+// Seconds of one run of `e`: the median of 3.
+double MedianOfThreeRuns(CompiledEntry& e) {
+  double t[3];
+  for (double& seconds : t) {
+    const auto start = std::chrono::steady_clock::now();
+    e.Run();
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  std::sort(t, t + 3);
+  return t[1];
+}
+
+double Median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+struct KernelModule {
+  std::string text;  // "" if the file is unusable (reported)
+  double bytes = 0;  // of the parameters and the result
+  double flops = 0;  // of the dots
+};
+
+void BM_KernelPair(benchmark::State& state, const KernelModule& a, const KernelModule& b) {
+  CompiledEntry ka = CompileEntry(a.text);
+  CompiledEntry kb = CompileEntry(b.text);
+  const bool per_flop = a.flops > 0 && b.flops > 0;
+  const double a_work = per_flop ? a.flops : a.bytes, b_work = per_flop ? b.flops : b.bytes;
+  constexpr int kRounds = 16;
+  std::vector<double> a_rates, b_rates, ratios;
+  for (auto _ : state) {
+    for (int round = 0; round < kRounds; ++round) {
+      double ta = 0, tb = 0;
+      if (round % 2 == 0) {
+        ta = MedianOfThreeRuns(ka);
+        tb = MedianOfThreeRuns(kb);
+      } else {
+        tb = MedianOfThreeRuns(kb);
+        ta = MedianOfThreeRuns(ka);
+      }
+      a_rates.push_back(a_work / ta / 1e9);
+      b_rates.push_back(b_work / tb / 1e9);
+      ratios.push_back(b_rates.back() / a_rates.back());
+    }
+  }
+  const char* unit = per_flop ? "GFLOPS" : "GBps";
+  state.counters[absl::StrCat("a_", unit)] = Median(a_rates);
+  state.counters[absl::StrCat("b_", unit)] = Median(b_rates);
+  state.counters["b_rate_over_a"] = Median(ratios);
+}
+
 // The module in `path`, checked so that a bad file is reported rather than
-// aborting inside CompileEntry; "" and a message on failure.
-std::string LoadKernelModule(const std::string& path, double* bytes) {
+// aborting inside CompileEntry; an empty text and a message on failure.
+KernelModule LoadKernelModule(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
     fprintf(stderr, "bm_codegen_kernel: cannot read %s\n", path.c_str());
-    return "";
+    return {};
   }
   std::stringstream text;
   text << in.rdbuf();
@@ -40,38 +117,54 @@ std::string LoadKernelModule(const std::string& path, double* bytes) {
   if (!entry.ok()) {
     fprintf(stderr, "bm_codegen_kernel: %s: %s\n", path.c_str(),
             std::string(entry.status().message()).c_str());
-    return "";
+    return {};
   }
   const hlo::Computation& main = *entry->module->entry();
-  *bytes = static_cast<double>(main.root()->shape().byte_size());
-  for (const hlo::Instruction* p : main.parameters()) *bytes += static_cast<double>(p->shape().byte_size());
-  return text.str();
+  KernelModule module;
+  module.bytes = static_cast<double>(main.root()->shape().byte_size());
+  for (const hlo::Instruction* p : main.parameters()) module.bytes += static_cast<double>(p->shape().byte_size());
+  module.flops = DotFlops(main);
+  module.text = text.str();
+  return module;
 }
 
 }  // namespace
 }  // namespace sharc::bench
 
 int main(int argc, char** argv) {
-  std::string path;
+  std::string path, vs_path;
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
-    constexpr std::string_view kFlag = "--hlo=";
-    if (std::string_view(argv[i]).substr(0, kFlag.size()) == kFlag) {
-      path = argv[i] + kFlag.size();
+    const std::string_view arg(argv[i]);
+    constexpr std::string_view kHlo = "--hlo=", kVs = "--vs=";
+    if (arg.substr(0, kHlo.size()) == kHlo) {
+      path = arg.substr(kHlo.size());
+    } else if (arg.substr(0, kVs.size()) == kVs) {
+      vs_path = arg.substr(kVs.size());
     } else {
       rest.push_back(argv[i]);
     }
   }
   if (path.empty()) {
-    fprintf(stderr, "usage: bm_codegen_kernel --hlo=FILE [benchmark flags...]\n");
+    fprintf(stderr, "usage: bm_codegen_kernel --hlo=FILE [--vs=FILE] [benchmark flags...]\n");
     return 2;
   }
-  double bytes = 0;
-  const std::string text = sharc::bench::LoadKernelModule(path, &bytes);
-  if (text.empty()) return 2;
-  benchmark::RegisterBenchmark(("BM_Kernel/" + path).c_str(), sharc::bench::BM_Kernel, text, bytes)
-      ->Unit(benchmark::kMillisecond)
-      ->UseRealTime();
+  const sharc::bench::KernelModule module = sharc::bench::LoadKernelModule(path);
+  if (module.text.empty()) return 2;
+  if (vs_path.empty()) {
+    benchmark::RegisterBenchmark(("BM_Kernel/" + path).c_str(), sharc::bench::BM_Kernel,
+                                 module.text, module.bytes)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  } else {
+    const sharc::bench::KernelModule vs = sharc::bench::LoadKernelModule(vs_path);
+    if (vs.text.empty()) return 2;
+    benchmark::RegisterBenchmark(("BM_KernelPair/" + path + "/" + vs_path).c_str(),
+                                 sharc::bench::BM_KernelPair, module, vs)
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
   int rest_argc = static_cast<int>(rest.size());
   benchmark::Initialize(&rest_argc, rest.data());
   if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) return 2;
