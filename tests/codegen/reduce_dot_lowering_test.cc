@@ -121,7 +121,8 @@ INSTANTIATE_TEST_SUITE_P(NumericTypes, DotLoweringTest, ::testing::ValuesIn(Nume
 // `chunked` and `both` are tiled only with AVX2's 24 columns; `narrow` (20
 // columns) is below that and takes AVX2's other tile, 6 rows of 16, as does
 // `packed16` (32 columns, which 16 divide) with its rhs packed; `short`
-// (5 rows) has two 4-row tiles that overlap. `blocked` (4.06 MiB of lhs,
+// (5 rows) has two 4-row tiles that overlap, and an odd contraction (71
+// steps: the k loop is not unrolled; 50, in `narrow`, unrolls by 2). `blocked` (4.06 MiB of lhs,
 // over the 4 MiB threshold) runs in two serial blocks of rows of unequal
 // size with AVX2 (9 panels); with AVX-512 it has 4 panels and is chunked
 // instead.
@@ -143,8 +144,8 @@ ENTRY main {
   k = f32[12,2100] parameter(10)
   l = f32[2100,32] parameter(11)
   packed16 = f32[12,32] dot(k, l), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  o = f32[5,70] parameter(12)
-  p = f32[70,30] parameter(13)
+  o = f32[5,71] parameter(12)
+  p = f32[71,30] parameter(13)
   short = f32[5,30] dot(o, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   q = f32[1034,1030] parameter(14)
   r = f32[1030,200] parameter(15)
@@ -207,6 +208,9 @@ ENTRY main {
   EXPECT_THAT(four_mib, ::testing::Not(::testing::HasSubstr("row_block")));
   EXPECT_THAT(sixteen_mib, ::testing::ContainsRegex("for \\([^,]+row_block, 0, 2\\) \\{\n"
                                                     "[^\n]*\n[^\n]*\n *let [^ ]+ = halide_do_par_for"));
+  // The register tile's loop takes 4 k steps per iteration.
+  EXPECT_THAT(sixteen_mib, ::testing::ContainsRegex("for \\([^,]+k_outer, 0, 512\\)"));
+  EXPECT_THAT(four_mib, ::testing::ContainsRegex("for \\([^,]+k_outer, 0, 256\\)"));
 }
 
 // A kernel's dump prints its Funcs and its loop nest from one pipeline, so
