@@ -149,20 +149,18 @@ int64_t RowTilesPerBlock(int64_t m, int64_t k, int64_t row_tiles) {
   return (row_tiles + blocks - 1) / blocks;
 }
 
-// k steps per iteration of the register tile's loop: 4, or 2, whichever
-// divides the single contracting dim (`k`, 0 if there are several), so the
-// unrolled steps need no guard. One step is 12 FMAs and 7 loads (AVX2's
-// 24x4 tile) plus the loop's own add, compare and branch; four steps share
-// one. Compared in one process on Zen 3 (`bm_codegen_kernel --vs`, the
-// rate of the unrolled kernel over the rolled one), 1 thread: 2048^3
-// 1.04-1.13 (x2, x4, x8 alike: x4 over x2 1.006, x8 over x4 0.997), 1024^3
-// 1.067, 256^3 1.16, 512^3 1.03, 4096x1024x1024 1.049; 2 threads: 2048^3
-// 1.098, 1024^3 1.069.
-int KStepsPerIteration(int64_t k) {
-  if (k % 4 == 0) return 4;
-  if (k % 2 == 0) return 2;
-  return 1;
-}
+// k steps per iteration of the register tile's loop: 2 when they divide the
+// single contracting dim (`k`, 0 if there are several), so the unrolled
+// steps need no guard. One step is 12 FMAs and 7 loads (AVX2's 24x4 tile)
+// plus the loop's own add, compare and branch. Compared in one process on
+// Zen 3 (`bm_codegen_kernel --vs`, the rate of the unrolled kernel over the
+// rolled one), 1 thread: 2048^3 1.13 by 2 and 1.04-1.09 by 4; by 4 over by
+// 2 read 1.006 (2048^3) and 1.014 (1024^3), by 8 over by 4 0.997. By 4,
+// 1024^3 1.067, 512^3 1.03, 256^3 1.16, 4096x1024x1024 1.049; 2 threads
+// 2048^3 1.098, 1024^3 1.069. Each step unrolled costs compile time (the
+// loop is emitted twice, once for the last, shifted panel): a cold 1024
+// GEMM compiled in 58-63 ms rolled, about 90 by 2, 110-119 by 4.
+int KStepsPerIteration(int64_t k) { return k % 2 == 0 ? 2 : 1; }
 
 void ScheduleDot(DotStages s, Halide::Func out) {
   const int64_t rank = static_cast<int64_t>(s.dims.size());

@@ -122,7 +122,7 @@ INSTANTIATE_TEST_SUITE_P(NumericTypes, DotLoweringTest, ::testing::ValuesIn(Nume
 // columns) is below that and takes AVX2's other tile, 6 rows of 16, as does
 // `packed16` (32 columns, which 16 divide) with its rhs packed; `short`
 // (5 rows) has two 4-row tiles that overlap, and an odd contraction (71
-// steps: the k loop is not unrolled; 50, in `narrow`, unrolls by 2). `blocked` (4.06 MiB of lhs,
+// steps: the k loop is not unrolled; the others take 2 steps at a time). `blocked` (4.06 MiB of lhs,
 // over the 4 MiB threshold) runs in two serial blocks of rows of unequal
 // size with AVX2 (9 panels); with AVX-512 it has 4 panels and is chunked
 // instead.
@@ -208,9 +208,9 @@ ENTRY main {
   EXPECT_THAT(four_mib, ::testing::Not(::testing::HasSubstr("row_block")));
   EXPECT_THAT(sixteen_mib, ::testing::ContainsRegex("for \\([^,]+row_block, 0, 2\\) \\{\n"
                                                     "[^\n]*\n[^\n]*\n *let [^ ]+ = halide_do_par_for"));
-  // The register tile's loop takes 4 k steps per iteration.
-  EXPECT_THAT(sixteen_mib, ::testing::ContainsRegex("for \\([^,]+k_outer, 0, 512\\)"));
-  EXPECT_THAT(four_mib, ::testing::ContainsRegex("for \\([^,]+k_outer, 0, 256\\)"));
+  // The register tile's loop takes 2 k steps per iteration.
+  EXPECT_THAT(sixteen_mib, ::testing::ContainsRegex("for \\([^,]+k_outer, 0, 1024\\)"));
+  EXPECT_THAT(four_mib, ::testing::ContainsRegex("for \\([^,]+k_outer, 0, 512\\)"));
 }
 
 // A kernel's dump prints its Funcs and its loop nest from one pipeline, so
