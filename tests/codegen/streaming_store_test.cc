@@ -4,6 +4,7 @@
 // and the ones that were not (odd row lengths, shifted vector tails) both
 // land, and the data is visible after the kernel returns. Small kernels,
 // and kernels with a dot (codegen/kernel_compiler.cc), are left alone.
+#include "absl/strings/str_cat.h"
 #include "codegen/kernel_compiler.h"
 #include "gtest/gtest.h"
 #include "tests/codegen/codegen_test_util.h"
@@ -93,30 +94,21 @@ ENTRY main {
             2);
 }
 
-// A GEMM's 16 MiB result and a 16 MiB rhs (read in vectors as its panels
-// are packed): neither is streamed. Both expectations fail without the dot
+// The edits in an f32 [m,k] x [k,n] GEMM, checked against the interpreter.
+Edits GemmEdits(int m, int k, int n) {
+  return CheckAgainstInterpreter(
+      absl::StrCat("HloModule gemm\nENTRY main {\n  a = f32[", m, ",", k, "] parameter(0)\n",
+                   "  b = f32[", k, ",", n, "] parameter(1)\n  ROOT d = f32[", m, ",", n,
+                   "] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n"),
+      1e-4);
+}
+
+// Neither a GEMM's 16 MiB result nor its 16 MiB rhs (read in vectors as its
+// panels are packed) is streamed. Both expectations fail without the dot
 // exception.
 TEST(StreamingStoreTest, DotKernelsAreLeftAlone) {
-  const Edits large_result = CheckAgainstInterpreter(R"(
-HloModule large_result
-ENTRY main {
-  a = f32[2048,8] parameter(0)
-  b = f32[8,2048] parameter(1)
-  ROOT d = f32[2048,2048] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-}
-)",
-                                                     1e-5);
-  EXPECT_EQ(large_result.nontemporal_stores, 0);
-  const Edits large_rhs = CheckAgainstInterpreter(R"(
-HloModule large_rhs
-ENTRY main {
-  a = f32[8,1024] parameter(0)
-  b = f32[1024,4096] parameter(1)
-  ROOT d = f32[8,4096] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-}
-)",
-                                                  1e-4);
-  EXPECT_EQ(large_rhs.prefetches, 0);
+  EXPECT_EQ(GemmEdits(2048, 8, 2048).nontemporal_stores, 0);
+  EXPECT_EQ(GemmEdits(8, 1024, 4096).prefetches, 0);
 }
 
 TEST(StreamingStoreTest, SmallBuffersAreLeftAlone) {
