@@ -150,8 +150,9 @@ int64_t RowTilesPerBlock(int64_t m, int64_t k, int64_t row_tiles) {
 }
 
 // k steps per iteration of the register tile's loop: 2 when they divide the
-// single contracting dim (`k`, 0 if there are several), so the unrolled
-// steps need no guard. One step is 12 FMAs and 7 loads (AVX2's 24x4 tile)
+// single contracting dim (`k`; with several, `k` is 0 and the loop stays
+// one step, since the innermost of them may be odd), so the unrolled steps
+// need no guard. One step is 12 FMAs and 7 loads (AVX2's 24x4 tile)
 // plus the loop's own add, compare and branch. Compared in one process on
 // Zen 3 (`bm_codegen_kernel --vs`, the rate of the unrolled kernel over the
 // rolled one), 1 thread: 2048^3 1.13 by 2 and 1.04-1.09 by 4; by 4 over by
@@ -159,8 +160,9 @@ int64_t RowTilesPerBlock(int64_t m, int64_t k, int64_t row_tiles) {
 // 1024^3 1.067, 512^3 1.03, 256^3 1.16, 4096x1024x1024 1.049; 2 threads
 // 2048^3 1.098, 1024^3 1.069. Each step unrolled costs compile time (the
 // loop is emitted twice, once for the last, shifted panel): a cold 1024
-// GEMM compiled in 58-63 ms rolled, about 90 by 2, 110-119 by 4.
-int KStepsPerIteration(int64_t k) { return k % 2 == 0 ? 2 : 1; }
+// GEMM compiled in 58-63 ms rolled, 82-90 by 2, 110-119 by 4; by 4 read
+// about 1% faster than by 2, inside the noise, so the compile time decides.
+int KStepsPerIteration(int64_t k) { return k > 0 && k % 2 == 0 ? 2 : 1; }
 
 void ScheduleDot(DotStages s, Halide::Func out) {
   const int64_t rank = static_cast<int64_t>(s.dims.size());

@@ -59,12 +59,17 @@ constexpr int64_t kStreamedBytes = int64_t{16} << 20;
 //
 // A kernel with a dot streams nothing. Its loads are not a linear walk (the
 // prefetch ahead of a panel's load lands further along the same rhs row,
-// not on the next one), and its register tile writes rows of 96 bytes,
-// which leave non-temporal stores half a cache line to combine. Compared in
-// one process with the streaming on (`bm_codegen_kernel --vs`, k loop
-// unrolled in both), 1 thread: 2048^3 1.045, 4096x1024x1024 1.030,
-// 1024x1024x4096 1.051, 1024x4096x1024 0.995; 2 threads: 2048^3 1.020.
-// Without the prefetches alone, 2048^3 read 1.026.
+// not on the next one), and AVX2's 24x4 register tile writes rows of 96
+// bytes, which leave non-temporal stores half a cache line to combine.
+// Compared in one process with the streaming on (`bm_codegen_kernel --vs`,
+// k loop unrolled by 4 on both sides), 1 thread: 2048^3 1.045,
+// 4096x1024x1024 1.030, 1024x1024x4096 1.051, 1024x4096x1024 0.995 (where
+// only the inputs' prefetches differ); 2 threads: 2048^3 1.020. Without the
+// prefetches alone, 2048^3 read 1.026. These gains are inside the spread
+// that same-kernel pairings showed (docs/performance.md, session 16), so
+// the rule rests as much on the reasons above. Measured only on f32 GEMMs
+// with AVX2; it also covers a kernel whose large output is a broadcast of a
+// dot's result, which the elementwise walk would have streamed.
 StreamedBuffers StreamedBuffersOf(const KernelGraph& graph, const BuiltPipeline& built) {
   StreamedBuffers streamed;
   for (const hlo::Instruction* inst : graph.body) {

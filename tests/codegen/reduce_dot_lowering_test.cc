@@ -122,7 +122,8 @@ INSTANTIATE_TEST_SUITE_P(NumericTypes, DotLoweringTest, ::testing::ValuesIn(Nume
 // columns) is below that and takes AVX2's other tile, 6 rows of 16, as does
 // `packed16` (32 columns, which 16 divide) with its rhs packed; `short`
 // (5 rows) has two 4-row tiles that overlap, and an odd contraction (71
-// steps: the k loop is not unrolled; the others take 2 steps at a time). `blocked` (4.06 MiB of lhs,
+// steps: the k loop stays one step; the other tiled dots take 2 at a time).
+// `two_k` contracts two dims (7 x 5, the innermost odd: one step). `blocked` (4.06 MiB of lhs,
 // over the 4 MiB threshold) runs in two serial blocks of rows of unequal
 // size with AVX2 (9 panels); with AVX-512 it has 4 panels and is chunked
 // instead.
@@ -154,9 +155,12 @@ ENTRY main {
   chunked = f32[200,40] dot(c, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   both = f32[31,40] dot(e, f), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   wide = f32[31,100] dot(g, h), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  w = f32[31,7,5] parameter(16)
+  z = f32[7,5,40] parameter(17)
+  two_k = f32[31,40] dot(w, z), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}
   ROOT out = (f32[50,1000], f32[200,40], f32[31,40], f32[31,100], f32[9,20], f32[12,32], f32[5,30],
-             f32[1034,200])
-      tuple(packed, chunked, both, wide, narrow, packed16, short, blocked)
+             f32[1034,200], f32[31,40])
+      tuple(packed, chunked, both, wide, narrow, packed16, short, blocked, two_k)
 }
 )";
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
