@@ -31,6 +31,7 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "benchmarks/bm_codegen_support.h"
+#include "spmd/cost_model.h"
 
 namespace sharc::bench {
 namespace {
@@ -43,16 +44,11 @@ void BM_Kernel(benchmark::State& state, const std::string& text, double bytes) {
   state.counters["compile_ms"] = e.compile_ms;
 }
 
-// 2 x the multiply-adds of the entry's dots.
+// The FLOPs of the entry's dots, as the cost model counts them.
 double DotFlops(const hlo::Computation& main) {
   double flops = 0;
   for (const hlo::Instruction* inst : main.instructions()) {
-    if (inst->opcode() != hlo::Opcode::kDot) continue;
-    double terms = static_cast<double>(inst->shape().num_elements());
-    for (int64_t d : inst->attr_ints("lhs_contracting_dims")) {
-      terms *= static_cast<double>(inst->operand(0)->shape().dim(d));
-    }
-    flops += 2 * terms;
+    if (inst->opcode() == hlo::Opcode::kDot) flops += spmd::CostOf(*inst).flops;
   }
   return flops;
 }
