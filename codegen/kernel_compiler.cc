@@ -30,7 +30,7 @@ namespace {
 
 // Bumped whenever lowerings or schedules change, so stale disk entries are
 // never loaded.
-constexpr const char* kCodegenVersion = "sharc-codegen-41";
+constexpr const char* kCodegenVersion = "sharc-codegen-42";
 
 uint64_t Fnv1a(const std::string& text, uint64_t seed) {
   uint64_t h = seed;
@@ -57,9 +57,10 @@ constexpr int64_t kStreamedBytes = int64_t{16} << 20;
 // each input that reaches kStreamedBytes. Output k is the pipeline's Func
 // outputs()[k], input k its argument k.
 //
-// A kernel with a dot streams nothing. Its loads are not a linear walk (the
-// prefetch ahead of a panel's load lands further along the same rhs row,
-// not on the next one), and AVX2's 24x4 register tile writes rows of 96
+// A kernel whose schedule is not a linear walk (one with a dot:
+// BuiltPipeline::linear_walk) streams nothing. A prefetch ahead of a
+// panel's load lands further along the same rhs row, not on the row the
+// packing reads next, and AVX2's 24x4 register tile writes rows of 96
 // bytes, which leave non-temporal stores half a cache line to combine.
 // Compared in one process with the streaming on (`bm_codegen_kernel --vs`,
 // k loop unrolled by 4 on both sides), 1 thread: 2048^3 1.045,
@@ -72,9 +73,7 @@ constexpr int64_t kStreamedBytes = int64_t{16} << 20;
 // dot's result, which the elementwise walk would have streamed.
 StreamedBuffers StreamedBuffersOf(const KernelGraph& graph, const BuiltPipeline& built) {
   StreamedBuffers streamed;
-  for (const hlo::Instruction* inst : graph.body) {
-    if (inst->opcode() == hlo::Opcode::kDot) return streamed;
-  }
+  if (!built.linear_walk) return streamed;
   int64_t output_bytes = 0;
   for (size_t k = 0; k < graph.outputs.size(); ++k) output_bytes += OutputShape(graph, k).byte_size();
   const std::vector<Halide::Func> outputs = built.pipeline.outputs();

@@ -240,6 +240,7 @@ absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
     if (row_kernel) break;
     Lowered& l = lowered.at(inst);
     if (l.kind == LoweringKind::kDot) {
+      built.linear_walk = false;
       bool fused = false;
       for (size_t k = 0; k < outputs.size() && !fused; ++k) {
         if (!output_scheduled[k] && FeedsOnlyElementwise(inst, graph.outputs[k], in_body) &&

@@ -18,6 +18,10 @@ struct BuiltPipeline {
   // (each load's own width), when the schedule walks several pages at once
   // (0: the object writer's default, one page).
   int64_t prefetch_elements = 0;
+  // False when a dot's tiled schedule runs in the kernel: its loads and
+  // stores are not a linear walk, so the object writer streams nothing
+  // (kernel_compiler.cc's StreamedBuffersOf says why and what it measured).
+  bool linear_walk = true;
 };
 
 // Lowers every body instruction with its table rule and schedules the result.

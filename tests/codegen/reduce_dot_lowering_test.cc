@@ -123,10 +123,10 @@ INSTANTIATE_TEST_SUITE_P(NumericTypes, DotLoweringTest, ::testing::ValuesIn(Nume
 // `packed16` (32 columns, which 16 divide) with its rhs packed; `short`
 // (5 rows) has two 4-row tiles that overlap, and an odd contraction (71
 // steps: the k loop stays one step; the other tiled dots take 2 at a time).
-// `two_k` contracts two dims (7 x 5, the innermost odd: one step). `blocked` (4.06 MiB of lhs,
-// over the 4 MiB threshold) runs in two serial blocks of rows of unequal
-// size with AVX2 (9 panels); with AVX-512 it has 4 panels and is chunked
-// instead.
+// `two_k` contracts two dims (7 x 5, the innermost odd: one step).
+// `blocked` (4.06 MiB of lhs, over the 4 MiB threshold) runs in two serial
+// blocks of rows of unequal size with AVX2 (9 panels); with AVX-512 it has
+// 4 panels and is chunked instead.
 TEST(DotLoweringTest, RegisterTiledF32EqualsInterpreter) {
   const std::string text = R"(
 HloModule tiled
