@@ -16,15 +16,21 @@
 // paired_pct_of_peak pairs every GEMM run with an FMA-loop window of the
 // same FLOPs right after it (PairedPeak below) and reports the median pair.
 // BM_GemmHalideOverOpenBlas interleaves the two libraries in ~30 ms blocks
-// and reports the median ratio of their speeds (halide_over_openblas).
+// and reports the median ratio of their speeds (halide_over_openblas). The
+// binary sets OPENBLAS_THREAD_TIMEOUT=20 for itself unless it is set (main).
 #include <cblas.h>
+
+#include <strings.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
-#include <strings.h>
 #include <thread>
 #include <vector>
 
@@ -282,13 +288,21 @@ void BM_OpenBlasSgemm(benchmark::State& state) {
 // by tens of percent between such windows (docs/performance.md, session 7),
 // which decided some of their ratios. Counter halide_over_openblas is the
 // median round's speed ratio (> 1: Halide faster); rounds alternate which
-// library goes first. After each OpenBLAS block the round waits 200 ms:
-// OpenBLAS's idle workers spin (yielding) for about 2^28 cycles before they
-// sleep, and on 2 threads one of them would otherwise take the core of
-// Halide's helper for the whole next block (that version measured Halide
-// at 0.65-0.71x at N=256-512, 1.3x alone). The first run of each block,
-// which pays the threads' wake-up, is dropped, and at least 3 runs are kept
-// (the median of 3 at N=2048, where one run is 0.1 s).
+// library goes first, and the first run of each block, which pays the
+// threads' wake-up, is dropped (at least 3 runs are kept: the median of 3
+// at N=2048, where one run is 0.1 s).
+// The blocks follow each other with no pause, and OpenBLAS's idle workers
+// spin for 2^20 cycles (about 0.3 ms) rather than its default 2^28 (about
+// 90 ms): main() below sets OPENBLAS_THREAD_TIMEOUT=20, which OpenBLAS reads
+// when it loads, unless the caller chose a value. That still covers the gap
+// between two calls of one block, but a worker no longer spins, yielding,
+// through the next Halide block. It did: blocks in which Halide ran at one
+// thread's speed while the OpenBLAS blocks between them kept both
+// (N=512: 3.2-3.6 ms against 1.7-1.8, 2 threads). Until session 17 the round
+// slept 200 ms after each OpenBLAS block instead; then every Halide block
+// started after 200 ms of idle, and only half the OpenBLAS blocks did, and
+// the ratio read 0.68-1.12 at N=256-512 on 2 threads, against 1.07-1.50
+// with the short spin and no pause (docs/performance.md, session 17).
 void BM_GemmHalideOverOpenBlas(benchmark::State& state) {
   if (SkipForUnusableOpenBlasCore(state)) return;
   const int64_t n = state.range(0);
@@ -318,16 +332,17 @@ void BM_GemmHalideOverOpenBlas(benchmark::State& state) {
         blas_s = median_run([&] { blas.Run(); });
       } else {
         blas_s = median_run([&] { blas.Run(); });
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
         halide_s = median_run([&] { halide.Run(); });
       }
       ratios.push_back(blas_s / halide_s);
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   }
   std::sort(ratios.begin(), ratios.end());
   state.counters["halide_over_openblas"] = ratios[ratios.size() / 2];
   state.counters["lowest_round"] = ratios.front();
+  // log2 of the cycles OpenBLAS's workers spin after a call (28: its default).
+  const char* spin = std::getenv("OPENBLAS_THREAD_TIMEOUT");
+  state.counters["openblas_spin_log2"] = spin != nullptr ? std::atoi(spin) : 28;
 }
 
 BENCHMARK(BM_FmaPeak)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -338,4 +353,19 @@ BENCHMARK(BM_GemmHalideOverOpenBlas)->Arg(256)->Arg(512)->Arg(1024)->Arg(2048)->
 }  // namespace
 }  // namespace sharc::bench
 
-BENCHMARK_MAIN();
+// OpenBLAS reads OPENBLAS_THREAD_TIMEOUT once, when the library loads, before
+// main: so the process sets it and runs itself again (see
+// BM_GemmHalideOverOpenBlas). A caller's own value is kept.
+int main(int argc, char** argv) {
+  if (std::getenv("OPENBLAS_THREAD_TIMEOUT") == nullptr) {
+    setenv("OPENBLAS_THREAD_TIMEOUT", "20", 1);
+    execv("/proc/self/exe", argv);
+    std::fprintf(stderr, "bm_codegen_gemm: cannot run itself again (%s); OpenBLAS's workers spin for its default time\n",
+                 std::strerror(errno));
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
