@@ -14,7 +14,8 @@
 // tile-wide panel of the right-hand side packed contiguously once per
 // parallel task when it holds 256 KiB of f32 or more, and tasks of (panel,
 // chunk of row tiles), at least 8 of them. A large lhs is taken in serial
-// blocks of rows, each a parallel loop over the panels (RowTilesPerBlock).
+// blocks of rows, each a parallel loop over the panels (RowTilesPerBlock),
+// and packed block by block into the tile's row order (LhsTakenInBlocks).
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -58,6 +59,7 @@ Expr ToAccumulator(const Expr& v, hlo::PrimitiveType type, Halide::Type acc) {
 struct DotStages {
   Halide::Func accumulator;
   Halide::Func packed_rhs;  // defined only for the plain 2-D contraction
+  Halide::Func packed_lhs;  // defined only where the lhs is taken in blocks
   Halide::RDom r;
   hlo::PrimitiveType type;
   std::vector<int64_t> dims;  // result dims, HLO order
@@ -149,6 +151,45 @@ int64_t RowTilesPerBlock(int64_t m, int64_t k, int64_t row_tiles) {
   return (row_tiles + blocks - 1) / blocks;
 }
 
+// How the tiled f32 schedule splits an [m, n] result into parallel tasks:
+// (column panel, chunk of row tiles) pairs, at least 8 of them when there
+// are rows enough, so that few panels (small n) still give every thread
+// work in one parallel loop. With a single chunk, a large lhs is taken in
+// serial blocks of rows (RowTilesPerBlock).
+struct TaskSplit {
+  int64_t panels = 0;
+  int64_t row_tiles = 0;
+  int64_t chunks = 0;               // of row tiles per panel
+  int64_t row_tiles_per_block = 0;  // row_tiles: one block
+};
+
+TaskSplit SplitTasks(int64_t m, int64_t n, int64_t k, RegisterTile tile, int lanes) {
+  TaskSplit t;
+  t.panels = (n + tile.vectors * lanes - 1) / (tile.vectors * lanes);
+  t.row_tiles = (m + tile.rows - 1) / tile.rows;
+  t.chunks = std::min<int64_t>(t.row_tiles, (8 + t.panels - 1) / t.panels);
+  t.row_tiles_per_block = t.chunks > 1 ? t.row_tiles : RowTilesPerBlock(m, k, t.row_tiles);
+  return t;
+}
+
+// Where the lhs is taken in blocks (over 4 MiB, at least 8 panels), each
+// block is first packed into the register tile's row order: for each row
+// tile, its rows' k-th values side by side, so that a k step's broadcasts
+// come from one run of `rows` floats and a tile's lhs is one contiguous
+// stream rather than `rows` streams a row apart. Every panel of the block
+// reads it again. The price is a copy of the block (at most 8 MiB, f32),
+// allocated while the block runs.
+// Compared in one process on Zen 3 (`bm_codegen_kernel --vs`, packed over
+// unpacked, run each way round: docs/performance.md, session 17), 1 thread:
+// 16384x256x1024 1.43 / 1.50, 4096x1024x1024 1.04 / 1.04, 2048^3 1.02 /
+// 1.07; 2 threads: 1.35 / 1.26, 1.04 / 1.06, 1.04 / 1.04. Per FLOP against
+// 1024^3 in one process, 16384x256x1024 went from 0.67 to 0.93, 4096x1024x1024
+// from 0.82-0.84 to 0.93 and 2048^3 from 0.89-0.91 to 0.98. Packing every
+// lhs did not pay where it fits (one block): 1024^3 1.03 / 1.01 (1 thread),
+// 0.99 / 1.01 (2), 512^3 0.99 / 0.97, and 256^3 on 2 threads 0.89 / 0.88
+// (one more parallel loop in a 0.25 ms kernel).
+bool LhsTakenInBlocks(const TaskSplit& t) { return t.row_tiles_per_block < t.row_tiles; }
+
 // k steps per iteration of the register tile's loop: 2 when they divide the
 // single contracting dim (`k`; with several, `k` is 0 and the loop stays
 // one step, since the innermost of them may be odd), so the unrolled steps
@@ -189,8 +230,7 @@ void ScheduleDot(DotStages s, Halide::Func out) {
     out.reorder(xi, yi, y, x);
     Halide::Func acc = s.accumulator;
     std::vector<Halide::Var> aargs = acc.args();
-    const int64_t panels = (n + tile_cols - 1) / tile_cols;
-    const int64_t row_tiles = (m + tile_rows - 1) / tile_rows;
+    const TaskSplit split = SplitTasks(m, n, s.k, tile, lanes);
     // Packing the rhs panel pays once the rhs is 256 KiB (counted as the
     // packed f32, whatever the rhs type): unpacked, an NxN GEMM's panel rows
     // are then 1 KiB apart or more and fall into a few L1 sets, so every k
@@ -200,26 +240,32 @@ void ScheduleDot(DotStages s, Halide::Func out) {
     // 1 MiB L2 and 48 KiB L1, N=256 was level and N=512 fell from 161 to
     // 119 GFLOP/s unpacked.)
     const bool pack = s.packed_rhs.defined() && s.k * n * 4 >= (int64_t{256} << 10);
-    // Parallel tasks are (column panel, chunk of row tiles) pairs, at least
-    // 8 of them when there are rows enough, so that few panels (small n)
-    // still give every thread work in one parallel loop. Each task packs
-    // its own panel (a chunked panel is packed once per chunk).
-    const int64_t chunks = std::min<int64_t>(row_tiles, (8 + panels - 1) / panels);
+    // Tasks are (column panel, chunk of row tiles) pairs (SplitTasks). Each
+    // task packs its own panel (a chunked panel is packed once per chunk).
     Halide::Var acc_at = y, task = x;
-    if (chunks > 1) {
+    if (split.chunks > 1) {
       Halide::Var yo("yo"), yc("yc"), t("t");
-      const int64_t per = (row_tiles + chunks - 1) / chunks;
+      const int64_t per = (split.row_tiles + split.chunks - 1) / split.chunks;
       out.split(y, yo, yc, static_cast<int>(per), Halide::TailStrategy::GuardWithIf);
       out.reorder(xi, yi, yc, x, yo).fuse(x, yo, t);
       acc_at = yc;
       task = t;
-    } else if (const int64_t per_block = RowTilesPerBlock(m, s.k, row_tiles);
-               per_block < row_tiles) {
+    } else if (LhsTakenInBlocks(split)) {
       // Tasks are whole panels: a large lhs goes through them in serial
-      // blocks of rows.
+      // blocks of rows, each packed first (in parallel: 8 row tiles a task).
       Halide::Var block("row_block");
-      out.split(y, block, y, static_cast<int>(per_block), Halide::TailStrategy::GuardWithIf);
+      out.split(y, block, y, static_cast<int>(split.row_tiles_per_block),
+                Halide::TailStrategy::GuardWithIf);
       out.reorder(xi, yi, y, x, block);
+      if (s.packed_lhs.defined()) {
+        Halide::Func p = s.packed_lhs;
+        std::vector<Halide::Var> pargs = p.args();  // row in tile, k, row tile
+        p.compute_at(out, block)
+            .bound(pargs[0], 0, tile_rows)
+            .unroll(pargs[0])
+            .vectorize(pargs[1], lanes)
+            .parallel(pargs[2], 8);
+      }
     }
     out.parallel(task);
     acc.compute_at(out, acc_at).vectorize(aargs[0], lanes).unroll(aargs[0]).unroll(aargs[1]);
@@ -336,6 +382,22 @@ absl::StatusOr<Lowered> LowerDot(const hlo::Instruction& inst,
       stages.packed_rhs(pn, pk) = ToAccumulator(Call(ops[1].func, pi), rhs.type(), acc_type);
       b = stages.packed_rhs(vars[1], stages.r[0]);
       out.helpers.push_back(stages.packed_rhs);
+      const int64_t m = lhs.dim(lf[0]), k = lhs.dim(lc[0]), n = rhs.dim(rf[0]);
+      const int lanes = NativeLanes(Halide::Float(32));
+      const RegisterTile tile = ChooseRegisterTile(m, n, lanes, NativeVectorRegisters());
+      if (t == hlo::PrimitiveType::kF32 && tile.vectors > 0 && k >= lanes &&
+          LhsTakenInBlocks(SplitTasks(m, n, k, tile, lanes))) {
+        // packed_lhs(i, k, t) = lhs(t * rows + i, k) in the compute type; rows
+        // past the last repeat it (ScheduleDot bounds i to the tile's rows).
+        Halide::Var qi("qi"), qk("qk"), qt("qt");
+        std::vector<Expr> qa(2);
+        qa[static_cast<size_t>(lf[0])] = Halide::min(qt * tile.rows + qi, static_cast<int>(m - 1));
+        qa[static_cast<size_t>(lc[0])] = qk;
+        stages.packed_lhs = Halide::Func(HalideName("dot_packed_lhs", inst));
+        stages.packed_lhs(qi, qk, qt) = ToAccumulator(Call(ops[0].func, qa), lhs.type(), acc_type);
+        a = stages.packed_lhs(vars[0] % tile.rows, stages.r[0], vars[0] / tile.rows);
+        out.helpers.push_back(stages.packed_lhs);
+      }
     } else {
       b = ToAccumulator(Call(ops[1].func, ri), rhs.type(), acc_type);
     }

@@ -125,8 +125,11 @@ INSTANTIATE_TEST_SUITE_P(NumericTypes, DotLoweringTest, ::testing::ValuesIn(Nume
 // steps: the k loop stays one step; the other tiled dots take 2 at a time).
 // `two_k` contracts two dims (7 x 5, the innermost odd: one step).
 // `blocked` (4.06 MiB of lhs, over the 4 MiB threshold) runs in two serial
-// blocks of rows of unequal size with AVX2 (9 panels); with AVX-512 it has
-// 4 panels and is chunked instead.
+// blocks of rows of unequal size with AVX2 (9 panels), each block's lhs
+// packed into 4-row tiles first; with AVX-512 it has 4 panels and is
+// chunked instead. `blocked_t` reads its lhs transposed (contracting dim
+// first) into the packed blocks, with an odd contraction (1031 steps) and
+// rows (1035) that leave the last packed tile part-filled.
 TEST(DotLoweringTest, RegisterTiledF32EqualsInterpreter) {
   const std::string text = R"(
 HloModule tiled
@@ -151,6 +154,9 @@ ENTRY main {
   q = f32[1034,1030] parameter(14)
   r = f32[1030,200] parameter(15)
   blocked = f32[1034,200] dot(q, r), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  qt = f32[1031,1035] parameter(18)
+  rt = f32[1031,200] parameter(19)
+  blocked_t = f32[1035,200] dot(qt, rt), lhs_contracting_dims={0}, rhs_contracting_dims={0}
   packed = f32[50,1000] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   chunked = f32[200,40] dot(c, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   both = f32[31,40] dot(e, f), lhs_contracting_dims={1}, rhs_contracting_dims={0}
@@ -159,8 +165,8 @@ ENTRY main {
   z = f32[7,5,40] parameter(17)
   two_k = f32[31,40] dot(w, z), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}
   ROOT out = (f32[50,1000], f32[200,40], f32[31,40], f32[31,100], f32[9,20], f32[12,32], f32[5,30],
-             f32[1034,200], f32[31,40])
-      tuple(packed, chunked, both, wide, narrow, packed16, short, blocked, two_k)
+             f32[1034,200], f32[31,40], f32[1035,200])
+      tuple(packed, chunked, both, wide, narrow, packed16, short, blocked, two_k, blocked_t)
 }
 )";
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
@@ -206,12 +212,19 @@ ENTRY main {
   EXPECT_THAT(small, ::testing::ContainsRegex(tile + (avx512 ? "64 \\* 6" : "16 \\* 6") + "\\]"));
   EXPECT_THAT(large, ::testing::ContainsRegex(tile + (avx512 ? "64 \\* 6" : "24 \\* 4") + "\\]"));
   // An lhs over 4 MiB is taken in serial blocks of rows of at most 8 MiB,
-  // at least two, each a parallel loop over the column panels.
+  // at least two, each packed into the tile's row order by a parallel loop
+  // and then gone through by a parallel loop over the column panels.
   ASSERT_OK_AND_ASSIGN(const std::string four_mib, loop_nest_of_square_gemm(1024));
   ASSERT_OK_AND_ASSIGN(const std::string sixteen_mib, loop_nest_of_square_gemm(2048));
   EXPECT_THAT(four_mib, ::testing::Not(::testing::HasSubstr("row_block")));
-  EXPECT_THAT(sixteen_mib, ::testing::ContainsRegex("for \\([^,]+row_block, 0, 2\\) \\{\n"
-                                                    "[^\n]*\n[^\n]*\n *let [^ ]+ = halide_do_par_for"));
+  EXPECT_THAT(four_mib, ::testing::Not(::testing::HasSubstr("dot_packed_lhs")));
+  EXPECT_THAT(sixteen_mib,
+              ::testing::ContainsRegex(std::string("for \\([^,]+row_block, 0, 2\\) \\{\n"
+                                                   " *allocate dot_packed_lhs_[a-z0-9_$]+\\[float32 \\* ") +
+                                       (avx512 ? "6" : "4") + " \\* 2048 \\* [0-9]+\\]\n"
+                                       " *produce dot_packed_lhs_[a-z0-9_$]+ \\{\n"
+                                       "([^\n]*\n){1,4} *let [^ ]+ = halide_do_par_for\\([^,]+par_for_dot_packed_lhs"
+                                       "(.*\n)+ *let [^ ]+ = halide_do_par_for\\([^,]+par_for_out0"));
   // The register tile's loop takes 2 k steps per iteration.
   EXPECT_THAT(sixteen_mib, ::testing::ContainsRegex("for \\([^,]+k_outer, 0, 1024\\)"));
   EXPECT_THAT(four_mib, ::testing::ContainsRegex("for \\([^,]+k_outer, 0, 512\\)"));
