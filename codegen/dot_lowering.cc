@@ -252,7 +252,9 @@ void ScheduleDot(DotStages s, Halide::Func out) {
       task = t;
     } else if (LhsTakenInBlocks(split)) {
       // Tasks are whole panels: a large lhs goes through them in serial
-      // blocks of rows, each packed first (in parallel: 8 row tiles a task).
+      // blocks of rows, each packed first (in parallel: 8 row tiles a task;
+      // guarded, since a shifted first task of a block with fewer row tiles
+      // would start before row 0: a long k leaves few rows in 8 MiB).
       Halide::Var block("row_block");
       out.split(y, block, y, static_cast<int>(split.row_tiles_per_block),
                 Halide::TailStrategy::GuardWithIf);
@@ -264,7 +266,7 @@ void ScheduleDot(DotStages s, Halide::Func out) {
             .bound(pargs[0], 0, tile_rows)
             .unroll(pargs[0])
             .vectorize(pargs[1], lanes)
-            .parallel(pargs[2], 8);
+            .parallel(pargs[2], 8, Halide::TailStrategy::GuardWithIf);
       }
     }
     out.parallel(task);
@@ -388,10 +390,11 @@ absl::StatusOr<Lowered> LowerDot(const hlo::Instruction& inst,
       if (t == hlo::PrimitiveType::kF32 && tile.vectors > 0 && k >= lanes &&
           LhsTakenInBlocks(SplitTasks(m, n, k, tile, lanes))) {
         // packed_lhs(i, k, t) = lhs(t * rows + i, k) in the compute type; rows
-        // past the last repeat it (ScheduleDot bounds i to the tile's rows).
+        // past the last repeat it (ScheduleDot bounds i to the tile's rows),
+        // and the clamp keeps every read inside the lhs whatever the schedule.
         Halide::Var qi("qi"), qk("qk"), qt("qt");
         std::vector<Expr> qa(2);
-        qa[static_cast<size_t>(lf[0])] = Halide::min(qt * tile.rows + qi, static_cast<int>(m - 1));
+        qa[static_cast<size_t>(lf[0])] = Halide::clamp(qt * tile.rows + qi, 0, static_cast<int>(m - 1));
         qa[static_cast<size_t>(lc[0])] = qk;
         stages.packed_lhs = Halide::Func(HalideName("dot_packed_lhs", inst));
         stages.packed_lhs(qi, qk, qt) = ToAccumulator(Call(ops[0].func, qa), lhs.type(), acc_type);

@@ -225,6 +225,22 @@ ENTRY main {
                                        " *produce dot_packed_lhs_[a-z0-9_$]+ \\{\n"
                                        "([^\n]*\n){1,4} *let [^ ]+ = halide_do_par_for\\([^,]+par_for_dot_packed_lhs"
                                        "(.*\n)+ *let [^ ]+ = halide_do_par_for\\([^,]+par_for_out0"));
+  // A long contraction leaves few rows in a block (44000 steps: 24 rows over
+  // 4 MiB, AVX2's 3 row tiles a block, AVX-512's 2): the block's packed lhs
+  // holds those tiles only. A parallel split of 8 shifted inwards would pack
+  // 8 a block, the first block's starting before row 0.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> thin, hlo::ParseAndVerifyModule(R"(
+HloModule thin
+ENTRY main {
+  a = f32[24,44000] parameter(0)
+  b = f32[44000,512] parameter(1)
+  ROOT d = f32[24,512] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  ASSERT_OK_AND_ASSIGN(const std::string thin_nest, testing_util::LoopNestOfEntry(*thin));
+  EXPECT_THAT(thin_nest, ::testing::ContainsRegex(
+                             std::string("allocate dot_packed_lhs_[a-z0-9_$]+\\[float32 \\* ") +
+                             (avx512 ? "6 \\* 44000 \\* 2" : "4 \\* 44000 \\* 3") + "\\]"));
   // The register tile's loop takes 2 k steps per iteration.
   EXPECT_THAT(sixteen_mib, ::testing::ContainsRegex("for \\([^,]+k_outer, 0, 1024\\)"));
   EXPECT_THAT(four_mib, ::testing::ContainsRegex("for \\([^,]+k_outer, 0, 512\\)"));
