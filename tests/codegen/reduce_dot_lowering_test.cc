@@ -182,19 +182,20 @@ ENTRY main {
 // AVX2 the 256 GEMM takes 24x4 tiles and the 128 one 16x6, which divide it;
 // with AVX-512 both take 64x6. The loop nest names its target.
 TEST(DotLoweringTest, GemmLoopNestsPackFitTheirTilesAndBlockLargeLhs) {
-  auto loop_nest_of_square_gemm = [](int n) -> absl::StatusOr<std::string> {
+  auto loop_nest_of_gemm = [](int m, int k, int n) -> absl::StatusOr<std::string> {
     const std::string text = absl::StrReplaceAll(R"(
 HloModule gemm
 ENTRY main {
-  a = f32[$N,$N] parameter(0)
-  b = f32[$N,$N] parameter(1)
-  ROOT d = f32[$N,$N] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  a = f32[$M,$K] parameter(0)
+  b = f32[$K,$N] parameter(1)
+  ROOT d = f32[$M,$N] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 }
-)", {{"$N", absl::StrCat(n)}});
+)", {{"$M", absl::StrCat(m)}, {"$K", absl::StrCat(k)}, {"$N", absl::StrCat(n)}});
     absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::ParseAndVerifyModule(text);
     if (!module.ok()) return module.status();
     return testing_util::LoopNestOfEntry(**module);
   };
+  auto loop_nest_of_square_gemm = [&](int n) { return loop_nest_of_gemm(n, n, n); };
   ASSERT_OK_AND_ASSIGN(const std::string small, loop_nest_of_square_gemm(128));
   ASSERT_OK_AND_ASSIGN(const std::string large, loop_nest_of_square_gemm(256));
   ASSERT_THAT(large, ::testing::ContainsRegex("target=x86-64-[a-z0-9_-]*avx2"));
@@ -229,15 +230,7 @@ ENTRY main {
   // 4 MiB, AVX2's 3 row tiles a block, AVX-512's 2): the block's packed lhs
   // holds those tiles only. A parallel split of 8 shifted inwards would pack
   // 8 a block, the first block's starting before row 0.
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> thin, hlo::ParseAndVerifyModule(R"(
-HloModule thin
-ENTRY main {
-  a = f32[24,44000] parameter(0)
-  b = f32[44000,512] parameter(1)
-  ROOT d = f32[24,512] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-}
-)"));
-  ASSERT_OK_AND_ASSIGN(const std::string thin_nest, testing_util::LoopNestOfEntry(*thin));
+  ASSERT_OK_AND_ASSIGN(const std::string thin_nest, loop_nest_of_gemm(24, 44000, 512));
   EXPECT_THAT(thin_nest, ::testing::ContainsRegex(
                              std::string("allocate dot_packed_lhs_[a-z0-9_$]+\\[float32 \\* ") +
                              (avx512 ? "6 \\* 44000 \\* 2" : "4 \\* 44000 \\* 3") + "\\]"));
