@@ -259,6 +259,29 @@ ENTRY main {
   EXPECT_THAT(*dump.loop_nest, ::testing::HasSubstr("produce " + acc + " {"));
 }
 
+// A bf16 lhs over 4 MiB (counted in f32, as packed) is packed block by
+// block (with AVX2), converted to f32 once there.
+TEST(DotLoweringTest, BlockedBf16LhsIsPackedInF32) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(R"(
+HloModule mixed
+ENTRY main {
+  a = bf16[1034,1030] parameter(0)
+  b = bf16[1030,200] parameter(1)
+  ROOT r = f32[1034,200] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)"));
+  ASSERT_OK_AND_ASSIGN(const std::string nest, testing_util::LoopNestOfEntry(*module));
+  // With AVX-512's 64 columns a tile, 200 columns are 4 panels: chunked, not blocked.
+  if (nest.find("avx512") == std::string::npos) {
+    EXPECT_THAT(nest, ::testing::HasSubstr("produce dot_packed_lhs"));
+  }
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 23, -1, 1);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+  // 1030-term sums of magnitude ~10: f32 accumulation is within 1e-3.
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-4, 1e-3, "blocked bf16 dot"));
+}
+
 TEST(DotLoweringTest, MixedPrecisionBf16ToF32) {
   const std::string text = R"(
 HloModule mixed
