@@ -15,7 +15,8 @@
 // parallel task when it holds 256 KiB of f32 or more, and tasks of (panel,
 // chunk of row tiles), at least 8 of them. A large lhs is taken in serial
 // blocks of rows, each a parallel loop over the panels (RowTilesPerBlock),
-// and packed block by block into the tile's row order (LhsTakenInBlocks).
+// and packed block by block into the tile's row order, as is a transposed
+// lhs of 1 MiB or more, whole (PacksLhs).
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -59,7 +60,7 @@ Expr ToAccumulator(const Expr& v, hlo::PrimitiveType type, Halide::Type acc) {
 struct DotStages {
   Halide::Func accumulator;
   Halide::Func packed_rhs;  // defined only for the plain 2-D contraction
-  Halide::Func packed_lhs;  // defined only where the lhs is taken in blocks
+  Halide::Func packed_lhs;  // defined only where PacksLhs
   Halide::RDom r;
   hlo::PrimitiveType type;
   std::vector<int64_t> dims;  // result dims, HLO order
@@ -190,6 +191,19 @@ TaskSplit SplitTasks(int64_t m, int64_t n, int64_t k, RegisterTile tile, int lan
 // (one more parallel loop in a 0.25 ms kernel).
 bool LhsTakenInBlocks(const TaskSplit& t) { return t.row_tiles_per_block < t.row_tiles; }
 
+// Whether the f32 tiled schedule packs an lhs of `elements`: where it is
+// taken in blocks (LhsTakenInBlocks), and, from 1 MiB, where it is
+// transposed (its contracting dim the outer one), whose k steps are a whole
+// row apart, so that every step of a tile reads another cache line; that
+// one is packed once, at the root. Transposed, packed over unpacked, each
+// way round (session 17): 1024^3 1.95 / 1.84 on 1 thread, 1.76 / 1.68 on
+// 2 (then within 1% of the untransposed GEMM per FLOP), 512^3 1.32 / 1.26
+// and 1.24 / 1.26; 256^3 (256 KiB) 1.06 / 1.00 and 0.98 / 0.93, so not
+// below 1 MiB.
+bool PacksLhs(const TaskSplit& t, int64_t elements, bool transposed) {
+  return LhsTakenInBlocks(t) || (transposed && elements * 4 >= (int64_t{1} << 20));
+}
+
 // k steps per iteration of the register tile's loop: 2 when they divide the
 // single contracting dim (`k`; with several, `k` is 0 and the loop stays
 // one step, since the innermost of them may be odd), so the unrolled steps
@@ -243,6 +257,11 @@ void ScheduleDot(DotStages s, Halide::Func out) {
     // Tasks are (column panel, chunk of row tiles) pairs (SplitTasks). Each
     // task packs its own panel (a chunked panel is packed once per chunk).
     Halide::Var acc_at = y, task = x;
+    // The packed lhs (PacksLhs), per block or else at the root, in
+    // parallel, 8 row tiles a task; guarded, since a shifted first task of
+    // fewer row tiles would start before row 0 (a long k leaves few rows in
+    // a block of 8 MiB).
+    Halide::LoopLevel lhs_packed_at = Halide::LoopLevel::root();
     if (split.chunks > 1) {
       Halide::Var yo("yo"), yc("yc"), t("t");
       const int64_t per = (split.row_tiles + split.chunks - 1) / split.chunks;
@@ -252,22 +271,21 @@ void ScheduleDot(DotStages s, Halide::Func out) {
       task = t;
     } else if (LhsTakenInBlocks(split)) {
       // Tasks are whole panels: a large lhs goes through them in serial
-      // blocks of rows, each packed first (in parallel: 8 row tiles a task;
-      // guarded, since a shifted first task of a block with fewer row tiles
-      // would start before row 0: a long k leaves few rows in 8 MiB).
+      // blocks of rows, each packed first.
       Halide::Var block("row_block");
       out.split(y, block, y, static_cast<int>(split.row_tiles_per_block),
                 Halide::TailStrategy::GuardWithIf);
       out.reorder(xi, yi, y, x, block);
-      if (s.packed_lhs.defined()) {
-        Halide::Func p = s.packed_lhs;
-        std::vector<Halide::Var> pargs = p.args();  // row in tile, k, row tile
-        p.compute_at(out, block)
-            .bound(pargs[0], 0, tile_rows)
-            .unroll(pargs[0])
-            .vectorize(pargs[1], lanes)
-            .parallel(pargs[2], 8, Halide::TailStrategy::GuardWithIf);
-      }
+      lhs_packed_at = Halide::LoopLevel(out, block);
+    }
+    if (s.packed_lhs.defined()) {
+      Halide::Func p = s.packed_lhs;
+      std::vector<Halide::Var> pargs = p.args();  // row in tile, k, row tile
+      p.compute_at(lhs_packed_at)
+          .bound(pargs[0], 0, tile_rows)
+          .unroll(pargs[0])
+          .vectorize(pargs[1], lanes)
+          .parallel(pargs[2], 8, Halide::TailStrategy::GuardWithIf);
     }
     out.parallel(task);
     acc.compute_at(out, acc_at).vectorize(aargs[0], lanes).unroll(aargs[0]).unroll(aargs[1]);
@@ -388,7 +406,7 @@ absl::StatusOr<Lowered> LowerDot(const hlo::Instruction& inst,
       const int lanes = NativeLanes(Halide::Float(32));
       const RegisterTile tile = ChooseRegisterTile(m, n, lanes, NativeVectorRegisters());
       if (t == hlo::PrimitiveType::kF32 && tile.vectors > 0 && k >= lanes &&
-          LhsTakenInBlocks(SplitTasks(m, n, k, tile, lanes))) {
+          PacksLhs(SplitTasks(m, n, k, tile, lanes), m * k, /*transposed=*/lc[0] < lf[0])) {
         // packed_lhs(i, k, t) = lhs(t * rows + i, k) in the compute type; rows
         // past the last repeat it (ScheduleDot bounds i to the tile's rows),
         // and the clamp keeps every read inside the lhs whatever the schedule.

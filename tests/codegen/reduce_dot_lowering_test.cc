@@ -129,7 +129,9 @@ INSTANTIATE_TEST_SUITE_P(NumericTypes, DotLoweringTest, ::testing::ValuesIn(Nume
 // packed into 4-row tiles first; with AVX-512 it has 4 panels and is
 // chunked instead. `blocked_t` reads its lhs transposed (contracting dim
 // first) into the packed blocks, with an odd contraction (1031 steps) and
-// rows (1035) that leave the last packed tile part-filled.
+// rows (1035) that leave the last packed tile part-filled. `packed_t`
+// (1.06 MiB of transposed lhs, 2 panels: chunked, not blocked) is packed
+// whole, at the root.
 TEST(DotLoweringTest, RegisterTiledF32EqualsInterpreter) {
   const std::string text = R"(
 HloModule tiled
@@ -157,6 +159,9 @@ ENTRY main {
   qt = f32[1031,1035] parameter(18)
   rt = f32[1031,200] parameter(19)
   blocked_t = f32[1035,200] dot(qt, rt), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  ut = f32[520,510] parameter(20)
+  vt = f32[520,40] parameter(21)
+  packed_t = f32[510,40] dot(ut, vt), lhs_contracting_dims={0}, rhs_contracting_dims={0}
   packed = f32[50,1000] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   chunked = f32[200,40] dot(c, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   both = f32[31,40] dot(e, f), lhs_contracting_dims={1}, rhs_contracting_dims={0}
@@ -165,8 +170,8 @@ ENTRY main {
   z = f32[7,5,40] parameter(17)
   two_k = f32[31,40] dot(w, z), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}
   ROOT out = (f32[50,1000], f32[200,40], f32[31,40], f32[31,100], f32[9,20], f32[12,32], f32[5,30],
-             f32[1034,200], f32[31,40], f32[1035,200])
-      tuple(packed, chunked, both, wide, narrow, packed16, short, blocked, two_k, blocked_t)
+             f32[1034,200], f32[31,40], f32[1035,200], f32[510,40])
+      tuple(packed, chunked, both, wide, narrow, packed16, short, blocked, two_k, blocked_t, packed_t)
 }
 )";
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
@@ -182,15 +187,19 @@ ENTRY main {
 // AVX2 the 256 GEMM takes 24x4 tiles and the 128 one 16x6, which divide it;
 // with AVX-512 both take 64x6. The loop nest names its target.
 TEST(DotLoweringTest, GemmLoopNestsPackFitTheirTilesAndBlockLargeLhs) {
-  auto loop_nest_of_gemm = [](int m, int k, int n) -> absl::StatusOr<std::string> {
+  // [m,k]x[k,n], or with the lhs transposed ([k,m], contracting dim 0).
+  auto loop_nest_of_gemm = [](int m, int k, int n,
+                              bool transposed = false) -> absl::StatusOr<std::string> {
     const std::string text = absl::StrReplaceAll(R"(
 HloModule gemm
 ENTRY main {
-  a = f32[$M,$K] parameter(0)
+  a = f32[$A] parameter(0)
   b = f32[$K,$N] parameter(1)
-  ROOT d = f32[$M,$N] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT d = f32[$M,$N] dot(a, b), lhs_contracting_dims={$C}, rhs_contracting_dims={0}
 }
-)", {{"$M", absl::StrCat(m)}, {"$K", absl::StrCat(k)}, {"$N", absl::StrCat(n)}});
+)", {{"$A", transposed ? absl::StrCat(k, ",", m) : absl::StrCat(m, ",", k)},
+     {"$C", transposed ? "0" : "1"},
+     {"$M", absl::StrCat(m)}, {"$K", absl::StrCat(k)}, {"$N", absl::StrCat(n)}});
     absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::ParseAndVerifyModule(text);
     if (!module.ok()) return module.status();
     return testing_util::LoopNestOfEntry(**module);
@@ -234,6 +243,12 @@ ENTRY main {
   EXPECT_THAT(thin_nest, ::testing::ContainsRegex(
                              std::string("allocate dot_packed_lhs_[a-z0-9_$]+\\[float32 \\* ") +
                              (avx512 ? "6 \\* 44000 \\* 2" : "4 \\* 44000 \\* 3") + "\\]"));
+  // A transposed lhs is packed whole, at the root, from 1 MiB (512^2).
+  ASSERT_OK_AND_ASSIGN(const std::string transposed_1mib, loop_nest_of_gemm(512, 512, 512, true));
+  ASSERT_OK_AND_ASSIGN(const std::string transposed_256kib, loop_nest_of_gemm(256, 256, 256, true));
+  EXPECT_THAT(transposed_1mib, ::testing::ContainsRegex("produce dot_packed_lhs_[^\n]*\\{\n"
+                                                        "(.*\n)* *produce out0[^ ]* \\{"));
+  EXPECT_THAT(transposed_256kib, ::testing::Not(::testing::HasSubstr("dot_packed_lhs")));
   // The register tile's loop takes 2 k steps per iteration.
   EXPECT_THAT(sixteen_mib, ::testing::ContainsRegex("for \\([^,]+k_outer, 0, 1024\\)"));
   EXPECT_THAT(four_mib, ::testing::ContainsRegex("for \\([^,]+k_outer, 0, 512\\)"));
