@@ -281,6 +281,15 @@ void BM_OpenBlasSgemm(benchmark::State& state) {
   SetGemmCounters(state, n, nullptr);
 }
 
+// log2 of the cycles OpenBLAS's idle workers spin after a call, as OpenBLAS
+// 0.3 reads OPENBLAS_THREAD_TIMEOUT: a positive value clamped to [4, 30],
+// else its default, 28.
+int OpenBlasSpinLog2() {
+  const char* env = std::getenv("OPENBLAS_THREAD_TIMEOUT");
+  const int v = env != nullptr ? std::atoi(env) : 0;
+  return v > 0 ? std::clamp(v, 4, 30) : 28;
+}
+
 // Halide against OpenBLAS in the same moments: rounds of about 30 ms of
 // Halide runs, then as long of OpenBLAS runs, each round giving the ratio
 // of their median run times. BM_HalideGemm and BM_OpenBlasSgemm above are
@@ -301,17 +310,8 @@ void BM_OpenBlasSgemm(benchmark::State& state) {
 // (N=512: 3.2-3.6 ms against 1.7-1.8, 2 threads). Until session 17 the round
 // slept 200 ms after each OpenBLAS block instead; then every Halide block
 // started after 200 ms of idle, and only half the OpenBLAS blocks did, and
-// the ratio read 0.68-1.12 at N=256-512 on 2 threads, against 1.07-1.50
+// the ratio read 0.68-1.12 at N=256-512 on 2 threads, against 1.04-1.50
 // with the short spin and no pause (docs/performance.md, session 17).
-// log2 of the cycles OpenBLAS's idle workers spin after a call, as OpenBLAS
-// 0.3 reads OPENBLAS_THREAD_TIMEOUT: a positive value clamped to [4, 30],
-// else its default, 28.
-int OpenBlasSpinLog2() {
-  const char* env = std::getenv("OPENBLAS_THREAD_TIMEOUT");
-  const int v = env != nullptr ? std::atoi(env) : 0;
-  return v > 0 ? std::clamp(v, 4, 30) : 28;
-}
-
 void BM_GemmHalideOverOpenBlas(benchmark::State& state) {
   if (SkipForUnusableOpenBlasCore(state)) return;
   const int64_t n = state.range(0);
