@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "benchmarks/bm_codegen_support.h"
+#include "codegen/host_target.h"
 
 namespace sharc::bench {
 namespace {
@@ -45,7 +46,7 @@ bool LoadAutoscheduler(const std::string& name) {
 }
 
 Halide::Target JitTarget() {
-  return Halide::get_host_target().with_feature(Halide::Target::NoAsserts);
+  return Halide::Target(codegen::HostTargetName()).with_feature(Halide::Target::NoAsserts);
 }
 
 // Schedules `p` with `autoscheduler` (estimates must be set) and JIT-compiles

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "codegen/host_target.h"
 #include "codegen/lowering.h"
 
 namespace sharc::codegen {
@@ -78,7 +79,7 @@ void Define(Halide::Func& f, const std::vector<Halide::Var>& vars, const Halide:
 }
 
 Halide::Target KernelTarget() {
-  Halide::Target t = Halide::get_host_target();
+  Halide::Target t(HostTargetName());
   // Without StrictFloat Halide lets LLVM assume there are no NaNs or
   // infinities; comparisons, maximum and is-finite must see them. FMA
   // contraction, which StrictFloat also forbids, is given back per

@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "codegen/cache_seal.h"
+#include "codegen/host_target.h"
 #include "codegen/lowering.h"
 #include "codegen/object_loader.h"
 #include "codegen/object_writer.h"
@@ -360,7 +361,7 @@ absl::Status KernelCompiler::EnsureRuntime() {
     return absl::InternalError(absl::StrCat("cannot create kernel cache directory ", cache_dir_,
                                             ": ", ec.message()));
   }
-  Halide::Target rt_target = Halide::get_host_target().with_feature(Halide::Target::NoAsserts);
+  Halide::Target rt_target = Halide::Target(HostTargetName()).with_feature(Halide::Target::NoAsserts);
   const std::string path = absl::StrCat(cache_dir_, "/halide_runtime_",
                                         HashHex(absl::StrCat(kCodegenVersion, rt_target.to_string())),
                                         ".so");

@@ -228,13 +228,19 @@ ENTRY main {
   ASSERT_OK_AND_ASSIGN(const std::string sixteen_mib, loop_nest_of_square_gemm(2048));
   EXPECT_THAT(four_mib, ::testing::Not(::testing::HasSubstr("row_block")));
   EXPECT_THAT(four_mib, ::testing::Not(::testing::HasSubstr("dot_packed_lhs")));
+  // Where the tile's rows do not divide the block's (AVX-512's 6 into 1024),
+  // the last block's last tile is shifted and Halide peels the two blocks
+  // apart: two copies of the block instead of the loop.
+  const std::string packed_block =
+      std::string("allocate dot_packed_lhs_[a-z0-9_$]+\\[float32 \\* ") + (avx512 ? "6" : "4") +
+      " \\* 2048 \\* [0-9]+\\]\n"
+      " *produce dot_packed_lhs_[a-z0-9_$]+ \\{\n"
+      "([^\n]*\n){1,4} *let [^ ]+ = halide_do_par_for\\([^,]+par_for_dot_packed_lhs"
+      "(.*\n)+ *let [^ ]+ = halide_do_par_for\\([^,]+par_for_out0";
   EXPECT_THAT(sixteen_mib,
-              ::testing::ContainsRegex(std::string("for \\([^,]+row_block, 0, 2\\) \\{\n"
-                                                   " *allocate dot_packed_lhs_[a-z0-9_$]+\\[float32 \\* ") +
-                                       (avx512 ? "6" : "4") + " \\* 2048 \\* [0-9]+\\]\n"
-                                       " *produce dot_packed_lhs_[a-z0-9_$]+ \\{\n"
-                                       "([^\n]*\n){1,4} *let [^ ]+ = halide_do_par_for\\([^,]+par_for_dot_packed_lhs"
-                                       "(.*\n)+ *let [^ ]+ = halide_do_par_for\\([^,]+par_for_out0"));
+              ::testing::AnyOf(
+                  ::testing::ContainsRegex("for \\([^,]+row_block, 0, 2\\) \\{\n *" + packed_block),
+                  ::testing::ContainsRegex(packed_block + "(.*\n)+ *" + packed_block)));
   // A long contraction leaves few rows in a block (44000 steps: 24 rows over
   // 4 MiB, AVX2's 3 row tiles a block, AVX-512's 2): the block's packed lhs
   // holds those tiles only. A parallel split of 8 shifted inwards would pack
