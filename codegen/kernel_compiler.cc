@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "codegen/cache_seal.h"
+#include "codegen/cpu_tuning.h"
 #include "codegen/host_target.h"
 #include "codegen/lowering.h"
 #include "codegen/object_loader.h"
@@ -252,7 +253,8 @@ KernelCompiler::KernelCompiler() {
   } else {
     cache_dir_ = "/tmp/sharc-cache";
   }
-  target_ = KernelTarget().to_string();
+  // The core kind joins the target: schedules follow it (cpu_tuning.h).
+  target_ = absl::StrCat(KernelTarget().to_string(), " tune=", CoreKindName(HostCpuTuning().core));
   reciprocal_division_pays_ = ReciprocalDivisionPays(KernelTarget());
   linker_ = LinksObjectsInProcess() ? KernelLinker::kInProcess : KernelLinker::kSystem;
   if (const char* linker = std::getenv("SHARC_KERNEL_LINKER"); linker != nullptr && *linker != '\0') {

@@ -49,9 +49,10 @@ class HalideCliTest : public ::testing::Test {
     ss << in.rdbuf();
     return ss.str();
   }
-  CommandResult Sharc(const std::string& args) const {
+  // `env`: more VAR=value words for the command's environment.
+  CommandResult Sharc(const std::string& args, const std::string& env = "") const {
     const std::string command =
-        absl::StrCat("SHARC_CACHE_DIR=", Path("cache"), " ", SHARC_BINARY, " ", args, " >",
+        absl::StrCat("SHARC_CACHE_DIR=", Path("cache"), " ", env, " ", SHARC_BINARY, " ", args, " >",
                      Path("out.txt"), " 2>", Path("err.txt"));
     const int status = std::system(command.c_str());
     return CommandResult{WIFEXITED(status) ? WEXITSTATUS(status) : -1, Read(Path("out.txt")),
@@ -132,6 +133,43 @@ ENTRY main {
   CommandResult fallback = Sharc(absl::StrCat("run ", file, " --random-inputs"));
   EXPECT_EQ(fallback.exit_code, 0) << fallback.err;
   EXPECT_THAT(fallback.err, HasSubstr("note: running with the interpreter"));
+}
+
+// SHARC_CPU_TUNE picks the core a kernel is scheduled for (cpu_tuning.h):
+// a long sum reads its chunks four pages side by side for a Zen 3 and front
+// to back for a Zen 4, and both agree with the interpreter. Each tuning
+// keys its own kernels in the cache.
+TEST_F(HalideCliTest, CpuTuneChoosesHowALongSumWalksMemory) {
+  const std::string file = Write("sum.hlo", R"(HloModule sum
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
+ENTRY main {
+  v = f32[262144] parameter(0)
+  z = f32[] constant(0)
+  ROOT s = f32[] reduce(v, z), dimensions={0}, to_apply=add
+}
+)");
+  for (const char* core : {"zen3", "zen4"}) {
+    SCOPED_TRACE(core);
+    const std::string env = absl::StrCat("SHARC_CPU_TUNE=", core);
+    const std::string dump = Path(absl::StrCat("dump_", core));
+    CommandResult compiled = Sharc(absl::StrCat("compile ", file, " --dump-dir ", dump), env);
+    ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+    EXPECT_THAT(compiled.out, ContainsRegex("kernels: [1-9][0-9]* compiled, 0 loaded"));
+    const std::string nest = Read(dump + "/4_kernels.txt");
+    EXPECT_THAT(nest, HasSubstr("halide_do_par_for"));
+    if (std::string(core) == "zen3") {
+      EXPECT_THAT(nest, ContainsRegex("for \\([^,]+\\.pages, 0, [0-9]+\\)"));
+    } else {
+      EXPECT_THAT(nest, Not(HasSubstr(".pages")));
+    }
+    CommandResult checked = Sharc(absl::StrCat("run ", file, " --random-inputs --devices 2 --check"), env);
+    ASSERT_EQ(checked.exit_code, 0) << checked.err;
+    EXPECT_THAT(checked.err, HasSubstr("check: the partitioned run matches"));
+  }
+  CommandResult unknown =
+      Sharc(absl::StrCat("compile ", file, " --dump-dir ", Path("dump_unknown")), "SHARC_CPU_TUNE=pentium");
+  EXPECT_EQ(unknown.exit_code, 0) << unknown.err;
+  EXPECT_THAT(unknown.err, HasSubstr("ignoring SHARC_CPU_TUNE=pentium (expected zen3, zen4 or other)"));
 }
 
 }  // namespace
