@@ -25,7 +25,10 @@ CoreKind ClassifyCore(const std::string& vendor, int family, int model) {
 CpuTuning TuningFor(CoreKind core) {
   CpuTuning tuning;
   tuning.core = core;
+  const bool amd = core == CoreKind::kAmdZen3 || core == CoreKind::kAmdZen4;
   tuning.sums_walk_pages = core != CoreKind::kAmdZen4;
+  tuning.underflow_takes_microcode_assist = !amd;
+  tuning.vector_division_is_slow = !amd;
   return tuning;
 }
 

@@ -21,6 +21,20 @@ struct CpuTuning {
   // slower (session 18): there one stream with a prefetch a page ahead
   // reads at the plain loop's speed and four side by side do not.
   bool sums_walk_pages = true;
+  // Whether a vector multiply whose result is subnormal or rounds to zero
+  // takes a microcode assist (of the order of a hundred cycles on Intel
+  // cores). Then softmax's exp selects +0 for the lanes that would
+  // underflow. AMD's cores do the multiply in hardware, at a small cost
+  // (Zen 4: 16 lanes in 2 more cycles, session 18), and there exp scales
+  // the lanes it clamps by an exact +0 instead, fewer instructions.
+  bool underflow_takes_microcode_assist = true;
+  // Whether the vector divider is slow next to FMAs: on Ice Lake a 16-lane
+  // vdivps issues once per 10 cycles, and dividing through the reciprocal
+  // with two FMA corrections (object_writer.h) paid. On Zen 4 a 16-lane
+  // vdivps takes 6 cycles and that path's range checks cost more than they
+  // save (softmax rows 7-9% faster with plain division, session 18); Zen 3
+  // has no AVX-512, where the path never paid.
+  bool vector_division_is_slow = true;
 };
 
 // Which core kind CPUID's vendor string, family and model (the extended

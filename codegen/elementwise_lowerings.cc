@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "codegen/cpu_tuning.h"
 #include "codegen/lowering.h"
 #include "codegen/reducer.h"
 #include "codegen/vector_math.h"
@@ -21,6 +22,13 @@ namespace {
 
 using Halide::Expr;
 using hlo::PrimitiveType;
+
+// How softmax's exp gets the lanes that round to +0 on the core kernels
+// are tuned for.
+ExpUnderflow HostExpUnderflow() {
+  return HostCpuTuning().underflow_takes_microcode_assist ? ExpUnderflow::kSelectZero
+                                                          : ExpUnderflow::kScaleByZero;
+}
 
 bool IsFloat(PrimitiveType t) { return hlo::IsFloatingPoint(t); }
 bool IsF64(PrimitiveType t) { return t == PrimitiveType::kF64; }
@@ -292,7 +300,7 @@ void RegisterElementwiseLowerings(LoweringTable& table) {
     const bool non_positive = !ops.empty() && ops[0].non_positive;
     return FloatUnary([non_positive](Expr x, PrimitiveType t) {
       if (IsF64(t)) return Halide::exp(x);
-      return non_positive ? VectorExpOfNonPositive(x) : VectorExp(x);
+      return non_positive ? VectorExpOfNonPositive(x, HostExpUnderflow()) : VectorExp(x);
     })(inst, ops);
   });
   table.Add(Opcode::kExpm1,

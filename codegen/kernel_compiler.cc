@@ -255,7 +255,8 @@ KernelCompiler::KernelCompiler() {
   }
   // The core kind joins the target: schedules follow it (cpu_tuning.h).
   target_ = absl::StrCat(KernelTarget().to_string(), " tune=", CoreKindName(HostCpuTuning().core));
-  reciprocal_division_pays_ = ReciprocalDivisionPays(KernelTarget());
+  reciprocal_division_pays_ =
+      ReciprocalDivisionPays(KernelTarget(), HostCpuTuning().vector_division_is_slow);
   linker_ = LinksObjectsInProcess() ? KernelLinker::kInProcess : KernelLinker::kSystem;
   if (const char* linker = std::getenv("SHARC_KERNEL_LINKER"); linker != nullptr && *linker != '\0') {
     const std::string_view choice(linker);

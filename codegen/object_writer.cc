@@ -325,9 +325,9 @@ void EmitObject(llvm::Module& module, llvm::raw_pwrite_stream& out) {
 
 }  // namespace
 
-bool ReciprocalDivisionPays(const Halide::Target& target) {
+bool ReciprocalDivisionPays(const Halide::Target& target, bool divider_is_slow) {
   if (target.arch != Halide::Target::X86) return true;
-  return target.has_feature(Halide::Target::AVX512);
+  return target.has_feature(Halide::Target::AVX512) && divider_is_slow;
 }
 
 ObjectWriteStats WriteKernelObject(const Halide::Module& module, std::string* object,

@@ -41,13 +41,14 @@ struct StreamedBuffers {
 };
 
 // True where dividing through the reciprocal was measured faster: AVX-512
-// (Ice Lake: 16-lane vdivps issues once per 10 cycles; softmax in cache
-// went from 0.048-0.051 to 0.038-0.043 ms with the first, one-correction
+// on a core whose divider is slow (`divider_is_slow`, cpu_tuning.h; Ice
+// Lake: 16-lane vdivps issues once per 10 cycles; softmax in cache went
+// from 0.048-0.051 to 0.038-0.043 ms with the first, one-correction
 // version), and non-x86 FMA targets, where it was never measured against
 // the division. Not on AVX2 (Zen 3: the 8-lane division beat the path's
 // range checks and corrections; softmax rows 5-9% faster from memory,
-// 8-12% in cache).
-bool ReciprocalDivisionPays(const Halide::Target& target);
+// 8-12% in cache), nor on Zen 4 (its 16-lane division is 6 cycles).
+bool ReciprocalDivisionPays(const Halide::Target& target, bool divider_is_slow);
 
 // Compiles `module` to an object file's bytes, in `*object`.
 // - Every fmul, fadd and fsub may contract: a multiply feeding an add or

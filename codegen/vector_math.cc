@@ -173,11 +173,20 @@ Expr VectorExp(const Expr& x) {
 // the one multiply by 2^(k - 1 + 64) rounds the same real number once: the
 // same bits, one instruction less. Against the general form that leaves
 // out the overflow clamp, the subnormal test, two selects, the integer add
-// of 64 and the multiply by 2^-64; the lanes that round to +0 get an input
-// whose multiplies cannot underflow, then +0.
-Expr VectorExpOfNonPositive(const Expr& x) {
+// of 64 and the multiply by 2^-64. With kSelectZero the lanes that round to
+// +0 get an input whose multiplies cannot underflow, then +0. With
+// kScaleByZero x is clamped at -131.7, where k = -190: k + 190 = 0 leaves
+// every bit of the power zero, so it is +0.0 and the multiply gives +0
+// exactly; above the clamp k >= -189 and the power 2^(k + 63) is normal.
+Expr VectorExpOfNonPositive(const Expr& x, ExpUnderflow underflow) {
   Halide::Type f32 = x.type();
   auto c = [&](double v) { return Halide::Internal::make_const(f32, v); };
+  if (underflow == ExpUnderflow::kScaleByZero) {
+    // NaN compares false and passes through.
+    ExpReduction e = ReduceExp(Halide::select(x < c(-131.7), c(-131.7), x), 126 + 64,
+                               2.0 * kTwoToMinus64);
+    return e.p * Halide::reinterpret(f32, PowerOfTwoBits(e.t));
+  }
   Expr flushed = x < c(-103.98);  // false for NaN, which passes through
   ExpReduction e =
       ReduceExp(Halide::select(flushed, c(-80.0), x), 126 + 64, 2.0 * kTwoToMinus64);
