@@ -17,7 +17,9 @@ namespace sharc::codegen {
 // vector per page instead of four was slower than one stream
 // (docs/performance.md, session 8). On Zen 3 (session 9) the plain loop is
 // faster walking one page (21 against 16 GB/s) and the kernel's walk runs
-// level with it, so the walk stays. A step's vectors (16 of 64 bytes, or 32
+// level with it, so the walk stays. On Zen 4 (session 18) reads alone are
+// 1.4x slower walked four pages side by side, and long sums read front to
+// back there (CpuTuning::sums_walk_pages). A step's vectors (16 of 64 bytes, or 32
 // of 32) are one rolled loop: unrolled, the tanh chain's cold compile
 // tripled (47 -> 143 ms), and as nested loops LLVM unrolled them itself
 // (47 -> 48 ms against 35). A compute-bound kernel
