@@ -12,23 +12,24 @@ namespace sharc::codegen {
 
 CoreKind ClassifyCore(const std::string& vendor, int family, int model) {
   if (vendor != "AuthenticAMD" || family != 0x19) return CoreKind::kOther;
-  // Family 19h is Zen 3 and Zen 4; the models (AMD's revision guides):
-  // Zen 4 is Genoa/Bergamo/Siena (10h-1Fh, A0h-AFh) and Raphael/Phoenix/
-  // Storm Peak (60h-7Fh); the rest (00h-0Fh Milan, 20h-5Fh client) Zen 3.
-  if ((model >= 0x10 && model <= 0x1f) || (model >= 0x60 && model <= 0x7f) ||
-      (model >= 0xa0 && model <= 0xaf)) {
-    return CoreKind::kAmdZen4;
-  }
-  return CoreKind::kAmdZen3;
+  // Family 19h holds both, by model, as Linux's bsp_init_amd splits them:
+  // Zen 3 is 00h-0Fh (Milan) and 20h-5Fh (client parts), Zen 4 is 10h-1Fh
+  // (Genoa, Bergamo, Storm Peak) and 60h-AFh (Raphael, Phoenix, Siena,
+  // MI300A). Anything else is not a core sharc knows.
+  if ((model >= 0x00 && model <= 0x0f) || (model >= 0x20 && model <= 0x5f)) return CoreKind::kAmdZen3;
+  if ((model >= 0x10 && model <= 0x1f) || (model >= 0x60 && model <= 0xaf)) return CoreKind::kAmdZen4;
+  return CoreKind::kOther;
 }
 
 CpuTuning TuningFor(CoreKind core) {
   CpuTuning tuning;
   tuning.core = core;
-  const bool amd = core == CoreKind::kAmdZen3 || core == CoreKind::kAmdZen4;
-  tuning.sums_walk_pages = core != CoreKind::kAmdZen4;
-  tuning.underflow_takes_microcode_assist = !amd;
-  tuning.vector_division_is_slow = !amd;
+  // Only what was measured on a core changes for it: Zen 3 keeps the
+  // defaults (its AVX2 target never divides through the reciprocal anyway).
+  const bool zen4 = core == CoreKind::kAmdZen4;
+  tuning.sums_walk_pages = !zen4;
+  tuning.underflow_takes_microcode_assist = !zen4;
+  tuning.vector_division_is_slow = !zen4;
   return tuning;
 }
 

@@ -49,7 +49,9 @@ void ScheduleLongRowSum(Halide::Func f, Halide::RDom r, const hlo::Shape& result
                         hlo::PrimitiveType t) {
   // Fixed on every target, not the native width: 64 f32 partial sums are
   // 4 zmm or 8 ymm accumulators, enough adds in flight either way, and the
-  // sum's order (hence its rounding) does not depend on the machine.
+  // sum's order (hence its rounding) does not depend on the vector width.
+  // It does depend on whether a chunk walks pages side by side, which is
+  // the core's choice (CpuTuning::sums_walk_pages).
   const int lanes = t == hlo::PrimitiveType::kF32 ? 16 : 8;
   Halide::RVar rx(r[0]), rxo("rxo"), rxi("rxi");
   Halide::Var u("u");
