@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -64,12 +64,14 @@ class HalideCliTest : public ::testing::Test {
                          Read(Path("err.txt"))};
   }
 
+  // The environment that schedules kernels for `core` (cpu_tuning.h).
+  static std::string TunedFor(const std::string& core) { return "SHARC_CPU_TUNE=" + core; }
+
   // `sharc compile FILE` with SHARC_CPU_TUNE=core: the dumped kernels'
   // text (4_kernels.txt), or empty after a failure it reports.
   std::string KernelsCompiledFor(const std::string& file, const std::string& core) const {
     const std::string dump = Path("dump_" + core);
-    CommandResult compiled =
-        Sharc(absl::StrCat("compile ", file, " --dump-dir ", dump), "SHARC_CPU_TUNE=" + core);
+    CommandResult compiled = Sharc(absl::StrCat("compile ", file, " --dump-dir ", dump), TunedFor(core));
     EXPECT_EQ(compiled.exit_code, 0) << compiled.err;
     EXPECT_THAT(compiled.out, ContainsRegex("kernels: [1-9][0-9]* compiled, 0 loaded"));
     return compiled.exit_code == 0 ? Read(dump + "/4_kernels.txt") : "";
@@ -166,7 +168,6 @@ ENTRY main {
 )");
   for (const char* core : {"zen3", "zen4"}) {
     SCOPED_TRACE(core);
-    const std::string env = absl::StrCat("SHARC_CPU_TUNE=", core);
     const std::string nest = KernelsCompiledFor(file, core);
     EXPECT_THAT(nest, HasSubstr("halide_do_par_for"));
     if (std::string(core) == "zen3") {
@@ -174,12 +175,13 @@ ENTRY main {
     } else {
       EXPECT_THAT(nest, Not(HasSubstr(".pages")));
     }
-    CommandResult checked = Sharc(absl::StrCat("run ", file, " --random-inputs --devices 2 --check"), env);
+    CommandResult checked = Sharc(absl::StrCat("run ", file, " --random-inputs --devices 2 --check"),
+                                   TunedFor(core));
     ASSERT_EQ(checked.exit_code, 0) << checked.err;
     EXPECT_THAT(checked.err, HasSubstr("check: the partitioned run matches"));
   }
   CommandResult unknown =
-      Sharc(absl::StrCat("compile ", file, " --dump-dir ", Path("dump_unknown")), "SHARC_CPU_TUNE=pentium");
+      Sharc(absl::StrCat("compile ", file, " --dump-dir ", Path("dump_unknown")), TunedFor("pentium"));
   EXPECT_EQ(unknown.exit_code, 0) << unknown.err;
   EXPECT_THAT(unknown.err, HasSubstr("ignoring SHARC_CPU_TUNE=pentium (expected zen3, zen4 or other)"));
 }
@@ -220,14 +222,14 @@ ENTRY main {
   int k = 0;
   for (const char* core : {"other", "zen4"}) {
     SCOPED_TRACE(core);
-    const std::string env = absl::StrCat("SHARC_CPU_TUNE=", core);
     const std::string kernels = KernelsCompiledFor(file, core);
     ASSERT_FALSE(kernels.empty());
     // Only the select form has the non-positive exp's stand-in input.
     EXPECT_EQ(kernels.find("-80.000000f") != std::string::npos, k == 0);
     const std::string out = Path(absl::StrCat("out_", core));
     CommandResult ran = Sharc(
-        absl::StrCat("run ", file, " --backend halide --input ", Path("x.npy"), " --output-dir ", out), env);
+        absl::StrCat("run ", file, " --backend halide --input ", Path("x.npy"), " --output-dir ", out),
+        TunedFor(core));
     ASSERT_EQ(ran.exit_code, 0) << ran.err;
     for (int i = 0; i < 3; ++i) outputs[k].push_back(Read(absl::StrCat(out, "/out", i, ".npy")));
     ++k;
