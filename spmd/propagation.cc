@@ -438,8 +438,9 @@ absl::StatusOr<PropagationResult> PropagateShardings(Module& module,
   return result;
 }
 
-absl::StatusOr<std::string> ExplainSharding(const Module& module, const PropagationResult& result,
-                                            const std::string& name) {
+absl::StatusOr<ShardingExplanation> ExplainShardingSteps(const Module& module,
+                                                         const PropagationResult& result,
+                                                         const std::string& name) {
   const Instruction* target = nullptr;
   for (const Computation* comp : module.computations()) {
     if (const Instruction* inst = comp->FindInstruction(name)) target = inst;
@@ -447,27 +448,44 @@ absl::StatusOr<std::string> ExplainSharding(const Module& module, const Propagat
   if (target == nullptr) {
     return absl::NotFoundError(absl::StrCat("no instruction named '", name, "' in the module"));
   }
-  auto key = [](const Instruction& inst) {
-    return absl::StrCat(inst.parent()->name(), "/", inst.name());
-  };
-  std::string out = absl::StrCat("%", name, " has sharding ",
-                                 target->has_sharding() ? target->sharding()->ToString() : "(none)",
-                                 "\n");
-  std::string current = key(*target);
+  ShardingExplanation explanation;
+  explanation.name = name;
+  if (target->has_sharding()) explanation.sharding = target->sharding()->ToString();
+  std::string current = absl::StrCat(target->parent()->name(), "/", target->name());
   absl::flat_hash_set<std::string> seen;
   for (int depth = 0; depth < 10000; ++depth) {
+    ShardingExplanation::Step& step = explanation.steps.emplace_back();
+    step.value = current;
     auto it = result.provenance.find(current);
-    if (it == result.provenance.end()) {
-      absl::StrAppend(&out, "  ", current, ": no propagation step set it (no annotation reaches it)\n");
-      break;
-    }
+    if (it == result.provenance.end()) break;
     const ShardingProvenance& p = it->second;
-    absl::StrAppend(&out, "  ", current, ": ", p.how);
-    if (p.aggressiveness >= 0) absl::StrAppend(&out, " (priority level ", p.aggressiveness, ")");
-    if (!p.from.empty()) absl::StrAppend(&out, " <- ", p.from);
-    out += "\n";
+    step.how = p.how;
+    step.aggressiveness = p.aggressiveness;
+    step.from = p.from;
     if (p.from.empty() || !seen.insert(current).second) break;
     current = p.from;
+  }
+  return explanation;
+}
+
+absl::StatusOr<std::string> ExplainSharding(const Module& module, const PropagationResult& result,
+                                            const std::string& name) {
+  ASSIGN_OR_RETURN(ShardingExplanation explanation, ExplainShardingSteps(module, result, name));
+  std::string out =
+      absl::StrCat("%", name, " has sharding ",
+                   explanation.sharding.empty() ? "(none)" : explanation.sharding, "\n");
+  for (const ShardingExplanation::Step& step : explanation.steps) {
+    if (step.how.empty()) {
+      absl::StrAppend(&out, "  ", step.value,
+                      ": no propagation step set it (no annotation reaches it)\n");
+      break;
+    }
+    absl::StrAppend(&out, "  ", step.value, ": ", step.how);
+    if (step.aggressiveness >= 0) {
+      absl::StrAppend(&out, " (priority level ", step.aggressiveness, ")");
+    }
+    if (!step.from.empty()) absl::StrAppend(&out, " <- ", step.from);
+    out += "\n";
   }
   return out;
 }

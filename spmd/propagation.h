@@ -51,8 +51,24 @@ struct PropagationResult {
 absl::StatusOr<PropagationResult> PropagateShardings(hlo::Module& module,
                                                      const PropagationOptions& options = {});
 
-// A human-readable account of where `name`'s sharding came from, following
-// provenance back to annotations ("sharc propagate --explain").
+// Where `name`'s sharding came from, as data: the chain of propagation
+// steps from `name` back to an annotation.
+struct ShardingExplanation {
+  struct Step {
+    std::string value;        // "computation/instruction"
+    std::string how;          // ShardingProvenance::how; "" when no step set it
+    int aggressiveness = -1;
+    std::string from;         // the next value in the chain ("" ends it)
+  };
+  std::string name;
+  std::string sharding;       // the sharding's text, "" for none
+  std::vector<Step> steps;
+};
+absl::StatusOr<ShardingExplanation> ExplainShardingSteps(const hlo::Module& module,
+                                                         const PropagationResult& result,
+                                                         const std::string& name);
+
+// The same account as text ("sharc propagate --explain").
 absl::StatusOr<std::string> ExplainSharding(const hlo::Module& module,
                                             const PropagationResult& result,
                                             const std::string& name);

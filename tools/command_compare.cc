@@ -3,7 +3,7 @@
 // theirs), with the ratio of each per-device figure.
 #include "spmd/cost_report.h"
 #include "tools/command.h"
-#include "tools/compile_pipeline.h"
+#include "tools/compare_variants.h"
 #include "tools/exit_codes.h"
 #include "tools/flags.h"
 #include "tools/module_loader.h"
@@ -51,54 +51,18 @@ int RunCompare(const std::vector<std::string>& args, std::ostream& out, std::ost
   if (parsed->positionals.size() > 1) return UsageError(kCompareCommand, "expected one FILE", err);
   absl::StatusOr<CompileOptions> compile = CompileOptionsFromFlags(*parsed);
   if (!compile.ok()) return UsageError(kCompareCommand, compile.status().message(), err);
-  const std::optional<int64_t> devices = compile->devices;
   std::string path = parsed->positionals.empty() ? "-" : parsed->positionals[0];
   auto module = LoadModule(path);
   if (!module.ok()) {
     err << module.status().message() << "\n";
     return kExitInputError;
   }
-  // With MapReduce blocks the interesting comparison is between their
-  // lowerings (the papers' DrJAX vs DrJAX-NS vs for-loop); otherwise between
-  // the module as annotated and without its internal annotations.
-  std::vector<std::pair<std::string, std::unique_ptr<hlo::Module>>> variants;
-  if (spmd::HasMapReduceBlocks(**module)) {
-    for (spmd::MapReduceMode mode : {spmd::MapReduceMode::kAnnotated,
-                                     spmd::MapReduceMode::kNoSharding,
-                                     spmd::MapReduceMode::kLoop}) {
-      CompileOptions options = *compile;
-      options.mapreduce_mode = mode;
-      variants.emplace_back(spmd::MapReduceModeName(mode), (*module)->Clone());
-      absl::Status prepared = PrepareModule(*variants.back().second, options);
-      if (!prepared.ok()) {
-        err << DisplayName(path) << ": error: " << prepared.message() << "\n";
-        return kExitInputError;
-      }
-    }
-  } else {
-    absl::Status prepared = PrepareModule(**module, *compile);
-    if (!prepared.ok()) {
-      err << DisplayName(path) << ": error: " << prepared.message() << "\n";
-      return kExitInputError;
-    }
-    variants.emplace_back("unannotated", StripInternalAnnotations(**module));
-    variants.insert(variants.begin(), {"annotated", std::move(*module)});
+  absl::StatusOr<LabelledReports> reports = CompareVariants(**module, *compile);
+  if (!reports.ok()) {
+    err << DisplayName(path) << ": error: " << reports.status().message() << "\n";
+    return kExitInputError;
   }
-  std::vector<std::pair<std::string, spmd::CostReport>> reports;
-  for (auto& [label, m] : variants) {
-    auto local = PartitionGlobal(*m, devices);
-    if (!local.ok()) {
-      err << DisplayName(path) << ": error (" << label << "): " << local.status().message() << "\n";
-      return kExitInputError;
-    }
-    absl::StatusOr<spmd::CostReport> report = spmd::AnalyzeCost(**local, m.get());
-    if (!report.ok()) {
-      err << DisplayName(path) << ": error: " << report.status().message() << "\n";
-      return kExitInputError;
-    }
-    reports.emplace_back(label, *std::move(report));
-  }
-  out << spmd::CompareReports(reports, parsed->Has("json"));
+  out << spmd::CompareReports(*reports, parsed->Has("json"));
   if (parsed->Has("json")) out << "\n";
   return kExitOk;
 }

@@ -48,27 +48,37 @@ absl::StatusOr<std::string> ReadTextInput(const std::string& path) {
   return text;
 }
 
-absl::StatusOr<std::unique_ptr<hlo::Module>> LoadModule(const std::string& path,
-                                                        const LoadOptions& options) {
-  const std::string name = DisplayName(path);
-  absl::StatusOr<std::string> text = ReadTextInput(path);
-  if (!text.ok()) return text.status();
-
+absl::StatusOr<std::unique_ptr<hlo::Module>> ParseModuleText(std::string_view text,
+                                                             const std::string& name) {
   hlo::ParseOptions parse_options;
   parse_options.filename = name;
   parse_options.max_input_bytes = kMaxModuleFileBytes;
-  absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::ParseModule(*text, parse_options);
+  absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::ParseModule(text, parse_options);
   if (!module.ok()) {
     // The parser's messages already start with "FILE:LINE:COL: error: ".
     absl::string_view message = module.status().message();
     if (absl::StartsWith(message, name + ":")) return module.status();
     return absl::Status(module.status().code(), absl::StrCat(name, ": error: ", message));
   }
+  return module;
+}
+
+absl::Status VerifyLoadedModule(const hlo::Module& module, const std::string& name) {
+  absl::Status verified = hlo::VerifyModule(module);
+  if (verified.ok()) return verified;
+  return absl::Status(verified.code(), absl::StrCat(name, ": error: ", verified.message()));
+}
+
+absl::StatusOr<std::unique_ptr<hlo::Module>> LoadModule(const std::string& path,
+                                                        const LoadOptions& options) {
+  const std::string name = DisplayName(path);
+  absl::StatusOr<std::string> text = ReadTextInput(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<std::unique_ptr<hlo::Module>> module = ParseModuleText(*text, name);
+  if (!module.ok()) return module.status();
   if (options.verify) {
-    absl::Status verified = hlo::VerifyModule(**module);
-    if (!verified.ok()) {
-      return absl::Status(verified.code(), absl::StrCat(name, ": error: ", verified.message()));
-    }
+    absl::Status verified = VerifyLoadedModule(**module, name);
+    if (!verified.ok()) return verified;
   }
   return module;
 }

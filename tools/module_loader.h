@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "hlo/ir/module.h"
@@ -25,6 +26,13 @@ std::string DisplayName(const std::string& path);
 
 // Reads the whole file (or stdin for "-"). Errors name the path.
 absl::StatusOr<std::string> ReadTextInput(const std::string& path);
+
+// Parses `text`, named `name` in messages; errors read
+// "NAME:LINE:COL: error: ..." (the parser's) or "NAME: error: ...".
+absl::StatusOr<std::unique_ptr<hlo::Module>> ParseModuleText(std::string_view text,
+                                                             const std::string& name);
+// Verifies; errors read "NAME: error: ..." quoting the instruction.
+absl::Status VerifyLoadedModule(const hlo::Module& module, const std::string& name);
 
 // Reads, parses and (by default) verifies. The error status's message is a
 // complete diagnostic, ready to print as is.

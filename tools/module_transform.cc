@@ -1,11 +1,22 @@
 #include "tools/module_transform.h"
 
+#include "hlo/base/status_macros.h"
 #include "hlo/text/printer.h"
 #include "spmd/variance.h"
 #include "tools/exit_codes.h"
 #include "tools/module_loader.h"
 
 namespace sharc::tools {
+
+absl::StatusOr<std::unique_ptr<hlo::Module>> ApplyTypedTransform(const hlo::Module& module,
+                                                                 const ModuleTransform& transform) {
+  // Typing rewrites implicit casts in place, so it works on a copy.
+  std::unique_ptr<hlo::Module> typed = module.Clone();
+  RETURN_IF_ERROR(spmd::InferDeviceVariance(*typed));
+  ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> result, transform(*typed));
+  RETURN_IF_ERROR(spmd::InferDeviceVariance(*result));
+  return result;
+}
 
 int PrintTransformedModule(const std::string& path, const ModuleTransform& transform,
                            std::ostream& out, std::ostream& err) {
@@ -14,13 +25,7 @@ int PrintTransformedModule(const std::string& path, const ModuleTransform& trans
     err << module.status().message() << "\n";
     return kExitInputError;
   }
-  absl::Status typed = spmd::InferDeviceVariance(**module);
-  absl::StatusOr<std::unique_ptr<hlo::Module>> result =
-      typed.ok() ? transform(**module) : absl::StatusOr<std::unique_ptr<hlo::Module>>(typed);
-  if (result.ok()) {
-    typed = spmd::InferDeviceVariance(**result);
-    if (!typed.ok()) result = typed;
-  }
+  absl::StatusOr<std::unique_ptr<hlo::Module>> result = ApplyTypedTransform(**module, transform);
   if (!result.ok()) {
     err << DisplayName(path) << ": error: " << result.status().message() << "\n";
     return kExitInputError;

@@ -17,6 +17,12 @@ namespace sharc::tools {
 using ModuleTransform =
     std::function<absl::StatusOr<std::unique_ptr<hlo::Module>>(const hlo::Module&)>;
 
+// Types `module`'s shard_map bodies, applies `transform` and types the new
+// module's bodies too (what the commands print, and what the Python
+// package's Module.grad/jvp/transpose return).
+absl::StatusOr<std::unique_ptr<hlo::Module>> ApplyTypedTransform(const hlo::Module& module,
+                                                                 const ModuleTransform& transform);
+
 // Returns the command's exit code; errors go to `err` as FILE: error: ...
 int PrintTransformedModule(const std::string& path, const ModuleTransform& transform,
                            std::ostream& out, std::ostream& err);

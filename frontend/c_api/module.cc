@@ -1,11 +1,8 @@
 // Modules: parsing text and files, printing, copying, the entry's
 // parameters, and the sharding annotations a caller sets on them.
-#include "absl/strings/match.h"
 #include "frontend/c_api/arrays.h"
 #include "frontend/c_api/handles.h"
-#include "frontend/c_api/sharding_text.h"
-#include "hlo/text/parser.h"
-#include "hlo/verifier/verifier.h"
+#include "tools/sharding_text.h"
 #include "tools/module_loader.h"
 
 namespace sharc::c_api {
@@ -14,18 +11,8 @@ namespace {
 // Parses and verifies as `sharc verify` does, with the same diagnostics.
 absl::StatusOr<std::unique_ptr<hlo::Module>> ParseText(std::string_view text,
                                                        const std::string& name) {
-  hlo::ParseOptions options;
-  options.filename = name;
-  absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::ParseModule(text, options);
-  if (!module.ok()) {
-    absl::string_view message = module.status().message();
-    if (absl::StartsWith(message, name + ":")) return module.status();
-    return absl::Status(module.status().code(), absl::StrCat(name, ": error: ", message));
-  }
-  absl::Status verified = hlo::VerifyModule(**module);
-  if (!verified.ok()) {
-    return absl::Status(verified.code(), absl::StrCat(name, ": error: ", verified.message()));
-  }
+  ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, tools::ParseModuleText(text, name));
+  RETURN_IF_ERROR(tools::VerifyLoadedModule(*module, name));
   return module;
 }
 
@@ -117,7 +104,7 @@ sharc_error* sharc_module_set_mesh(sharc_module* module, const char* mesh) {
   return Guard(__func__, [&](const char* function) -> absl::Status {
     RETURN_IF_ERROR(CheckNotNull(module, function, "module"));
     RETURN_IF_ERROR(CheckNotNull(mesh, function, "mesh"));
-    absl::Status set = sharc::c_api::SetModuleMesh(*module->module, mesh);
+    absl::Status set = sharc::tools::SetModuleMesh(*module->module, mesh);
     if (!set.ok()) return absl::InvalidArgumentError(absl::StrCat(function, ": ", set.message()));
     return absl::OkStatus();
   });
@@ -131,7 +118,7 @@ sharc_error* sharc_module_set_parameter_sharding(sharc_module* module, int64_t i
     RETURN_IF_ERROR(sharc::c_api::CheckParameterIndex(*module->module, index, function));
     sharc::hlo::Instruction* parameter = module->module->entry()->parameter(index);
     ASSIGN_OR_RETURN(sharc::hlo::Sharding parsed,
-                     sharc::c_api::ParseShardingForValue(
+                     sharc::tools::ParseShardingForValue(
                          sharding, *module->module, parameter->shape(),
                          absl::StrCat(function, ": ", sharc::c_api::DescribeParameter(*parameter))));
     parameter->set_sharding(std::move(parsed));
@@ -145,7 +132,7 @@ sharc_error* sharc_module_set_root_sharding(sharc_module* module, const char* sh
     RETURN_IF_ERROR(CheckNotNull(sharding, function, "sharding"));
     sharc::hlo::Instruction* root = module->module->entry()->root();
     ASSIGN_OR_RETURN(sharc::hlo::Sharding parsed,
-                     sharc::c_api::ParseShardingForValue(
+                     sharc::tools::ParseShardingForValue(
                          sharding, *module->module, root->shape(),
                          absl::StrCat(function, ": the root %", root->name(), " (",
                                       root->shape().ToString(), ")")));

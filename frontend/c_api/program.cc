@@ -1,83 +1,25 @@
 // Compiling a module into a program and running it on host arrays, through
-// tools::CompiledProgram (the same engine as `sharc run` and the frontend's
-// jit, so the three agree on what a compiled program is).
+// tools::CompileForRun (the same engine as `sharc run`, the frontend's jit
+// and the Python package, so they agree on what a compiled program is).
 #include "frontend/c_api/arrays.h"
 #include "frontend/c_api/handles.h"
-#include "hlo/verifier/verifier.h"
-#include "tools/compile_pipeline.h"
-#include "tools/spmd_runner.h"
+#include "tools/compile_for_run.h"
 
 namespace sharc::c_api {
 namespace {
 
-// The device count as `sharc run` derives it, except that without an
-// override the module's own num_partitions counts (a module annotated for 2
-// devices compiles for 2, where `sharc run` would default to 1).
-absl::StatusOr<tools::CompileOptions> ResolveCompileOptions(const sharc_options& options,
-                                                           const hlo::Module& module) {
-  tools::CompileOptions resolved;
-  resolved.mesh = options.mesh;
-  resolved.mapreduce_mode = options.mapreduce_mode;
-  if (options.mesh && options.num_devices && *options.num_devices != options.mesh->num_devices()) {
-    return absl::InvalidArgumentError(absl::StrCat("the mesh ", options.mesh->ToString(), " has ",
-                                                   options.mesh->num_devices(),
-                                                   " devices but num_devices is ",
-                                                   *options.num_devices));
-  }
-  resolved.devices = options.num_devices ? *options.num_devices
-                     : options.mesh      ? options.mesh->num_devices()
-                                         : module.config().num_partitions;
-  // With one device the interpreter runs shard_map bodies per mesh device
-  // itself, so they stay as written (as in `sharc run`).
-  resolved.lower_shard_maps = *resolved.devices > 1;
-  return resolved;
-}
-
 absl::Status Compile(const sharc_module& module, const sharc_options& options,
                      sharc_program& program) {
-  if (tools::LaunchedByMpirun()) {
-    return absl::FailedPreconditionError(
-        "this process was started by mpirun as one of several; the C API runs its devices "
-        "in-process only (use `mpirun ... sharc run` for MPI)");
-  }
-  std::unique_ptr<hlo::Module> prepared = module.module->Clone();
-  ASSIGN_OR_RETURN(tools::CompileOptions compile_options,
-                   ResolveCompileOptions(options, *prepared));
-  RETURN_IF_ERROR(tools::PrepareModule(*prepared, compile_options));
-  absl::Status verified = hlo::VerifyModule(*prepared);
-  if (!verified.ok()) {
-    return absl::Status(verified.code(),
-                        absl::StrCat("the module does not verify for ", *compile_options.devices,
-                                     " device(s): ", verified.message()));
-  }
-  tools::ProgramOptions program_options;
-  program_options.num_devices = *compile_options.devices;
-  program_options.backend = options.backend;
-  program_options.collective_timeout = absl::Seconds(options.collective_timeout_seconds);
-  // Notes are kept while compiling only: the sink closes before the program
-  // is handed out, so sharc_program_notes can lend its text without a lock.
-  struct NoteSink {
-    std::mutex mutex;
-    bool open = true;
-    std::string* notes;
-  };
-  auto sink = std::make_shared<NoteSink>();
-  sink->notes = &program.notes;
-  program_options.note = [sink](std::string_view note) {
-    std::lock_guard<std::mutex> lock(sink->mutex);
-    if (!sink->open) return;
-    if (!sink->notes->empty()) sink->notes->push_back('\n');
-    sink->notes->append(note.data(), note.size());
-  };
-  absl::StatusOr<std::unique_ptr<tools::CompiledProgram>> compiled =
-      tools::CompiledProgram::Compile(*prepared, program_options);
-  {
-    std::lock_guard<std::mutex> lock(sink->mutex);
-    sink->open = false;
-  }
-  if (!compiled.ok()) return compiled.status();
-  program.prepared = std::move(prepared);
-  program.compiled = *std::move(compiled);
+  tools::RunRequest request;
+  request.mesh = options.mesh;
+  request.num_devices = options.num_devices;
+  request.mapreduce_mode = options.mapreduce_mode;
+  request.backend = options.backend;
+  request.collective_timeout_seconds = options.collective_timeout_seconds;
+  ASSIGN_OR_RETURN(tools::CompiledForRun compiled, tools::CompileForRun(*module.module, request));
+  program.prepared = std::move(compiled.prepared);
+  program.compiled = std::move(compiled.compiled);
+  program.notes = std::move(compiled.notes);
   return absl::OkStatus();
 }
 

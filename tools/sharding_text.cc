@@ -1,4 +1,4 @@
-#include "frontend/c_api/sharding_text.h"
+#include "tools/sharding_text.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -6,7 +6,7 @@
 #include "hlo/text/parser.h"
 #include "spmd/mesh.h"
 
-namespace sharc::c_api {
+namespace sharc::tools {
 namespace {
 
 absl::string_view ToAbsl(std::string_view text) { return {text.data(), text.size()}; }
@@ -17,8 +17,8 @@ absl::StatusOr<hlo::Sharding> ShardingFromSpec(absl::string_view text, const hlo
   if (module.config().mesh.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         what, ": partition spec ", text,
-        " needs a named mesh, and the module has none (set one with sharc_module_set_mesh or "
-        "sharc_builder_set_mesh, or write the sharding as HLO text such as {devices=[2,1]0,1})"));
+        " needs a named mesh, and the module has none (give the module a mesh first, or write "
+        "the sharding as HLO text such as {devices=[2,1]0,1})"));
   }
   if (!shape.is_array()) {
     return absl::InvalidArgumentError(
@@ -84,4 +84,4 @@ absl::Status SetModuleMesh(hlo::Module& module, std::string_view text) {
   return absl::OkStatus();
 }
 
-}  // namespace sharc::c_api
+}  // namespace sharc::tools

@@ -1,4 +1,4 @@
-// Shardings and meshes as the C API takes them: HLO sharding text
+// Shardings and meshes as the C API and the Python package take them: HLO sharding text
 // ("{devices=[2,1]0,1}") or a partition spec ("P(data, None)") over the
 // module's named mesh, and meshes in the `--mesh` syntax.
 #pragma once
@@ -11,7 +11,7 @@
 #include "hlo/ir/module.h"
 #include "hlo/ir/sharding.h"
 
-namespace sharc::c_api {
+namespace sharc::tools {
 
 // The sharding `text` denotes for a value of `shape` in `module`, checked
 // against the shape (rank, tuple leaves). Errors start with `what`.
@@ -23,4 +23,4 @@ absl::StatusOr<hlo::Sharding> ParseShardingForValue(std::string_view text,
 // Sets the module header's mesh and num_partitions from "clients=2,data=2".
 absl::Status SetModuleMesh(hlo::Module& module, std::string_view text);
 
-}  // namespace sharc::c_api
+}  // namespace sharc::tools
