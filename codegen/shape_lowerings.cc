@@ -37,32 +37,73 @@ absl::StatusOr<Lowered> LowerBroadcast(const hlo::Instruction& inst,
   return Pure(inst, vars, Call(ops[0].func, index));
 }
 
-// Trailing dims that agree map straight through (so the innermost loop
-// stays a unit-stride one); the rest goes through the flat index.
+// A reshape maps indices group by group. Leaving out dims of size 1, the
+// operand's and the result's dims split into the shortest runs of equal
+// product (for f32[6,4,1] -> f32[2,3,4]: {6} ~ {2,3} and {4} ~ {4}); a run
+// of one dim on each side maps its index straight through, others go
+// through that run's flat index, and an operand dim of size 1 reads 0. No
+// division touches an index outside its run, so Halide's bounds stay exact
+// where a reshape only adds or drops unit dims (the keepdims pattern
+// reshape(reduce) -> [rows, 1] -> [rows], which through a flat index
+// `row % rows` made every row recompute every row's reduction).
+struct ReshapeRun {
+  std::vector<size_t> in, out;  // dims of the operand and of the result
+};
+
+std::vector<ReshapeRun> ReshapeRuns(const std::vector<int64_t>& in_dims,
+                                    const std::vector<int64_t>& out_dims) {
+  std::vector<size_t> in, out;
+  for (size_t k = 0; k < in_dims.size(); ++k) {
+    if (in_dims[k] != 1) in.push_back(k);
+  }
+  for (size_t d = 0; d < out_dims.size(); ++d) {
+    if (out_dims[d] != 1) out.push_back(d);
+  }
+  std::vector<ReshapeRun> runs;
+  size_t i = 0, o = 0;
+  while (i < in.size() && o < out.size()) {
+    ReshapeRun run;
+    int64_t in_product = in_dims[in[i]], out_product = out_dims[out[o]];
+    run.in.push_back(in[i++]);
+    run.out.push_back(out[o++]);
+    while (in_product != out_product) {
+      if (in_product < out_product) {
+        in_product *= in_dims[in[i]];
+        run.in.push_back(in[i++]);
+      } else {
+        out_product *= out_dims[out[o]];
+        run.out.push_back(out[o++]);
+      }
+    }
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
 absl::StatusOr<Lowered> LowerReshape(const hlo::Instruction& inst,
                                      absl::Span<const LoweredValue> ops) {
   const std::vector<int64_t>& out_dims = inst.shape().dims();
   const std::vector<int64_t>& in_dims = ops[0].shape.dims();
   std::vector<Halide::Var> vars = HloVars(static_cast<int64_t>(out_dims.size()));
-  size_t common = 0;
-  while (common < out_dims.size() && common < in_dims.size() &&
-         out_dims[out_dims.size() - 1 - common] == in_dims[in_dims.size() - 1 - common]) {
-    ++common;
+  std::vector<Expr> index(in_dims.size(), Expr(0));
+  // An empty array has nothing to read; its index map only has to be valid.
+  if (inst.shape().num_elements() == 0) return Pure(inst, vars, Call(ops[0].func, index));
+  for (const ReshapeRun& run : ReshapeRuns(in_dims, out_dims)) {
+    if (run.in.size() == 1 && run.out.size() == 1) {
+      index[run.in[0]] = vars[run.out[0]];
+      continue;
+    }
+    Expr flat = 0;
+    for (size_t d : run.out) flat = flat * static_cast<int>(out_dims[d]) + vars[d];
+    int64_t stride = 1;
+    for (size_t k = run.in.size(); k-- > 0;) {
+      const size_t dim = run.in[k];
+      Expr q = stride == 1 ? flat : flat / static_cast<int>(stride);
+      // The run's outermost dim needs no wrap-around.
+      index[dim] = k == 0 ? q : Expr(q % static_cast<int>(in_dims[dim]));
+      stride *= in_dims[dim];
+    }
   }
-  const size_t out_prefix = out_dims.size() - common, in_prefix = in_dims.size() - common;
-  Expr flat = 0;
-  for (size_t d = 0; d < out_prefix; ++d) {
-    flat = flat * static_cast<int>(out_dims[d]) + vars[d];
-  }
-  std::vector<Expr> index(in_dims.size());
-  int64_t stride = 1;
-  for (size_t k = in_prefix; k-- > 0;) {
-    Expr q = stride == 1 ? flat : flat / static_cast<int>(stride);
-    index[k] = in_dims[k] == 1 ? Expr(0) : Expr(q % static_cast<int>(in_dims[k]));
-    stride *= in_dims[k];
-  }
-  if (in_prefix == 1) index[0] = flat;  // no wrap-around needed for the outermost
-  for (size_t c = 0; c < common; ++c) index[in_prefix + c] = vars[out_prefix + c];
   return Pure(inst, vars, Call(ops[0].func, index));
 }
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/codegen/codegen_test_util.h"
 #include "tests/testlib/status_matchers.h"
@@ -112,6 +113,65 @@ ENTRY main {
   ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
   ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
   EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 0, 0, "constants"));
+}
+
+// Reshapes map indices run by run (codegen/shape_lowerings.cc): unit dims
+// added and dropped anywhere, splits and merges beside them, runs of
+// several dims on both sides, and round trips through a flat vector.
+TEST(ReshapeLoweringTest, EveryRunFormEqualsInterpreter) {
+  constexpr const char* kReshapes = R"(
+HloModule reshapes
+ENTRY main {
+  a = f32[6,1,4,1,5] parameter(0)
+  r0 = f32[1,2,3,20,1] reshape(a)
+  r1 = f32[120] reshape(a)
+  r2 = f32[6,20] reshape(a)
+  r3 = f32[3,2,1,4,5,1] reshape(a)
+  r4 = f32[1,6,4,5,1,1] reshape(a)
+  r5 = f32[4,30] reshape(a)
+  r6 = f32[6,4,5] reshape(r3)
+  r7 = f32[2,1,60] reshape(r1)
+  r8 = f32[6,1,4,1,5] reshape(r7)
+  ROOT out = (f32[1,2,3,20,1], f32[120], f32[6,20], f32[3,2,1,4,5,1], f32[1,6,4,5,1,1],
+              f32[4,30], f32[6,4,5], f32[2,1,60], f32[6,1,4,1,5])
+    tuple(r0, r1, r2, r3, r4, r5, r6, r7, r8)
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kReshapes));
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 6);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 0, 0, "reshapes"));
+}
+
+// The frontend's keepdims pattern: a row sum reshaped to [rows, 1] and back
+// before it is broadcast along the row. Each row's sum must be computed once
+// inside the row loop, not over every row for each row (the loop nest has no
+// loop over the sum's rows inside the output's row loop), and equal the
+// interpreter.
+TEST(ReshapeLoweringTest, KeepdimsRowReductionIsComputedOncePerRow) {
+  constexpr const char* kKeepdims = R"(
+HloModule keepdims
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
+ENTRY main {
+  x = f32[96,40] parameter(0)
+  zero = f32[] constant(0)
+  row_sum = f32[96] reduce(x, zero), dimensions={1}, to_apply=add
+  kept = f32[96,1] reshape(row_sum)
+  flat = f32[96] reshape(kept)
+  spread = f32[96,40] broadcast(flat), dimensions={0}
+  ROOT centred = f32[96,40] subtract(x, spread)
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kKeepdims));
+  ASSERT_OK_AND_ASSIGN(const std::string nest, testing_util::LoopNestOfEntry(*module));
+  // With a flat index (`row % 96`) Halide computed row_sum over all 96 rows
+  // at every row: a loop of extent 96 inside the row loop.
+  EXPECT_THAT(nest, ::testing::Not(::testing::HasSubstr("in [0, 95]"))) << nest;
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 7);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 2e-5, 1e-5, "keepdims"));
 }
 
 }  // namespace
