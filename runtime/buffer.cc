@@ -92,6 +92,27 @@ absl::StatusOr<Buffer> Buffer::FromLiteral(const hlo::Literal& literal) {
   return b;
 }
 
+absl::StatusOr<Buffer> Buffer::Borrow(const hlo::Shape& shape, void* data,
+                                      std::shared_ptr<void> owner) {
+  if (absl::Status st = hlo::ValidateShape(shape); !st.ok()) return st;
+  if (!shape.is_array()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("only an array can be borrowed, not ", shape.ToString()));
+  }
+  const int64_t width = hlo::ByteWidth(shape.type());
+  if (reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(width) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("borrowed memory for ", shape.ToString(),
+                                                   " is not aligned to its ", width,
+                                                   "-byte elements"));
+  }
+  Buffer b;
+  b.shape_ = shape;
+  b.size_bytes_ = shape.byte_size();
+  // The aliasing constructor: the handle points at `data` and owns `owner`.
+  b.storage_ = std::shared_ptr<uint8_t>(std::move(owner), static_cast<uint8_t*>(data));
+  return b;
+}
+
 absl::Status Buffer::CopyFrom(const hlo::Literal& literal) {
   if (literal.shape() != shape_) {
     return absl::InvalidArgumentError(absl::StrCat("cannot copy a value of ",

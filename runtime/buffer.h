@@ -34,6 +34,13 @@ class Buffer {
   static Buffer Tuple(std::vector<Buffer> elements);
   // A copy of `literal` (arrays and tuples).
   static absl::StatusOr<Buffer> FromLiteral(const hlo::Literal& literal);
+  // An array buffer over memory that `owner` keeps alive (no copy), for
+  // embedders that hand in their own arrays (a NumPy array from Python).
+  // The memory must hold `shape`'s bytes in row-major order, aligned to the
+  // element, and stay unchanged while any handle lives: values are
+  // immutable, and kernels only read their operands.
+  static absl::StatusOr<Buffer> Borrow(const hlo::Shape& shape, void* data,
+                                       std::shared_ptr<void> owner);
 
   // A copy of the contents as a Literal.
   absl::StatusOr<hlo::Literal> ToLiteral() const;

@@ -1,6 +1,7 @@
 #include "runtime/executable.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -49,6 +50,12 @@ const char* ScheduleStepKindName(ScheduleStepKind kind) {
 absl::Status AtInstruction(const absl::Status& status, const hlo::Instruction& inst) {
   if (absl::StrContains(status.message(), " in `")) return status;
   return absl::Status(status.code(), absl::StrCat(status.message(), ", in ", inst.Describe()));
+}
+
+int64_t SteadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 int64_t LeafBytes(const Buffer& b) {
@@ -418,9 +425,14 @@ absl::StatusOr<Buffer> Executable::Execute(const Program& program,
     return b;
   };
 
+  // Kernels and collectives are what a profile times; the rest is plumbing.
+  const bool profile = device.profile;
   for (const ExecutableStep& step : program.steps) {
     const hlo::Instruction& inst = *step.inst;
     Buffer& out = slots[static_cast<size_t>(step.output)];
+    const bool timed = profile && (step.kind == ScheduleStepKind::kKernel ||
+                                   step.kind == ScheduleStepKind::kCollective);
+    const int64_t start_ns = timed ? SteadyNanos() : 0;
     auto operand = [&](size_t i) -> const Buffer& {
       return slots[static_cast<size_t>(step.operands[i])];
     };
@@ -656,6 +668,7 @@ absl::StatusOr<Buffer> Executable::Execute(const Program& program,
         break;
       }
     }
+    if (timed) state.stats.events.push_back({&inst, start_ns, SteadyNanos()});
     for (int r : step.release) {
       Buffer& b = slots[static_cast<size_t>(r)];
       state.live_bytes -= ExclusiveBytes(b);

@@ -29,6 +29,16 @@ struct DeviceContext {
   int64_t replica_id = 0;  // sharc runs one replica
   int64_t num_devices = 1;
   Communicator* communicator = nullptr;  // may be null on a single device
+  // Record a StepEvent for every kernel launch and collective.
+  bool profile = false;
+};
+
+// One kernel launch or collective of a profiled run, timed on the steady
+// clock (nanoseconds since its epoch, the same for every device thread).
+struct StepEvent {
+  const hlo::Instruction* instruction = nullptr;  // in the executable's module
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
 };
 
 struct ExecutionStats {
@@ -37,6 +47,8 @@ struct ExecutionStats {
   // Bytes of buffers the run allocated that were alive at once (arguments
   // and constants not counted).
   int64_t peak_live_bytes = 0;
+  // In execution order, when the run is profiled (DeviceContext::profile).
+  std::vector<StepEvent> events;
 };
 
 class Executable {

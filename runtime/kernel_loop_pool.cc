@@ -39,6 +39,12 @@ int HalideThreadCap() {
   return cap;
 }
 
+}  // namespace
+
+int KernelLoopThreadCap() { return HalideThreadCap(); }
+
+namespace {
+
 int RunSerially(void* user_context, KernelLoopTask task, int min, int size, uint8_t* closure,
                 KernelLoopTaskObserver watch) {
   for (int i = min; i < min + size; ++i) {

@@ -32,6 +32,9 @@ using KernelLoopRunner = int (*)(void* user_context, KernelLoopTask task, int mi
 // parallel region, and on the shared executor's own threads, loops run
 // serially, so nested kernel loops never multiply threads; HL_NUM_THREADS,
 // if set, caps the threads of a loop as it capped Halide's pool.
+// HL_NUM_THREADS as a cap on a kernel loop's threads; 0 when unset.
+int KernelLoopThreadCap();
+
 int RunKernelParallelLoop(void* user_context, KernelLoopTask task, int min, int size,
                           uint8_t* closure);
 

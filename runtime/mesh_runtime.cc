@@ -64,6 +64,7 @@ absl::StatusOr<std::vector<Buffer>> DeviceMesh::RunLocalBuffers(
     context.device_id = d;
     context.num_devices = n;
     context.communicator = &communicator;
+    context.profile = profiling_;
     absl::StatusOr<Buffer>& result = results[static_cast<size_t>(i)];
     result = executable.Run(context, arguments[static_cast<size_t>(i)],
                             &device_stats[static_cast<size_t>(i)]);

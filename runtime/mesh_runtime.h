@@ -43,6 +43,9 @@ class DeviceMesh {
   explicit DeviceMesh(MeshOptions options);
 
   int64_t num_devices() const { return options_.num_devices; }
+  // Whether runs record their kernels' and collectives' times
+  // (ExecutionStats::events, DeviceContext::profile).
+  void set_profiling(bool on) { profiling_ = on; }
   int threads_per_device() const { return threads_per_device_; }
 
   // Runs `executable` on every device; `arguments[d]` are device d's entry
@@ -72,6 +75,7 @@ class DeviceMesh {
  private:
   MeshOptions options_;
   int threads_per_device_ = 1;
+  bool profiling_ = false;
 };
 
 // max(1, hardware_concurrency / devices): the OpenMP threads each device may use.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <system_error>
@@ -36,6 +37,7 @@ constexpr absl::string_view kUsage =
     R"(usage: sharc run FILE [--input X.npy]... [--random-inputs[=SEED]]
                  [--devices N] [--backend halide|interpreter] [--output-dir DIR]
                  [--collective-timeout DURATION] [--iterations K]
+                 [--profile] [--profile-json FILE] [--trace FILE]
 
 Runs the entry computation of an HLO module and prints a summary of each
 result: its shape and its values (all of them up to 64 elements, otherwise
@@ -69,6 +71,16 @@ flags:
                            naming the op
   --iterations K           after the run, run K more times and print
                            `median X ms per run` (compilation excluded)
+  --profile                then run K more times (K from --iterations, else
+                           5) with every kernel and collective timed, and
+                           print where the time goes: per kernel the HLO
+                           instructions it implements, calls, time, GFLOP/s
+                           and GB/s (cost model) and the fraction of the
+                           machine's FMA peak or memory bandwidth (measured
+                           once and cached), longest first
+  --profile-json FILE      the same as JSON (schema_version 1)
+  --trace FILE             the last profiled run as a Chrome trace (one track
+                           per device; chrome://tracing or Perfetto)
   --output-dir DIR         also write DIR/out0.npy, DIR/out1.npy, ...
   --mesh AXES              named mesh, e.g. clients=2,data=2 (overrides the
                            header's; runs on its devices unless --devices)
@@ -106,7 +118,25 @@ constexpr FlagSpec kFlags[] = {
     kMapReduceModeFlag,
     {"collective-timeout", FlagKind::kValue},
     {"iterations", FlagKind::kValue},
+    {"profile", FlagKind::kBool},
+    {"profile-json", FlagKind::kValue},
+    {"trace", FlagKind::kValue},
 };
+
+// --profile's table on `out`, --profile-json's and --trace's files.
+absl::Status WriteProfile(const Profile& profile, const ParsedArgs& args, std::ostream& out) {
+  if (args.Has("profile")) out << profile.ToText();
+  const std::pair<const char*, std::string> files[] = {
+      {"profile-json", profile.ToJson()}, {"trace", profile.ToChromeTrace()}};
+  for (const auto& [flag, text] : files) {
+    std::optional<std::string> path = args.Get(flag);
+    if (!path) continue;
+    std::ofstream file(*path);
+    file << text;
+    if (!file.good()) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot write '", *path, "'"));
+  }
+  return absl::OkStatus();
+}
 
 // First difference between two results beyond the tolerance, or "".
 std::string FirstMismatch(const hlo::Literal& got, const hlo::Literal& want, const std::string& where,
@@ -271,6 +301,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     if (!k.ok()) return UsageError(kRunCommand, k.status().message(), err);
     iterations = *k;
   }
+  const bool profiling = parsed->Has("profile") || parsed->Has("profile-json") ||
+                         parsed->Has("trace");
   const std::vector<std::string> input_paths = parsed->GetAll("input");
   const bool random = parsed->Has("random-inputs");
   if (random && !input_paths.empty()) {
@@ -338,6 +370,13 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   std::vector<double> run_seconds;
   absl::StatusOr<hlo::Literal> result;
   const bool partition = devices > 1 || LaunchedByMpirun();
+  if (profiling && (backend == "interpreter" && !partition)) {
+    return UsageError(kRunCommand,
+                      "--profile times compiled kernels: drop --backend interpreter, or add "
+                      "--devices N to profile the interpreter's kernels on a mesh",
+                      err);
+  }
+  Profile profile;
   if (partition || backend != "interpreter") {
     // Compiled: partitioned for the devices (one device runs the program as
     // written), with Halide kernels unless the interpreter is asked for.
@@ -351,6 +390,10 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     run_options.note = [&err](std::string_view note) { err << "note: " << note << "\n"; };
     run_options.timed_iterations = iterations;
     run_options.run_seconds = &run_seconds;
+    if (profiling) {
+      run_options.profiled_iterations = iterations > 0 ? iterations : 5;
+      run_options.profile = &profile;
+    }
     result = RunPartitioned(*prepared, arguments, run_options);
     if (!result.ok()) {
       int code = absl::IsAborted(result.status()) ? kExitRuntimeFailure
@@ -395,6 +438,11 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     const double median = n % 2 == 1 ? run_seconds[n / 2]
                                      : (run_seconds[n / 2 - 1] + run_seconds[n / 2]) / 2;
     out << absl::StrFormat("median %.3f ms per run\n", median * 1e3);
+  }
+  if (profiling) {
+    if (absl::Status written = WriteProfile(profile, *parsed, out); !written.ok()) {
+      return Fail(err, written.message(), kExitInputError);
+    }
   }
 
   std::vector<const hlo::Literal*> leaves = FlattenLeaves(*result);

@@ -1,13 +1,18 @@
 #include "tools/compiled_program.h"
 
+#include <algorithm>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "codegen/halide_kernel_factory.h"
+#include "codegen/kernel_compiler.h"
+#include "hlo/base/status_macros.h"
 #include "hlo/eval/interpreter.h"
 #include "hlo/verifier/verifier.h"
 #include "runtime/interpreter_kernels.h"
+#include "runtime/kernel_loop_pool.h"
 #include "runtime/mesh_runtime.h"
 #include "spmd/partition/device_values.h"
 #include "spmd/partition/partitioner.h"
@@ -238,6 +243,37 @@ absl::StatusOr<hlo::Literal> CompiledProgram::Run(const std::vector<hlo::Literal
   return assembled;
 }
 
+bool CompiledProgram::runs_on_buffers() const {
+  return !partitioned_ && engine_->executable != nullptr && !LaunchedByMpirun();
+}
+
+absl::StatusOr<runtime::Buffer> CompiledProgram::RunOnBuffers(std::vector<runtime::Buffer> args) {
+  if (!runs_on_buffers()) {
+    return absl::FailedPreconditionError(
+        "RunOnBuffers needs a program compiled for one device with kernels in this process");
+  }
+  const hlo::Computation& entry = *per_device_->entry();
+  if (static_cast<int64_t>(args.size()) != entry.num_parameters()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the program takes ", entry.num_parameters(), " arguments, got ", args.size()));
+  }
+  for (int64_t i = 0; i < entry.num_parameters(); ++i) {
+    const hlo::Shape& want = entry.parameter(i)->shape();
+    if (!(args[static_cast<size_t>(i)].shape() == want)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("argument ", i, " is ", args[static_cast<size_t>(i)].shape().ToString(),
+                       " but the program takes ", want.ToString()));
+    }
+  }
+  std::vector<std::vector<runtime::Buffer>> device_args;
+  device_args.push_back(std::move(args));
+  last_stats_.clear();
+  absl::StatusOr<std::vector<runtime::Buffer>> outputs =
+      engine_->mesh->RunBuffers(*engine_->executable, device_args, &last_stats_);
+  if (!outputs.ok()) return RunFailed(1, outputs.status());
+  return std::move((*outputs)[0]);
+}
+
 absl::StatusOr<std::vector<double>> CompiledProgram::TimeRuns(
     const std::vector<hlo::Literal>& args, int64_t iterations) {
   std::vector<double> seconds;
@@ -261,6 +297,46 @@ absl::StatusOr<std::vector<double>> CompiledProgram::TimeRuns(
     seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
   }
   return seconds;
+}
+
+absl::StatusOr<Profile> CompiledProgram::ProfileRuns(const std::vector<hlo::Literal>& args,
+                                                     int64_t iterations) {
+  if (engine_->executable == nullptr || LaunchedByMpirun()) {
+    return absl::FailedPreconditionError(
+        "profiling needs the in-process device mesh; this program runs in the interpreter's "
+        "own SPMD mode or under mpirun");
+  }
+  if (iterations < 1) return absl::InvalidArgumentError("profiling needs at least one run");
+  ASSIGN_OR_RETURN(std::vector<std::vector<runtime::Buffer>> device_args, SplitArguments(args));
+  // Every thread the program's kernels and devices may use.
+  int64_t per_device = engine_->mesh->threads_per_device();
+  if (runtime::KernelLoopThreadCap() > 0) {
+    per_device = std::min<int64_t>(per_device, runtime::KernelLoopThreadCap());
+  }
+  const int64_t threads = std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()),
+                                            options_.num_devices * per_device);
+  const runtime::MachineLimits limits = runtime::MeasuredMachineLimits(
+      static_cast<int>(threads), codegen::KernelCompiler::Global().cache_dir());
+  std::vector<std::vector<std::vector<runtime::StepEvent>>> events;
+  std::vector<double> seconds;
+  engine_->mesh->set_profiling(true);
+  absl::Status failed;
+  for (int64_t i = 0; i < iterations && failed.ok(); ++i) {
+    std::vector<runtime::ExecutionStats> stats;
+    const absl::Time start = absl::Now();
+    absl::StatusOr<std::vector<runtime::Buffer>> outputs =
+        engine_->mesh->RunBuffers(*engine_->executable, device_args, &stats);
+    seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
+    if (!outputs.ok()) {
+      failed = RunFailed(options_.num_devices, outputs.status());
+      break;
+    }
+    std::vector<std::vector<runtime::StepEvent>>& run = events.emplace_back();
+    for (runtime::ExecutionStats& s : stats) run.push_back(std::move(s.events));
+  }
+  engine_->mesh->set_profiling(false);
+  RETURN_IF_ERROR(failed);
+  return BuildProfile(events, seconds, options_.num_devices, limits);
 }
 
 absl::StatusOr<spmd::CostReport> CompiledProgram::Report(int top_buffers) const {

@@ -29,6 +29,7 @@
 #include "hlo/ir/module.h"
 #include "runtime/executable.h"
 #include "spmd/cost_report.h"
+#include "tools/profile.h"
 
 namespace sharc::tools {
 
@@ -76,11 +77,24 @@ class CompiledProgram {
   // literal. Not safe to call from two threads at once.
   absl::StatusOr<hlo::Literal> Run(const std::vector<hlo::Literal>& args);
 
+  // True when the program runs on one device of this process with compiled
+  // kernels, so that RunOnBuffers can take the caller's memory as it is.
+  bool runs_on_buffers() const;
+  // Runs on the entry arguments as buffers (which may alias the caller's
+  // memory: runtime::Buffer::Borrow) and returns the root's buffer, which
+  // may alias an argument. Only when runs_on_buffers(); shapes must match.
+  absl::StatusOr<runtime::Buffer> RunOnBuffers(std::vector<runtime::Buffer> args);
+
   // Runs the compiled program `iterations` more times on `args` (split once)
   // and returns each run's wall time in seconds: the executable alone, with
   // neither compilation nor splitting and assembling counted.
   absl::StatusOr<std::vector<double>> TimeRuns(const std::vector<hlo::Literal>& args,
                                                int64_t iterations);
+
+  // Runs `iterations` times with every kernel and collective timed and
+  // returns where the time went (tools/profile.h). Needs the in-process
+  // mesh (compiled kernels or the interpreter's; not under mpirun).
+  absl::StatusOr<Profile> ProfileRuns(const std::vector<hlo::Literal>& args, int64_t iterations);
 
   // Per device, as the runtime measured them in the last Run (in-process
   // meshes only; empty before the first run).

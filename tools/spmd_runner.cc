@@ -51,12 +51,19 @@ absl::StatusOr<hlo::Literal> RunPartitioned(const hlo::Module& global,
       CompiledProgram::Compile(global, program_options);
   if (!program.ok()) return program.status();
   absl::StatusOr<hlo::Literal> result = (*program)->Run(args);
-  if (!result.ok() || options.timed_iterations == 0 || !IsMainProcess()) return result;
-  absl::StatusOr<std::vector<double>> seconds =
-      (*program)->TimeRuns(args, options.timed_iterations);
-  if (!seconds.ok()) return seconds.status();
-  if (options.run_seconds != nullptr) {
-    options.run_seconds->insert(options.run_seconds->end(), seconds->begin(), seconds->end());
+  if (!result.ok() || !IsMainProcess()) return result;
+  if (options.timed_iterations > 0) {
+    absl::StatusOr<std::vector<double>> seconds =
+        (*program)->TimeRuns(args, options.timed_iterations);
+    if (!seconds.ok()) return seconds.status();
+    if (options.run_seconds != nullptr) {
+      options.run_seconds->insert(options.run_seconds->end(), seconds->begin(), seconds->end());
+    }
+  }
+  if (options.profiled_iterations > 0 && options.profile != nullptr) {
+    absl::StatusOr<Profile> profile = (*program)->ProfileRuns(args, options.profiled_iterations);
+    if (!profile.ok()) return profile.status();
+    *options.profile = *std::move(profile);
   }
   return result;
 }

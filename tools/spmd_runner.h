@@ -35,6 +35,9 @@ struct PartitionedRunOptions {
   // mesh only) and append each run's wall time, compilation excluded.
   int64_t timed_iterations = 0;
   std::vector<double>* run_seconds = nullptr;
+  // Then profile this many runs (tools/profile.h) into `profile`.
+  int64_t profiled_iterations = 0;
+  Profile* profile = nullptr;
 };
 
 // True when this process was started by mpirun as one of several
