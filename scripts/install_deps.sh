@@ -12,7 +12,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   llvm-14-dev llvm-14-tools clang-14 libclang-rt-14-dev
   libopenblas-dev
-  python3-numpy
+  python3-numpy python3-dev pybind11-dev python3-pybind11 python3-pytest python3-matplotlib
 )
 
 missing=()
