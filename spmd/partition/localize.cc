@@ -282,12 +282,13 @@ class Localizer {
         if (target == "SPMDShardToFullShape") {
           return b.Reshape(ops[0], own.ShardShape(inst.shape()).dims());
         }
+        if (IsManualLike(own)) return EmitLocal(b, inst, ops, inst.shape());
         return EmitLocal(b, inst, ops, own.ShardShape(inst.shape()));
       }
       default:
         break;
     }
-    if (own.IsManual()) return EmitLocal(b, inst, ops, inst.shape());
+    if (IsManualLike(own)) return EmitLocal(b, inst, ops, inst.shape());
     MaskPadding(b, inst, ops);
     ShiftScatterIndices(b, inst, ops);
     return EmitLocal(b, inst, ops, own.ShardShape(inst.shape()));
