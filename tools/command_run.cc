@@ -27,6 +27,7 @@
 #include "tools/literal_summary.h"
 #include "tools/module_loader.h"
 #include "tools/random_inputs.h"
+#include "tools/result_check.h"
 #include "tools/spmd_runner.h"
 
 namespace sharc::tools {
@@ -76,9 +77,12 @@ flags:
                            ns or loop
   --check                  with --devices N > 1, also interpret the global
                            (unpartitioned) program and compare: integers
-                           and pred exactly, floats to 1e-4 relative
-                           (reductions add in another order); a mismatch
-                           exits 3 naming the output and element
+                           and pred exactly, floats to a tolerance of their
+                           type (f64 1e-9, f32 1e-4, f16 3.9e-3, bf16
+                           3.1e-2 relative, of each value plus the result's
+                           mean magnitude; more for reductions over 1024
+                           terms, as partial sums add in another order); a
+                           mismatch exits 3 naming the output and element
   -h, --help               show this text
 
 exit codes: 0 ok, 1 invalid module or inputs or partitioning failed,
@@ -107,34 +111,6 @@ constexpr FlagSpec kFlags[] = {
     {"collective-timeout", FlagKind::kValue},
     {"iterations", FlagKind::kValue},
 };
-
-// First difference between two results beyond the tolerance, or "".
-std::string FirstMismatch(const hlo::Literal& got, const hlo::Literal& want, const std::string& where,
-                          double& max_diff) {
-  if (got.shape() != want.shape()) {
-    return absl::StrCat(where, ": shape ", got.shape().ToString(), " vs ", want.shape().ToString());
-  }
-  if (got.is_tuple()) {
-    for (size_t i = 0; i < got.elements().size(); ++i) {
-      std::string m = FirstMismatch(got.elements()[i], want.elements()[i],
-                                    absl::StrCat(where, "{", i, "}"), max_diff);
-      if (!m.empty()) return m;
-    }
-    return "";
-  }
-  const bool is_float = hlo::IsFloatingPoint(got.shape().type());
-  for (int64_t i = 0; i < got.num_elements(); ++i) {
-    double a = got.GetAsDouble(i), b = want.GetAsDouble(i);
-    if (std::isnan(a) && std::isnan(b)) continue;
-    double diff = std::fabs(a - b);
-    if (!std::isnan(diff)) max_diff = std::max(max_diff, diff);
-    bool ok = is_float ? (a == b || diff <= 1e-5 + 1e-4 * std::fabs(b)) : a == b;
-    if (!ok) {
-      return absl::StrCat(where, " element ", i, ": partitioned ", a, ", global ", b);
-    }
-  }
-  return "";
-}
 
 int Fail(std::ostream& err, absl::string_view message, int code) {
   err << "sharc run: error: " << message << "\n";
@@ -338,6 +314,11 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   std::vector<double> run_seconds;
   absl::StatusOr<hlo::Literal> result;
   const bool partition = devices > 1 || LaunchedByMpirun();
+  if (partition && parsed->Has("check")) {
+    if (absl::Status st = HasGlobalReference(**module); !st.ok()) {
+      return Fail(err, st.message(), kExitUsage);
+    }
+  }
   if (partition || backend != "interpreter") {
     // Compiled: partitioned for the devices (one device runs the program as
     // written), with Halide kernels unless the interpreter is asked for.
@@ -367,7 +348,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
                     kExitRuntimeFailure);
       }
       double max_diff = 0;
-      std::string mismatch = FirstMismatch(*result, *global, "result", max_diff);
+      std::string mismatch =
+          FirstMismatch(*result, *global, "result", LongestReduction(**module), max_diff);
       if (!mismatch.empty()) {
         return Fail(err, absl::StrCat("--check failed: ", mismatch), kExitRuntimeFailure);
       }
