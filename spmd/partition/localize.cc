@@ -124,25 +124,30 @@ class Localizer {
     if (!s.IsTiled()) return;
     const Shape& operand = inst.operand(0)->shape();
     const auto& to_operand = inst.attr_ints("scatter_dims_to_operand_dims");
+    bool any = false;
+    for (int64_t d : to_operand) any |= s.TileCount(d) > 1;
+    if (!any) return;
     Instruction* indices = operands[1];
-    const Shape& ishape = indices->shape();
+    // A narrow index type may not hold the offsets (row 150 in s8): such
+    // indices are shifted in s32, which scatter takes as well.
+    if (hlo::ByteWidth(indices->shape().type()) < 4) {
+      indices = b.Add(Instruction::Create(Opcode::kConvert, b.FreshName("scatter.wide_indices"),
+                                          Shape(hlo::PrimitiveType::kS32, indices->shape().dims()),
+                                          {indices}));
+    }
+    const Shape ishape = indices->shape();
     const hlo::PrimitiveType itype = ishape.type();
     std::vector<Instruction*> parts;
-    bool any = false;
     for (int64_t d : to_operand) {
-      Instruction* offset = b.ConstantS32(0);
-      if (s.TileCount(d) > 1) {
-        offset = b.PerDeviceValue(TileOffsets(s, operand, d, b.num_devices()), "scatter.offset");
-        any = true;
+      Instruction* offset =
+          s.TileCount(d) > 1
+              ? b.PerDeviceValue(TileOffsets(s, operand, d, b.num_devices()), "scatter.offset")
+              : b.ConstantS32(0);
+      if (itype != hlo::PrimitiveType::kS32) {
+        offset = b.Add(Instruction::Create(Opcode::kConvert, b.FreshName("convert"),
+                                           Shape::Scalar(itype), {offset}));
       }
       parts.push_back(offset);
-    }
-    if (!any) return;
-    if (itype != hlo::PrimitiveType::kS32) {
-      for (Instruction*& p : parts) {
-        p = b.Add(Instruction::Create(Opcode::kConvert, b.FreshName("convert"),
-                                      Shape::Scalar(itype), {p}));
-      }
     }
     const int64_t index_vector_dim = inst.attr_int("index_vector_dim");
     Instruction* offsets = parts[0];
