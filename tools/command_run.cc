@@ -82,7 +82,10 @@ flags:
                            3.1e-2 relative, of each value plus the result's
                            mean magnitude; more for reductions over 1024
                            terms, as partial sums add in another order); a
-                           mismatch exits 3 naming the output and element
+                           mismatch exits 3 naming the output and element.
+                           Refused (exit 2) where the global program is no
+                           reference: manual regions that change shapes,
+                           collectives or partition-id in the program
   -h, --help               show this text
 
 exit codes: 0 ok, 1 invalid module or inputs or partitioning failed,

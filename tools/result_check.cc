@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
 namespace sharc::tools {
@@ -23,6 +24,37 @@ absl::Status HasGlobalReference(const hlo::Module& module) {
           "per device: %", inst->name(), " (", target, ") turns ",
           inst->operand(0)->shape().ToString(), " into ", inst->shape().ToString(),
           "; run without --check"));
+    }
+  }
+  // Collectives and partition-id of the program itself (not those of
+  // shard_map bodies, which the interpreter runs per mesh device) see one
+  // device in the global run and N in the partitioned one.
+  std::vector<const hlo::Computation*> stack{module.entry()};
+  absl::flat_hash_set<const hlo::Computation*> seen;
+  while (!stack.empty()) {
+    const hlo::Computation* comp = stack.back();
+    stack.pop_back();
+    if (comp == nullptr || !seen.insert(comp).second) continue;
+    for (const Instruction* inst : comp->instructions()) {
+      switch (inst->opcode()) {
+        case Opcode::kAllReduce:
+        case Opcode::kAllGather:
+        case Opcode::kReduceScatter:
+        case Opcode::kAllToAll:
+        case Opcode::kCollectivePermute:
+        case Opcode::kPartitionId:
+          return absl::UnimplementedError(absl::StrCat(
+              "unsupported: --check has no global reference for %", inst->name(), " (",
+              hlo::OpcodeName(inst->opcode()),
+              "): the global program runs it on one device; run without --check"));
+        case Opcode::kCall:
+        case Opcode::kWhile:
+        case Opcode::kConditional:
+          for (const hlo::Computation* c : inst->called_computations()) stack.push_back(c);
+          break;
+        default:
+          break;
+      }
     }
   }
   return absl::OkStatus();

@@ -26,7 +26,8 @@ struct CheckTolerance {
 // the shape holds per-device values with no global meaning (the one-device
 // interpreter takes the tile at offset 0 and pads with zeros), so comparing
 // with it would report differences that are not there: Unimplemented,
-// naming the instruction.
+// naming the instruction. So do collectives and partition-id in the program
+// itself (outside shard_map bodies): the global run has one device.
 absl::Status HasGlobalReference(const hlo::Module& module);
 
 // The number of terms the module's longest reduction adds (dot contracting

@@ -380,6 +380,27 @@ ENTRY %main {
   EXPECT_EQ(Sharc("run " + path + " --devices 2 --random-inputs").exit_code, 0);
 }
 
+// So does a collective of the program itself: the global run has one
+// device, where an all-reduce is the identity.
+TEST_F(CliTest, RunCheckRefusesCollectivesOfTheProgram) {
+  std::string path = WriteFile("all_reduce.hlo", R"(HloModule all_reduce, num_partitions=2
+
+%sum (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+ENTRY %main {
+  %x = f32[4,2] parameter(0), sharding={devices=[2,1]0,1}
+  ROOT %r = f32[4,2] all-reduce(%x), replica_groups={}, to_apply=%sum, sharding={devices=[2,1]0,1}
+}
+)");
+  CommandResult r = Sharc("run " + path + " --devices 2 --random-inputs --check");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("unsupported: --check has no global reference for %r (all-reduce)"));
+}
+
 TEST_F(CliTest, RunRefusesBf16OutputsForNpyBeforeRunning) {
   std::string module = WriteFile("bf.hlo",
                                  "HloModule bf\n\nENTRY %main {\n"
