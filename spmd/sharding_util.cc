@@ -197,4 +197,13 @@ hlo::Sharding ShardingOrReplicated(const hlo::Instruction& inst) {
   return inst.sharding() ? *inst.sharding() : hlo::Sharding::Replicated();
 }
 
+bool IsManualLike(const hlo::Sharding& sharding) {
+  if (sharding.IsManual()) return true;
+  if (!sharding.IsTuple() || sharding.tuple_elements().empty()) return false;
+  for (const hlo::Sharding& e : sharding.tuple_elements()) {
+    if (!IsManualLike(e)) return false;
+  }
+  return true;
+}
+
 }  // namespace sharc::spmd

@@ -28,6 +28,7 @@
 #include "tools/literal_summary.h"
 #include "tools/module_loader.h"
 #include "tools/random_inputs.h"
+#include "tools/result_check.h"
 #include "tools/spmd_runner.h"
 
 namespace sharc::tools {
@@ -88,9 +89,15 @@ flags:
                            ns or loop
   --check                  with --devices N > 1, also interpret the global
                            (unpartitioned) program and compare: integers
-                           and pred exactly, floats to 1e-4 relative
-                           (reductions add in another order); a mismatch
-                           exits 3 naming the output and element
+                           and pred exactly, floats to a tolerance of their
+                           type (f64 1e-9, f32 1e-4, f16 3.9e-3, bf16
+                           3.1e-2 relative, of each value plus the result's
+                           mean magnitude; more for reductions over 1024
+                           terms, as partial sums add in another order); a
+                           mismatch exits 3 naming the output and element.
+                           Refused (exit 2) where the global program is no
+                           reference: manual regions that change shapes,
+                           collectives or partition-id in the program
   -h, --help               show this text
 
 exit codes: 0 ok, 1 invalid module or inputs or partitioning failed,
@@ -136,34 +143,6 @@ absl::Status WriteProfile(const Profile& profile, const ParsedArgs& args, std::o
     if (!file.good()) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot write '", *path, "'"));
   }
   return absl::OkStatus();
-}
-
-// First difference between two results beyond the tolerance, or "".
-std::string FirstMismatch(const hlo::Literal& got, const hlo::Literal& want, const std::string& where,
-                          double& max_diff) {
-  if (got.shape() != want.shape()) {
-    return absl::StrCat(where, ": shape ", got.shape().ToString(), " vs ", want.shape().ToString());
-  }
-  if (got.is_tuple()) {
-    for (size_t i = 0; i < got.elements().size(); ++i) {
-      std::string m = FirstMismatch(got.elements()[i], want.elements()[i],
-                                    absl::StrCat(where, "{", i, "}"), max_diff);
-      if (!m.empty()) return m;
-    }
-    return "";
-  }
-  const bool is_float = hlo::IsFloatingPoint(got.shape().type());
-  for (int64_t i = 0; i < got.num_elements(); ++i) {
-    double a = got.GetAsDouble(i), b = want.GetAsDouble(i);
-    if (std::isnan(a) && std::isnan(b)) continue;
-    double diff = std::fabs(a - b);
-    if (!std::isnan(diff)) max_diff = std::max(max_diff, diff);
-    bool ok = is_float ? (a == b || diff <= 1e-5 + 1e-4 * std::fabs(b)) : a == b;
-    if (!ok) {
-      return absl::StrCat(where, " element ", i, ": partitioned ", a, ", global ", b);
-    }
-  }
-  return "";
 }
 
 int Fail(std::ostream& err, absl::string_view message, int code) {
@@ -377,6 +356,11 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
                       err);
   }
   Profile profile;
+  if (partition && parsed->Has("check")) {
+    if (absl::Status st = HasGlobalReference(**module); !st.ok()) {
+      return Fail(err, st.message(), kExitUsage);
+    }
+  }
   if (partition || backend != "interpreter") {
     // Compiled: partitioned for the devices (one device runs the program as
     // written), with Halide kernels unless the interpreter is asked for.
@@ -410,7 +394,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
                     kExitRuntimeFailure);
       }
       double max_diff = 0;
-      std::string mismatch = FirstMismatch(*result, *global, "result", max_diff);
+      std::string mismatch =
+          FirstMismatch(*result, *global, "result", LongestReduction(**module), max_diff);
       if (!mismatch.empty()) {
         return Fail(err, absl::StrCat("--check failed: ", mismatch), kExitRuntimeFailure);
       }

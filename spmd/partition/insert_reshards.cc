@@ -20,16 +20,6 @@ using hlo::Sharding;
 
 namespace {
 
-// Manual, or a tuple of manual leaves: a value of a manual region.
-bool IsManualLike(const Sharding& s) {
-  if (s.IsManual()) return true;
-  if (!s.IsTuple() || s.tuple_elements().empty()) return false;
-  for (const Sharding& e : s.tuple_elements()) {
-    if (!IsManualLike(e)) return false;
-  }
-  return true;
-}
-
 // State shared by the rewriters of one module.
 struct InsertContext {
   Module* module = nullptr;
@@ -93,6 +83,13 @@ class ReshardInserter {
       value->set_name(FreshGlobalName(*out_, inst.name() + ".local"));
     }
     return AddGlobalView(*out_, hlo::kSpmdReshard, value, own, inst.name());
+  }
+
+  // An op of a manual region: its operands' per-device values as they are.
+  Instruction* ManualClone(const Instruction& inst, const Sharding& own) {
+    std::vector<Instruction*> ops;
+    for (const Instruction* op : inst.operands()) ops.push_back(values_.at(op));
+    return Clone(inst, ops, own);
   }
 
   // Replicate every operand and run the op whole.
@@ -236,18 +233,18 @@ class ReshardInserter {
         if (IsCustomCallTo(inst, "SPMDShardToFullShape")) {
           return Clone(inst, {values_.at(inst.operand(0))}, own);
         }
+        // Any other custom-call of a manual region (manual, or a tuple of
+        // manual values) runs on each device's own values, like every op
+        // there: replicating its operands would mean leaving the region.
+        if (IsManualLike(own)) return ManualClone(inst, own);
         return DefaultAction(inst);
       }
       default:
         break;
     }
     ASSIGN_OR_RETURN(ShardingRule rule, GetShardingRule(inst));
-    if (own.IsManual()) {
-      // Inside a manual region values are already per device.
-      std::vector<Instruction*> ops;
-      for (const Instruction* op : inst.operands()) ops.push_back(values_.at(op));
-      return Clone(inst, ops, own);
-    }
+    // Inside a manual region values are already per device.
+    if (IsManualLike(own)) return ManualClone(inst, own);
     if (rule.kind != ShardingRule::Kind::kFactors || own.HasManualSubgroup()) {
       return DefaultAction(inst);
     }

@@ -110,6 +110,65 @@ class Localizer {
     }
   }
 
+  // A scatter whose operand is split along an inserted dim that an index
+  // component addresses (the rule allows no other split indexed dim) gets
+  // indices relative to this device's shard: the component minus the
+  // shard's offset. An update outside the shard then falls outside the
+  // local operand and scatter skips it, so exactly one device applies it
+  // (an index past the global end lands in the last shard's padding at most,
+  // which no one reads). Gather gets no such shift: it clamps instead.
+  void ShiftScatterIndices(LocalBuilder& b, const Instruction& inst,
+                           std::vector<Instruction*>& operands) {
+    if (inst.opcode() != Opcode::kScatter || inst.operand_count() != 3) return;
+    const Sharding s = ShardingOrReplicated(*inst.operand(0));
+    if (!s.IsTiled()) return;
+    const Shape& operand = inst.operand(0)->shape();
+    const auto& to_operand = inst.attr_ints("scatter_dims_to_operand_dims");
+    bool any = false;
+    for (int64_t d : to_operand) any |= s.TileCount(d) > 1;
+    if (!any) return;
+    Instruction* indices = operands[1];
+    // A narrow index type may not hold the offsets (row 150 in s8): such
+    // indices are shifted in s32, which scatter takes as well.
+    if (hlo::ByteWidth(indices->shape().type()) < 4) {
+      indices = b.Add(Instruction::Create(Opcode::kConvert, b.FreshName("scatter.wide_indices"),
+                                          Shape(hlo::PrimitiveType::kS32, indices->shape().dims()),
+                                          {indices}));
+    }
+    const Shape ishape = indices->shape();
+    const hlo::PrimitiveType itype = ishape.type();
+    std::vector<Instruction*> parts;
+    for (int64_t d : to_operand) {
+      Instruction* offset =
+          s.TileCount(d) > 1
+              ? b.PerDeviceValue(TileOffsets(s, operand, d, b.num_devices()), "scatter.offset")
+              : b.ConstantS32(0);
+      if (itype != hlo::PrimitiveType::kS32) {
+        offset = b.Add(Instruction::Create(Opcode::kConvert, b.FreshName("convert"),
+                                           Shape::Scalar(itype), {offset}));
+      }
+      parts.push_back(offset);
+    }
+    const int64_t index_vector_dim = inst.attr_int("index_vector_dim");
+    Instruction* offsets = parts[0];
+    std::vector<int64_t> broadcast_dims;
+    if (index_vector_dim < ishape.rank() && parts.size() == 1) {
+      offsets = b.Reshape(parts[0], {1});
+      broadcast_dims = {index_vector_dim};
+    } else if (index_vector_dim < ishape.rank()) {
+      for (Instruction*& p : parts) p = b.Reshape(p, {1});
+      auto concat = Instruction::Create(
+          Opcode::kConcatenate, b.FreshName("scatter.offsets"),
+          Shape(itype, {static_cast<int64_t>(parts.size())}), parts);
+      concat->set_attr("dimensions", hlo::IntList{0});
+      offsets = b.Add(std::move(concat));
+      broadcast_dims = {index_vector_dim};
+    }
+    Instruction* wide = b.Broadcast(offsets, ishape, broadcast_dims);
+    operands[1] = b.Add(Instruction::Create(Opcode::kSubtract, b.FreshName("scatter.local_indices"),
+                                            ishape, {indices, wide}));
+  }
+
   Instruction* LocalizeIota(LocalBuilder& b, const Instruction& inst) {
     Sharding s = ShardingOrReplicated(inst);
     if (!s.IsTiled()) return EmitLocal(b, inst, {}, inst.shape());
@@ -228,13 +287,15 @@ class Localizer {
         if (target == "SPMDShardToFullShape") {
           return b.Reshape(ops[0], own.ShardShape(inst.shape()).dims());
         }
+        if (IsManualLike(own)) return EmitLocal(b, inst, ops, inst.shape());
         return EmitLocal(b, inst, ops, own.ShardShape(inst.shape()));
       }
       default:
         break;
     }
-    if (own.IsManual()) return EmitLocal(b, inst, ops, inst.shape());
+    if (IsManualLike(own)) return EmitLocal(b, inst, ops, inst.shape());
     MaskPadding(b, inst, ops);
+    ShiftScatterIndices(b, inst, ops);
     return EmitLocal(b, inst, ops, own.ShardShape(inst.shape()));
   }
 

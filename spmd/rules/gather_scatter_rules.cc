@@ -1,6 +1,7 @@
 // Gather and scatter. Dimensions that carry whole operand slices or whole
 // index batches pass through ("operand passthrough" and "index passthrough"
-// in GSPMD's terms); the dimensions being indexed cannot be split.
+// in GSPMD's terms); the dimensions being indexed cannot be split, except a
+// scatter's inserted dims, whose indices the partitioner shifts per device.
 #include <algorithm>
 
 #include "spmd/sharding_rule.h"
@@ -23,7 +24,6 @@ absl::StatusOr<ShardingRule> GatherRule(const Instruction& inst) {
   const hlo::Shape& out = inst.shape();
   const auto& offset_dims = inst.attr_ints("offset_dims");
   const auto& collapsed = inst.attr_ints("collapsed_slice_dims");
-  const auto& start_index_map = inst.attr_ints("start_index_map");
   const auto& slice_sizes = inst.attr_ints("slice_sizes");
   const auto& operand_batching = inst.attr_ints("operand_batching_dims");
   const auto& indices_batching = inst.attr_ints("start_indices_batching_dims");
@@ -47,16 +47,19 @@ absl::StatusOr<ShardingRule> GatherRule(const Instruction& inst) {
     ++index_dim;
   }
   // Output offset dims follow the operand dims that are neither collapsed
-  // nor batching; they pass through only when the slice takes the whole dim.
+  // nor batching; they pass through only when the slice takes the whole dim
+  // (an index into such a dim is clamped to 0, so it does not matter). A
+  // partial slice's dim cannot be split on the result either: no device's
+  // shard of the operand holds the part of the slice its result tile needs.
   int64_t operand_dim = 0;
   for (int64_t d : offset_dims) {
     while (operand_dim < operand.rank() &&
            (Contains(collapsed, operand_dim) || Contains(operand_batching, operand_dim)))
       ++operand_dim;
     if (operand_dim >= operand.rank() || d >= out.rank()) break;
-    bool whole = slice_sizes[static_cast<size_t>(operand_dim)] == operand.dim(operand_dim) &&
-                 !Contains(start_index_map, operand_dim);
-    int64_t f = rule.AddFactor(out.dim(d), FactorKind::kPassThrough);
+    bool whole = slice_sizes[static_cast<size_t>(operand_dim)] == operand.dim(operand_dim);
+    int64_t f = rule.AddFactor(out.dim(d),
+                               whole ? FactorKind::kPassThrough : FactorKind::kNeedReplication);
     res[d] = {f};
     if (whole) op[operand_dim] = {f};
     ++operand_dim;
@@ -91,9 +94,21 @@ absl::StatusOr<ShardingRule> ScatterRule(const Instruction& inst) {
   const auto& indices_batching = inst.attr_ints("scatter_indices_batching_dims");
   const int64_t index_vector_dim = inst.attr_int("index_vector_dim");
 
+  // Operand dims split three ways. Batching dims and whole, unindexed window
+  // dims pass through to the indices or updates. An inserted dim that an
+  // index component addresses can stay split on the operand and result only:
+  // the partitioner subtracts each device's offset from that index component
+  // (localize.cc), and the update lands on the one device whose shard holds
+  // it, because scatter skips windows outside the operand. Every other dim
+  // (a partial window, a window dim an index moves, an inserted dim no index
+  // moves) must be whole: a device's shard would see the window at the wrong
+  // place or not at all.
   DimFactors op(operand.rank()), idx(indices.rank()), upd(updates.rank());
   for (int64_t d = 0; d < operand.rank(); ++d) {
-    op[d] = {rule.AddFactor(operand.dim(d), FactorKind::kPassThrough)};
+    bool shiftable = Contains(inserted, d) && Contains(to_operand, d);
+    bool passes = Contains(input_batching, d) || shiftable;
+    op[d] = {rule.AddFactor(operand.dim(d),
+                            passes ? FactorKind::kPassThrough : FactorKind::kNeedReplication)};
   }
   // Update window dims follow the operand dims that are neither inserted
   // nor batching.
@@ -104,6 +119,7 @@ absl::StatusOr<ShardingRule> ScatterRule(const Instruction& inst) {
       ++operand_dim;
     if (operand_dim >= operand.rank() || d >= updates.rank()) break;
     bool whole = updates.dim(d) == operand.dim(operand_dim) && !Contains(to_operand, operand_dim);
+    if (whole) rule.factors[static_cast<size_t>(op[operand_dim][0])].kind = FactorKind::kPassThrough;
     upd[d] = whole ? op[operand_dim]
                    : std::vector<int64_t>{rule.AddFactor(updates.dim(d), FactorKind::kNeedReplication)};
     ++operand_dim;

@@ -1,6 +1,6 @@
 // Differential test of the SPMD partitioner on random programs: each case is
-// a random HLO module (elementwise ops, shape ops, reductions, dots, control
-// flow, ...) with random shardings on its parameters and on some
+// a random HLO module (elementwise ops, shape ops, reductions, dots, gathers
+// and scatters, control flow, ...) with random shardings on its parameters and on some
 // intermediate values, for a random mesh of 1, 2, 4 or 8 devices. The case
 // is propagated, partitioned, verified, and run on simulated devices; the
 // assembled result must equal the global interpreter's.
@@ -55,6 +55,8 @@ constexpr bool kGenerateConcatenate = true;
 constexpr bool kGenerateReverse = true;
 constexpr bool kGenerateDynamicSlice = true;
 constexpr bool kGenerateDynamicUpdateSlice = true;
+constexpr bool kGenerateGather = true;
+constexpr bool kGenerateScatter = true;
 // Finer switches for patterns within a family.
 // Slices that keep some dim whole ([0:d:1]).
 constexpr bool kGenerateSliceKeepingWholeDims = true;
@@ -328,6 +330,8 @@ class ProgramGenerator {
         {kGenerateReverse, 2, &ProgramGenerator::Reverse},
         {kGenerateDynamicSlice, 2, &ProgramGenerator::DynamicSlice},
         {kGenerateDynamicUpdateSlice, 2, &ProgramGenerator::DynamicUpdateSlice},
+        {kGenerateGather, 2, &ProgramGenerator::Gather},
+        {kGenerateScatter, 2, &ProgramGenerator::Scatter},
         {kGenerateReduce, 5, &ProgramGenerator::Reduce},
         {kGenerateDot, 6, &ProgramGenerator::Dot},
         {kGenerateIota, 1, &ProgramGenerator::Iota},
@@ -526,6 +530,137 @@ class ProgramGenerator {
     Emit("dus", a.type, a.dims,
          absl::StrCat("dynamic-update-slice(%", a.name, ", %", u.name, ", ",
                       absl::StrJoin(starts, ", "), ")"));
+  }
+
+  // Gather and scatter. Which operand dims are indexed, collapsed (or
+  // inserted), batching or windowed is random, and so is the layout of the
+  // indices; index values are random parameters (in [-4, 4], so some are
+  // out of range: gather clamps them, scatter skips their windows) or iotas.
+  struct IndexForm {
+    std::vector<int64_t> batching;   // operand batching dims (sorted)
+    std::vector<int64_t> index_map;  // operand dims the index vector addresses
+    std::vector<int64_t> single;     // indexed dims with a window of 1, collapsed/inserted
+    std::vector<int64_t> window;     // per operand dim: the slice / window size
+    std::vector<int64_t> indices;    // dims of the indices
+    int64_t index_vector_dim = 0;
+    std::vector<int64_t> indices_batching;  // dims of the indices paired with `batching`
+    std::vector<int64_t> batch_sizes;       // the indices' dims but the vector dim, in order
+  };
+
+  IndexForm RandomIndexForm(const Value& a) {
+    IndexForm f;
+    const int64_t rank = a.rank();
+    std::vector<int64_t> order(static_cast<size_t>(rank));
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng_);
+    size_t next = 0;
+    if (rank >= 2 && Chance(0.3)) f.batching.push_back(order[next++]);
+    const int n_index = Uniform(1, std::min<int>(2, static_cast<int>(rank - static_cast<int64_t>(next))));
+    for (int i = 0; i < n_index; ++i) f.index_map.push_back(order[next++]);
+    for (int64_t d = 0; d < rank; ++d) {
+      const int64_t size = a.dims[static_cast<size_t>(d)];
+      const bool indexed =
+          std::find(f.index_map.begin(), f.index_map.end(), d) != f.index_map.end();
+      if (std::find(f.batching.begin(), f.batching.end(), d) != f.batching.end()) {
+        f.window.push_back(1);
+      } else if (indexed && Chance(0.6)) {
+        f.window.push_back(1);
+        f.single.push_back(d);
+      } else if (!indexed && Chance(0.6)) {
+        f.window.push_back(size);
+      } else {
+        f.window.push_back(Uniform(1, static_cast<int>(size)));
+      }
+    }
+    // The indices' batch dims: the batching dims' partners and up to two
+    // more, in random order; then the index vector dim, somewhere or implicit.
+    std::vector<std::pair<int64_t, bool>> batch;  // (size, is a batching partner)
+    for (int64_t d : f.batching) batch.push_back({a.dims[static_cast<size_t>(d)], true});
+    const int extra = Uniform(0, 2);
+    for (int i = 0; i < extra; ++i) batch.push_back({Dim(), false});
+    std::shuffle(batch.begin(), batch.end(), rng_);
+    const int64_t nb = static_cast<int64_t>(batch.size());
+    f.index_vector_dim = f.index_map.size() == 1 && Chance(0.3) ? nb : Uniform(0, static_cast<int>(nb));
+    for (int64_t i = 0; i < nb; ++i) {
+      if (i == f.index_vector_dim) f.indices.push_back(static_cast<int64_t>(f.index_map.size()));
+      if (batch[static_cast<size_t>(i)].second) f.indices_batching.push_back(static_cast<int64_t>(f.indices.size()));
+      f.indices.push_back(batch[static_cast<size_t>(i)].first);
+      f.batch_sizes.push_back(batch[static_cast<size_t>(i)].first);
+    }
+    if (f.index_vector_dim == nb && f.index_map.size() > 1) f.indices.push_back(static_cast<int64_t>(f.index_map.size()));
+    if (f.index_vector_dim == nb && f.index_map.size() == 1 && Chance(0.5)) f.indices.push_back(1);
+    return f;
+  }
+
+  // Window dims (sizes in operand order) placed at random sorted positions
+  // among the batch dims: returns the positions and fills `dims`.
+  std::vector<int64_t> PlaceWindows(const std::vector<int64_t>& windows,
+                                    const std::vector<int64_t>& batch, std::vector<int64_t>& dims) {
+    const size_t rank = windows.size() + batch.size();
+    std::vector<int64_t> slots(rank);
+    std::iota(slots.begin(), slots.end(), 0);
+    std::shuffle(slots.begin(), slots.end(), rng_);
+    slots.resize(windows.size());
+    std::sort(slots.begin(), slots.end());
+    dims.assign(rank, 0);
+    size_t w = 0, b = 0;
+    for (size_t i = 0; i < rank; ++i) {
+      bool is_window = w < slots.size() && slots[w] == static_cast<int64_t>(i);
+      dims[i] = is_window ? windows[w++] : batch[b++];
+    }
+    return slots;
+  }
+
+  static std::string Dims(const std::vector<int64_t>& v) {
+    return absl::StrCat("{", absl::StrJoin(v, ","), "}");
+  }
+
+  std::string BatchingAttrs(const IndexForm& f, const char* operand_name, const char* indices_name) {
+    if (f.batching.empty()) return "";
+    return absl::StrCat(", ", operand_name, "=", Dims(f.batching), ", ", indices_name, "=",
+                        Dims(f.indices_batching));
+  }
+
+  void Gather() {
+    Value a = Pick(1, 3);
+    IndexForm f = RandomIndexForm(a);
+    Value idx = Need("s32", f.indices);
+    std::vector<int64_t> offsets;
+    for (int64_t d = 0; d < a.rank(); ++d) {
+      if (std::find(f.single.begin(), f.single.end(), d) == f.single.end() &&
+          std::find(f.batching.begin(), f.batching.end(), d) == f.batching.end())
+        offsets.push_back(f.window[static_cast<size_t>(d)]);
+    }
+    std::vector<int64_t> out;
+    std::vector<int64_t> offset_dims = PlaceWindows(offsets, f.batch_sizes, out);
+    Emit("gather", a.type, out,
+         absl::StrCat("gather(%", a.name, ", %", idx.name, "), offset_dims=", Dims(offset_dims),
+                      ", collapsed_slice_dims=", Dims(f.single), ", start_index_map=",
+                      Dims(f.index_map),
+                      BatchingAttrs(f, "operand_batching_dims", "start_indices_batching_dims"),
+                      ", index_vector_dim=", f.index_vector_dim, ", slice_sizes=", Dims(f.window)));
+  }
+
+  void Scatter() {
+    Value a = Pick(1, 3);
+    IndexForm f = RandomIndexForm(a);
+    Value idx = Need("s32", f.indices);
+    std::vector<int64_t> windows;
+    for (int64_t d = 0; d < a.rank(); ++d) {
+      if (std::find(f.single.begin(), f.single.end(), d) == f.single.end() &&
+          std::find(f.batching.begin(), f.batching.end(), d) == f.batching.end())
+        windows.push_back(f.window[static_cast<size_t>(d)]);
+    }
+    std::vector<int64_t> upd_dims;
+    std::vector<int64_t> window_dims = PlaceWindows(windows, f.batch_sizes, upd_dims);
+    Value upd = Need(a.type, upd_dims);
+    Emit("scatter", a.type, a.dims,
+         absl::StrCat("scatter(%", a.name, ", %", idx.name, ", %", upd.name,
+                      "), update_window_dims=", Dims(window_dims), ", inserted_window_dims=",
+                      Dims(f.single), ", scatter_dims_to_operand_dims=", Dims(f.index_map),
+                      BatchingAttrs(f, "input_batching_dims", "scatter_indices_batching_dims"),
+                      ", index_vector_dim=", f.index_vector_dim, ", to_apply=%",
+                      Chance(0.6) ? "add_" : "maximum_", a.type));
   }
 
   void Reduce() {
@@ -891,7 +1026,8 @@ CaseOutcome RunCase(int index, const std::string& file_text = "") {
 
 // Minimised modules of bugs this test found (tests/partition/regressions/:
 // whole-dim slices on split dims, partly covered dynamic-update-slice dims,
-// pads that shift data, callees shared by differently sharded sites) run
+// pads that shift data, callees shared by differently sharded sites, scatters
+// into split indexed dims, gathers split along whole indexed slices) run
 // through the same pipeline. SHARC_RANDOM_PARTITION_FILE=path runs one other
 // hand-written module instead.
 TEST(PartitionRandomTest, RegressionModules) {

@@ -176,6 +176,71 @@ ENTRY %main {
   EXPECT_NE(st.message().find("out"), std::string::npos) << st;
 }
 
+// A custom-call inside a manual region, with a tuple of manual results read
+// by get-tuple-element, and a variadic reduce there, run on each device's own
+// values: no reshard to {replicated} (which would leave the region).
+TEST(InsertReshardsTest, OpsOfAManualRegionKeepTheirPerDeviceOperands) {
+  auto m = Parse(R"(HloModule m, num_partitions=4
+%or_pair (a: u32[], b: u32[], c: u32[], d: u32[]) -> (u32[], u32[]) {
+  %a = u32[] parameter(0)
+  %b = u32[] parameter(1)
+  %c = u32[] parameter(2)
+  %d = u32[] parameter(3)
+  %ac = u32[] or(%a, %c)
+  %bd = u32[] or(%b, %d)
+  ROOT %t = (u32[], u32[]) tuple(%ac, %bd)
+}
+ENTRY %main {
+  %x = f32[8,2] parameter(0), sharding={devices=[4,1]0,1,2,3}
+  %m = f32[2,2] custom-call(%x), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  %t = (f32[2,2], f32[1]) custom-call(%m), custom_call_target="my_kernel", sharding={{manual}, {manual}}
+  %g = f32[2,2] get-tuple-element(%t), index=0, sharding={manual}
+  %y = f32[8,2] custom-call(%g), custom_call_target="SPMDShardToFullShape", sharding={devices=[4,1]0,1,2,3}
+  %u = u32[2,2] parameter(1), sharding={manual}
+  %zero = u32[] constant(0), sharding={manual}
+  %r = (u32[2], u32[2]) reduce(%u, %u, %zero, %zero), dimensions={1}, to_apply=%or_pair, sharding={{manual}, {manual}}
+  %r0 = u32[2] get-tuple-element(%r), index=0, sharding={manual}
+  ROOT %out = (f32[8,2], u32[2]) tuple(%y, %r0), sharding={{devices=[4,1]0,1,2,3}, {manual}}
+})");
+  ASSERT_TRUE(m);
+  ASSERT_OK_AND_ASSIGN(auto local, PartitionModule(*m));
+  ASSERT_OK(hlo::VerifyModule(*local));
+  EXPECT_EQ(CountTarget(*local, hlo::kSpmdReshard), 0) << local->ToString();
+  for (const hlo::Computation* c : local->computations()) {
+    for (const Instruction* i : c->instructions()) {
+      EXPECT_NE(i->opcode(), hlo::Opcode::kAllGather) << local->ToString();
+    }
+  }
+  const Instruction* t = local->entry()->FindInstruction("t");
+  const Instruction* r = local->entry()->FindInstruction("r");
+  ASSERT_TRUE(t && r) << local->ToString();
+  EXPECT_EQ(t->shape().ToString(), "(f32[2,2], f32[1])");
+  EXPECT_EQ(t->operand(0)->shape().ToString(), "f32[2,2]");
+  EXPECT_EQ(r->operand(0)->opcode(), hlo::Opcode::kParameter);
+  EXPECT_EQ(local->entry()->root()->shape().ToString(), "(f32[2,2], u32[2])");
+}
+
+// SPMDShardToFullShape keeps each device's data and reinterprets it under
+// the result's sharding, partial manual ones too: a chain from a manual
+// value through a partially manual one back to the parameter's tiling is
+// the identity on every device (no collective, no data moved).
+TEST(LocalizeTest, ShardToFullThroughPartialManualKeepsEachDevicesData) {
+  auto m = Parse(R"(HloModule m, num_partitions=4
+ENTRY %main {
+  %p = s32[4,4] parameter(0), sharding={devices=[2,2]0,1,2,3}
+  %m0 = s32[2,2] custom-call(%p), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  %m1 = s32[4,2] custom-call(%m0), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,1,2]0,1,2,3 last_tile_dims={manual}}
+  ROOT %out = s32[4,4] custom-call(%m1), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,2]0,1,2,3}
+})");
+  ASSERT_TRUE(m);
+  ASSERT_OK_AND_ASSIGN(auto local, PartitionModule(*m));
+  ASSERT_OK(hlo::VerifyModule(*local));
+  const Instruction* v = local->entry()->root();
+  while (v->opcode() == hlo::Opcode::kReshape || v->opcode() == hlo::Opcode::kCopy) v = v->operand(0);
+  EXPECT_EQ(v->opcode(), hlo::Opcode::kParameter) << local->ToString();
+  EXPECT_EQ(local->entry()->root()->shape().ToString(), "s32[2,2]");
+}
+
 TEST(LocalizeTest, GlobalViewStepsBecomePerDeviceCollectives) {
   auto m = Parse(R"(HloModule m, num_partitions=2
 ENTRY %main {

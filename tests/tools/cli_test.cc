@@ -343,6 +343,64 @@ TEST_F(CliTest, RunOnDevicesReportsPartitioningErrors) {
   EXPECT_THAT(r.err, HasSubstr("sharded_matmul.hlo:"));
 }
 
+// A bf16 dot split along its contracting dim rounds each device's partial
+// sum to bf16 and adds them in another order: about 0.5% off the global
+// result, which --check must accept for bf16 (it used f32's 1e-4).
+TEST_F(CliTest, RunCheckToleranceFollowsTheDtype) {
+  std::string path = WriteFile("bf16_dot.hlo", R"(HloModule bf16_dot, num_partitions=8
+
+ENTRY %main {
+  %a = bf16[4,256] parameter(0), sharding={devices=[1,8]0,1,2,3,4,5,6,7}
+  %b = bf16[256,4] parameter(1), sharding={devices=[8,1]0,1,2,3,4,5,6,7}
+  ROOT %d = bf16[4,4] dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={replicated}
+}
+)");
+  CommandResult r =
+      Sharc("run " + path + " --devices 8 --random-inputs --check --backend interpreter");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("check: the partitioned run matches the global program"));
+}
+
+// A manual region's values differ per device and have no global value, so
+// --check refuses instead of reporting differences that are not there.
+TEST_F(CliTest, RunCheckRefusesManualRegions) {
+  std::string path = WriteFile("manual.hlo", R"(HloModule manual, num_partitions=2
+
+ENTRY %main {
+  %x = f32[4,2] parameter(0), sharding={devices=[2,1]0,1}
+  %m = f32[2,2] custom-call(%x), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  %n = f32[2,2] negate(%m), sharding={manual}
+  ROOT %y = f32[4,2] custom-call(%n), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,1]0,1}
+}
+)");
+  CommandResult r = Sharc("run " + path + " --devices 2 --random-inputs --check");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("unsupported: --check has no global reference"));
+  EXPECT_THAT(r.err, HasSubstr("%m (SPMDFullToShardShape) turns f32[4,2] into f32[2,2]"));
+  EXPECT_EQ(Sharc("run " + path + " --devices 2 --random-inputs").exit_code, 0);
+}
+
+// So does a collective of the program itself: the global run has one
+// device, where an all-reduce is the identity.
+TEST_F(CliTest, RunCheckRefusesCollectivesOfTheProgram) {
+  std::string path = WriteFile("all_reduce.hlo", R"(HloModule all_reduce, num_partitions=2
+
+%sum (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+ENTRY %main {
+  %x = f32[4,2] parameter(0), sharding={devices=[2,1]0,1}
+  ROOT %r = f32[4,2] all-reduce(%x), replica_groups={}, to_apply=%sum, sharding={devices=[2,1]0,1}
+}
+)");
+  CommandResult r = Sharc("run " + path + " --devices 2 --random-inputs --check");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("unsupported: --check has no global reference for %r (all-reduce)"));
+}
+
 TEST_F(CliTest, RunRefusesBf16OutputsForNpyBeforeRunning) {
   std::string module = WriteFile("bf.hlo",
                                  "HloModule bf\n\nENTRY %main {\n"

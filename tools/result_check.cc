@@ -1,0 +1,152 @@
+#include "tools/result_check.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+
+namespace sharc::tools {
+
+using hlo::Instruction;
+using hlo::Opcode;
+using hlo::PrimitiveType;
+
+absl::Status HasGlobalReference(const hlo::Module& module) {
+  for (const hlo::Computation* comp : module.computations()) {
+    for (const Instruction* inst : comp->instructions()) {
+      if (inst->opcode() != Opcode::kCustomCall || inst->operand_count() != 1) continue;
+      const std::string& target = inst->attr_string("custom_call_target");
+      if (target != "SPMDFullToShardShape" && target != "SPMDShardToFullShape") continue;
+      if (inst->operand(0)->shape() == inst->shape()) continue;
+      return absl::UnimplementedError(absl::StrCat(
+          "unsupported: --check has no global reference for a manual region whose values differ "
+          "per device: %", inst->name(), " (", target, ") turns ",
+          inst->operand(0)->shape().ToString(), " into ", inst->shape().ToString(),
+          "; run without --check"));
+    }
+  }
+  // Collectives and partition-id of the program itself (not those of
+  // shard_map bodies, which the interpreter runs per mesh device) see one
+  // device in the global run and N in the partitioned one.
+  std::vector<const hlo::Computation*> stack{module.entry()};
+  absl::flat_hash_set<const hlo::Computation*> seen;
+  while (!stack.empty()) {
+    const hlo::Computation* comp = stack.back();
+    stack.pop_back();
+    if (comp == nullptr || !seen.insert(comp).second) continue;
+    for (const Instruction* inst : comp->instructions()) {
+      switch (inst->opcode()) {
+        case Opcode::kAllReduce:
+        case Opcode::kAllGather:
+        case Opcode::kReduceScatter:
+        case Opcode::kAllToAll:
+        case Opcode::kCollectivePermute:
+        case Opcode::kPartitionId:
+          return absl::UnimplementedError(absl::StrCat(
+              "unsupported: --check has no global reference for %", inst->name(), " (",
+              hlo::OpcodeName(inst->opcode()),
+              "): the global program runs it on one device; run without --check"));
+        case Opcode::kCall:
+        case Opcode::kWhile:
+        case Opcode::kConditional:
+          for (const hlo::Computation* c : inst->called_computations()) stack.push_back(c);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+int64_t LongestReduction(const hlo::Module& module) {
+  int64_t longest = 1;
+  for (const hlo::Computation* comp : module.computations()) {
+    for (const Instruction* inst : comp->instructions()) {
+      int64_t terms = 1;
+      if (inst->opcode() == Opcode::kDot) {
+        for (int64_t d : inst->attr_ints("lhs_contracting_dims"))
+          terms *= inst->operand(0)->shape().dim(d);
+      } else if (inst->opcode() == Opcode::kReduce) {
+        for (int64_t d : inst->attr_ints("dimensions")) terms *= inst->operand(0)->shape().dim(d);
+      } else if (inst->opcode() == Opcode::kReduceWindow) {
+        for (const auto& dim : inst->attr_int_lists("window"))
+          if (!dim.empty()) terms *= dim[0];
+      }
+      longest = std::max(longest, terms);
+    }
+  }
+  return longest;
+}
+
+CheckTolerance ToleranceFor(PrimitiveType type, int64_t reduction_length) {
+  // Per type: several units of the type's rounding (a partial result and
+  // each addition of the all-reduce round once more); f32 keeps the 1e-4
+  // that --check has always allowed it.
+  double relative = 0;
+  switch (type) {
+    case PrimitiveType::kF64:
+      relative = 1e-9;
+      break;
+    case PrimitiveType::kF32:
+      relative = 1e-4;
+      break;
+    case PrimitiveType::kF16:
+      relative = 8 * std::ldexp(1.0, -11);  // 11 significant bits: 3.9e-3
+      break;
+    case PrimitiveType::kBF16:
+      relative = 8 * std::ldexp(1.0, -8);  // 8 significant bits: 3.1e-2
+      break;
+    default:
+      return CheckTolerance{0};
+  }
+  // Rounding errors of a long sum grow like the square root of its length
+  // (random signs); the per-type figures cover sums of up to 1024 terms.
+  const double length = static_cast<double>(std::max<int64_t>(reduction_length, 1));
+  relative *= std::max(1.0, std::sqrt(length / 1024.0));
+  return CheckTolerance{relative};
+}
+
+std::string FirstMismatch(const hlo::Literal& got, const hlo::Literal& want,
+                          const std::string& where, int64_t reduction_length, double& max_diff) {
+  if (got.shape() != want.shape()) {
+    return absl::StrCat(where, ": shape ", got.shape().ToString(), " vs ", want.shape().ToString());
+  }
+  if (got.is_tuple()) {
+    for (size_t i = 0; i < got.elements().size(); ++i) {
+      std::string m = FirstMismatch(got.elements()[i], want.elements()[i],
+                                    absl::StrCat(where, "{", i, "}"), reduction_length, max_diff);
+      if (!m.empty()) return m;
+    }
+    return "";
+  }
+  const bool is_float = hlo::IsFloatingPoint(got.shape().type());
+  const CheckTolerance tol = ToleranceFor(got.shape().type(), reduction_length);
+  double scale = 0;
+  if (is_float) {
+    int64_t finite = 0;
+    for (int64_t i = 0; i < want.num_elements(); ++i) {
+      double b = want.GetAsDouble(i);
+      if (std::isfinite(b)) {
+        scale += std::fabs(b);
+        ++finite;
+      }
+    }
+    // A leaf of zeros still allows the 1e-5 (f32) of rounding noise.
+    scale = std::max(finite > 0 ? scale / static_cast<double>(finite) : 0.0, 0.1);
+  }
+  for (int64_t i = 0; i < got.num_elements(); ++i) {
+    double a = got.GetAsDouble(i), b = want.GetAsDouble(i);
+    if (std::isnan(a) && std::isnan(b)) continue;
+    double diff = std::fabs(a - b);
+    if (!std::isnan(diff)) max_diff = std::max(max_diff, diff);
+    bool ok = is_float ? (a == b || diff <= tol.relative * (std::fabs(b) + scale)) : a == b;
+    if (!ok) {
+      return absl::StrCat(where, " element ", i, ": partitioned ", a, ", global ", b);
+    }
+  }
+  return "";
+}
+
+}  // namespace sharc::tools
