@@ -10,11 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "codegen/dot_canonicalizer.h"
 #include "codegen/fusion.h"
 #include "codegen/kernel_compiler.h"
 #include "codegen/kernel_graph.h"
 #include "hlo/ir/computation.h"
 #include "hlo/ops/op_def.h"
+#include "runtime/executable.h"
 
 namespace sharc::codegen {
 namespace {
@@ -33,17 +35,7 @@ class HalideKernel final : public runtime::Kernel {
 };
 
 // Instructions the runtime runs itself (never kernels).
-bool RunByRuntime(const hlo::Instruction& inst) {
-  using hlo::Opcode;
-  switch (inst.opcode()) {
-    case Opcode::kParameter: case Opcode::kConstant: case Opcode::kPartitionId:
-    case Opcode::kReplicaId: case Opcode::kTuple: case Opcode::kGetTupleElement:
-    case Opcode::kWhile: case Opcode::kConditional: case Opcode::kCall:
-      return true;
-    default:
-      return hlo::HasOpDef(inst.opcode()) && hlo::GetOpDef(inst.opcode()).traits.collective;
-  }
-}
+bool RunByRuntime(const hlo::Instruction& inst) { return runtime::RunsWithoutKernel(inst); }
 
 }  // namespace
 
@@ -151,6 +143,7 @@ absl::Status PrecompileKernels(const hlo::Module& module, const PrecompileOption
 
 absl::Status PrepareForHalide(hlo::Module& per_device, const PrecompileOptions& options) {
   if (absl::Status supported = CheckHalideSupports(per_device); !supported.ok()) return supported;
+  if (absl::StatusOr<int64_t> dots = CanonicalizeDots(per_device); !dots.ok()) return dots.status();
   absl::StatusOr<FusionStats> fused = FuseModule(per_device);
   if (!fused.ok()) return fused.status();
   return PrecompileKernels(per_device, options);

@@ -92,6 +92,12 @@ absl::StatusOr<Buffer> Buffer::FromLiteral(const hlo::Literal& literal) {
   return b;
 }
 
+Buffer Buffer::Reshaped(const hlo::Shape& shape) const {
+  Buffer b = *this;
+  b.shape_ = shape;
+  return b;
+}
+
 absl::StatusOr<Buffer> Buffer::Borrow(const hlo::Shape& shape, void* data,
                                       std::shared_ptr<void> owner) {
   if (absl::Status st = hlo::ValidateShape(shape); !st.ok()) return st;

@@ -42,6 +42,10 @@ class Buffer {
   static absl::StatusOr<Buffer> Borrow(const hlo::Shape& shape, void* data,
                                        std::shared_ptr<void> owner);
 
+  // The same array memory seen with `shape` (a row-major reshape: same
+  // element count and type; the caller checks). No copy.
+  Buffer Reshaped(const hlo::Shape& shape) const;
+
   // A copy of the contents as a Literal.
   absl::StatusOr<hlo::Literal> ToLiteral() const;
   // Copies `literal` into this buffer; shapes must be equal.

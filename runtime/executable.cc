@@ -23,6 +23,7 @@ enum class ScheduleStepKind {
   kReplicaId,
   kTuple,
   kGetTupleElement,
+  kReshape,
   kWhile,
   kConditional,
   kCall,
@@ -40,6 +41,7 @@ const char* ScheduleStepKindName(ScheduleStepKind kind) {
     case ScheduleStepKind::kReplicaId: return "replica-id";
     case ScheduleStepKind::kTuple: return "tuple";
     case ScheduleStepKind::kGetTupleElement: return "get-tuple-element";
+    case ScheduleStepKind::kReshape: return "reshape";
     case ScheduleStepKind::kWhile: return "while";
     case ScheduleStepKind::kConditional: return "conditional";
     case ScheduleStepKind::kCall: return "call";
@@ -98,6 +100,20 @@ struct Executable::Program {
   int root = -1;
   int num_parameters = 0;
 };
+
+bool RunsWithoutKernel(const hlo::Instruction& inst) {
+  using hlo::Opcode;
+  switch (inst.opcode()) {
+    case Opcode::kParameter: case Opcode::kConstant: case Opcode::kPartitionId:
+    case Opcode::kReplicaId: case Opcode::kTuple: case Opcode::kGetTupleElement:
+    case Opcode::kWhile: case Opcode::kConditional: case Opcode::kCall:
+      return true;
+    case Opcode::kReshape:
+      return inst.shape().is_array() && inst.operand(0)->shape().is_array();
+    default:
+      return hlo::HasOpDef(inst.opcode()) && hlo::GetOpDef(inst.opcode()).traits.collective;
+  }
+}
 
 struct Executable::RunState {
   const DeviceContext* device = nullptr;
@@ -202,6 +218,12 @@ class ProgramBuilder {
         return absl::OkStatus();
       case Opcode::kTuple:
         step.kind = ScheduleStepKind::kTuple;
+        return absl::OkStatus();
+      case Opcode::kReshape:
+        // Row-major reshapes keep every element where it is: the result
+        // shares the operand's memory, no kernel runs.
+        if (!inst.shape().is_array() || !inst.operand(0)->shape().is_array()) break;
+        step.kind = ScheduleStepKind::kReshape;
         return absl::OkStatus();
       case Opcode::kGetTupleElement:
         step.kind = ScheduleStepKind::kGetTupleElement;
@@ -467,6 +489,9 @@ absl::StatusOr<Buffer> Executable::Execute(const Program& program,
         out = Buffer::Tuple(std::move(elements));
         break;
       }
+      case ScheduleStepKind::kReshape:
+        out = operand(0).Reshaped(inst.shape());
+        break;
       case ScheduleStepKind::kGetTupleElement: {
         const Buffer& t = operand(0);
         if (!t.is_tuple() || step.index >= t.tuple_size()) {

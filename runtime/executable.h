@@ -51,6 +51,14 @@ struct ExecutionStats {
   std::vector<StepEvent> events;
 };
 
+// True for the instructions an Executable runs itself, without a kernel:
+// parameters, constants, partition and replica ids, tuple plumbing,
+// row-major reshapes of arrays (the result aliases the operand's memory),
+// while, conditional and call (a fusion call asks its factory for a kernel
+// first; callers that care check that), and collectives. Kernel factories
+// are asked for everything else.
+bool RunsWithoutKernel(const hlo::Instruction& inst);
+
 class Executable {
  public:
   // Builds the schedules of `module`'s entry (the module is cloned; the

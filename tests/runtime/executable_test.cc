@@ -144,6 +144,39 @@ TEST(ExecutableTest, OpenMpThreadsShareTheCores) {
   }
 }
 
+// A row-major reshape runs no kernel: its result is the operand's memory
+// under the new shape (one kernel launch, for the negate), and the values
+// are the interpreter's.
+TEST(ExecutableTest, ReshapesAliasTheirOperand) {
+  ASSERT_OK_AND_ASSIGN(auto module, hlo::ParseAndVerifyModule(R"(
+HloModule reshapes
+ENTRY %main {
+  %x = f32[4,6] parameter(0)
+  %n = f32[4,6] negate(%x)
+  %flat = f32[24] reshape(%n)
+  %cube = f32[2,3,4] reshape(%flat)
+  %back = f32[6,4] reshape(%x)
+  ROOT %t = (f32[24], f32[2,3,4], f32[6,4]) tuple(%flat, %cube, %back)
+}
+)"));
+  InterpreterKernelFactory factory;
+  ASSERT_OK_AND_ASSIGN(auto exe, Executable::Create(*module, factory));
+  EXPECT_THAT(exe->ScheduleToString(), HasSubstr("reshape %flat"));
+  std::mt19937 rng(3);
+  hlo::Literal x = RandomLiteral(hlo::Shape(hlo::PrimitiveType::kF32, {4, 6}), rng);
+  ASSERT_OK_AND_ASSIGN(Buffer arg, Buffer::FromLiteral(x));
+  ExecutionStats stats;
+  DeviceContext device;
+  ASSERT_OK_AND_ASSIGN(Buffer out, exe->Run(device, {arg}, &stats));
+  EXPECT_EQ(stats.kernel_launches, 1);
+  EXPECT_EQ(out.element(0).data(), out.element(1).data());
+  EXPECT_EQ(out.element(2).data(), arg.data());
+  EXPECT_EQ(out.element(1).shape(), hlo::Shape(hlo::PrimitiveType::kF32, {2, 3, 4}));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, {x}));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, out.ToLiteral());
+  EXPECT_EQ(actual, expected);
+}
+
 TEST(ExecutableTest, BuffersAreFreedAfterTheirLastUse) {
   // A chain of 20 elementwise ops on 1 MiB values: only a couple are alive
   // at any time.

@@ -1,0 +1,153 @@
+#include "codegen/dot_canonicalizer.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "hlo/ir/computation.h"
+
+namespace sharc::codegen {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+bool Consecutive(const std::vector<int64_t>& dims) {
+  for (size_t i = 1; i < dims.size(); ++i) {
+    if (dims[i] != dims[i - 1] + 1) return false;
+  }
+  return true;
+}
+
+std::vector<int64_t> FreeDims(int64_t rank, const hlo::IntList& contracting) {
+  std::vector<int64_t> free;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(contracting.begin(), contracting.end(), d) == contracting.end()) free.push_back(d);
+  }
+  return free;
+}
+
+int64_t Product(const hlo::Shape& shape, const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= shape.dim(d);
+  return n;
+}
+
+// One operand as the GEMM sees it: [free, contracting] or, transposed,
+// [contracting, free], each run collapsed to one dim.
+struct Collapsed {
+  int64_t free = 0, contracting = 0;
+  bool contracting_first = false;
+};
+
+std::optional<Collapsed> Collapse(const hlo::Shape& shape, const std::vector<int64_t>& contracting) {
+  const std::vector<int64_t> free = FreeDims(shape.rank(), contracting);
+  if (free.empty() || contracting.empty() || !Consecutive(free) || !Consecutive(contracting)) {
+    return std::nullopt;
+  }
+  Collapsed c;
+  c.free = Product(shape, free);
+  c.contracting = Product(shape, contracting);
+  c.contracting_first = contracting[0] < free[0];
+  return c;
+}
+
+hlo::Shape Matrix(hlo::PrimitiveType type, const Collapsed& c) {
+  return c.contracting_first ? hlo::Shape(type, {c.contracting, c.free})
+                             : hlo::Shape(type, {c.free, c.contracting});
+}
+
+// A name not yet used in `comp`: `base`, else base.1, base.2, ...
+std::string FreshName(const hlo::Computation& comp, const std::string& base) {
+  if (comp.FindInstruction(base) == nullptr) return base;
+  for (int i = 1;; ++i) {
+    std::string name = absl::StrCat(base, ".", i);
+    if (comp.FindInstruction(name) == nullptr) return name;
+  }
+}
+
+// The operands' 2-D views made so far, so that the dots of one activation
+// (a layer's query, key and value projections) share one reshape.
+using MatrixViews = absl::flat_hash_map<std::pair<Instruction*, std::vector<int64_t>>, Instruction*>;
+
+// The rewrite of one dot, or false when it is already plain or cannot be.
+bool Canonicalize(Instruction* dot, MatrixViews& views) {
+  if (!dot->shape().is_array() || !dot->attr_ints("lhs_batch_dims").empty()) return false;
+  const hlo::IntList& lc = dot->attr_ints("lhs_contracting_dims");
+  const hlo::IntList& rc = dot->attr_ints("rhs_contracting_dims");
+  Instruction* lhs = dot->operand(0);
+  Instruction* rhs = dot->operand(1);
+  if (lhs->shape().rank() == 2 && rhs->shape().rank() == 2) return false;  // already plain
+  if (lc.size() != rc.size() || lhs->shape().num_elements() == 0 ||
+      rhs->shape().num_elements() == 0) {
+    return false;
+  }
+  // The contracting pairs must run in the same order on both sides, so that
+  // both flatten them alike.
+  for (size_t i = 1; i < lc.size(); ++i) {
+    if (lc[i] <= lc[i - 1] || rc[i] <= rc[i - 1]) return false;
+  }
+  std::optional<Collapsed> l = Collapse(lhs->shape(), lc);
+  std::optional<Collapsed> r = Collapse(rhs->shape(), rc);
+  if (!l || !r) return false;
+  hlo::Computation* comp = dot->parent();
+  auto reshape = [&](Instruction* operand, const hlo::Shape& shape) {
+    if (operand->shape().dims() == shape.dims()) return operand;
+    Instruction*& view = views[{operand, shape.dims()}];
+    if (view != nullptr) return view;
+    auto inst = Instruction::Create(Opcode::kReshape,
+                                    FreshName(*comp, absl::StrCat(operand->name(), ".gemm")), shape,
+                                    {operand});
+    inst->set_location(dot->location());
+    inst->mutable_metadata() = dot->metadata();
+    view = comp->AddInstructionBefore(std::move(inst), dot);
+    return view;
+  };
+  const hlo::PrimitiveType type = dot->shape().type();
+  Instruction* lhs2 = reshape(lhs, Matrix(lhs->shape().type(), *l));
+  Instruction* rhs2 = reshape(rhs, Matrix(rhs->shape().type(), *r));
+  auto gemm = Instruction::Create(Opcode::kDot, FreshName(*comp, absl::StrCat(dot->name(), ".gemm")),
+                                  hlo::Shape(type, {l->free, r->free}), {lhs2, rhs2});
+  for (const hlo::Attribute& a : dot->attributes()) gemm->set_attr(a.name, a.value);
+  gemm->set_attr("lhs_contracting_dims", hlo::IntList{l->contracting_first ? 0 : 1});
+  gemm->set_attr("rhs_contracting_dims", hlo::IntList{r->contracting_first ? 0 : 1});
+  gemm->set_location(dot->location());
+  gemm->mutable_metadata() = dot->metadata();
+  Instruction* product = comp->AddInstructionBefore(std::move(gemm), dot);
+  Instruction* back = product;
+  if (product->shape().dims() != dot->shape().dims()) {
+    back = comp->AddInstructionBefore(
+        Instruction::Create(Opcode::kReshape, FreshName(*comp, dot->name() + ".result"),
+                            dot->shape(), {product}),
+        dot);
+    back->set_location(dot->location());
+    back->mutable_metadata() = dot->metadata();
+  }
+  if (dot->has_sharding()) back->set_sharding(*dot->sharding());
+  dot->ReplaceAllUsesWith(back);
+  // The result keeps the dot's name (profiles and dumps name it so).
+  const std::string name = dot->name();
+  if (!comp->RemoveInstruction(dot).ok()) return false;  // it has no users left
+  back->set_name(name);
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> CanonicalizeDots(hlo::Module& module) {
+  int64_t rewritten = 0;
+  for (hlo::Computation* comp : module.computations()) {
+    MatrixViews views;
+    for (Instruction* inst : comp->instructions()) {
+      if (inst->opcode() == Opcode::kDot && Canonicalize(inst, views)) ++rewritten;
+    }
+  }
+  return rewritten;
+}
+
+}  // namespace sharc::codegen

@@ -1,0 +1,32 @@
+// Dots the GEMM schedule runs at full speed: a dot without batch dims whose
+// free and contracting dims are each consecutive on both operands becomes a
+// plain 2-D dot between reshapes (row-major: the reshapes move no data), so
+// that it takes the packed register-tiled schedule of codegen/dot_lowering.cc
+// instead of the generic loop nest. The frontend writes such dots for every
+// projection of a [batch, time, width] activation and their gradients.
+//
+// Before:
+//   %d = f32[16,128,512] dot(f32[16,128,256] %h, f32[256,512] %w),
+//        lhs_contracting_dims={2}, rhs_contracting_dims={0}
+// After:
+//   %h.gemm = f32[2048,256] reshape(%h)
+//   %d.gemm = f32[2048,512] dot(%h.gemm, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+//   %d = f32[16,128,512] reshape(%d.gemm)
+// and a weight gradient, contracting over [batch, time]:
+//   %g = f32[256,512] dot(f32[16,128,256] %h, f32[16,128,512] %dy),
+//        lhs_contracting_dims={0,1}, rhs_contracting_dims={0,1}
+// becomes a [2048,256]^T x [2048,512] dot (a transposed lhs, which the GEMM
+// packs).
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "hlo/ir/module.h"
+
+namespace sharc::codegen {
+
+// Rewrites every such dot of every computation in place; returns how many.
+absl::StatusOr<int64_t> CanonicalizeDots(hlo::Module& module);
+
+}  // namespace sharc::codegen

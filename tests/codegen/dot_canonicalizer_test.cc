@@ -1,0 +1,77 @@
+// Dots become plain 2-D GEMMs between reshapes where their free and
+// contracting dims are consecutive (codegen/dot_canonicalizer.h), and the
+// rewritten programs equal the interpreter, fused, with Halide kernels.
+#include "codegen/dot_canonicalizer.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "codegen/fusion.h"
+#include "hlo/text/printer.h"
+#include "hlo/verifier/verifier.h"
+#include "tests/codegen/codegen_test_util.h"
+#include "tests/testlib/status_matchers.h"
+
+namespace sharc::codegen {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr const char* kDots = R"(
+HloModule dots
+ENTRY main {
+  h = f32[4,6,8] parameter(0)
+  w = f32[8,5] parameter(1)
+  dy = f32[4,6,5] parameter(2)
+  wt = f32[5,8] parameter(3)
+  q = f32[3,4,6,8] parameter(4)
+  projection = f32[4,6,5] dot(h, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  input_grad = f32[4,6,8] dot(dy, wt), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  weight_grad = f32[8,5] dot(h, dy), lhs_contracting_dims={0,1}, rhs_contracting_dims={0,1}
+  transposed_w = f32[4,6,5] dot(h, wt), lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  batched = f32[3,4,6,6] dot(q, q), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}
+  plain = f32[8,8] dot(w, wt), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  split = f32[6,6] dot(h, h), lhs_contracting_dims={0,2}, rhs_contracting_dims={0,2}
+  ROOT out = (f32[4,6,5], f32[4,6,8], f32[8,5], f32[4,6,5], f32[3,4,6,6], f32[8,8], f32[6,6])
+    tuple(projection, input_grad, weight_grad, transposed_w, batched, plain, split)
+}
+)";
+
+TEST(DotCanonicalizerTest, CollapsesConsecutiveDimsIntoPlainGemms) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kDots));
+  ASSERT_OK_AND_ASSIGN(int64_t rewritten, CanonicalizeDots(*module));
+  // projection, input_grad, weight_grad, transposed_w; not the batched dot,
+  // the plain one, or a contraction over dims 0 and 2 (not consecutive).
+  EXPECT_EQ(rewritten, 4);
+  ASSERT_OK(hlo::VerifyModule(*module));
+  const std::string text = hlo::PrintModule(*module);
+  EXPECT_THAT(text, HasSubstr("%projection.gemm = f32[24,5] dot(%h.gemm, %w)"));
+  EXPECT_THAT(text, HasSubstr("%projection = f32[4,6,5] reshape(%projection.gemm)"));
+  // h's 2-D view is made once and shared by the three dots that read it.
+  EXPECT_THAT(text, HasSubstr("%transposed_w.gemm = f32[24,5] dot(%h.gemm, %wt)"));
+  // A weight gradient: a transposed lhs, and its result needs no reshape.
+  EXPECT_THAT(text, HasSubstr("%weight_grad = f32[8,5] dot(%h.gemm, %dy.gemm), "
+                              "lhs_contracting_dims={0}, rhs_contracting_dims={0}"));
+  EXPECT_THAT(text, Not(HasSubstr("batched.gemm")));
+  EXPECT_THAT(text, Not(HasSubstr("split.gemm")));
+  EXPECT_THAT(text, Not(HasSubstr("plain.gemm")));
+  ASSERT_OK_AND_ASSIGN(int64_t again, CanonicalizeDots(*module));
+  EXPECT_EQ(again, 0);  // a fixed point
+}
+
+TEST(DotCanonicalizerTest, RewrittenAndFusedEqualsInterpreter) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kDots));
+  std::unique_ptr<hlo::Module> rewritten = module->Clone();
+  ASSERT_OK(CanonicalizeDots(*rewritten).status());
+  ASSERT_OK(FuseModule(*rewritten).status());
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 11);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunWithHalideFactory(*rewritten, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-5, 1e-5, "dots"));
+}
+
+}  // namespace
+}  // namespace sharc::codegen
