@@ -37,6 +37,11 @@ constexpr std::string_view kDroppedAttributes[] = {
     "sharding_rule",
     "inferred_dimension",
     "schedule",
+    // A composite call (`is_composite=true`) still means "call to_apply";
+    // the flag only lets XLA keep the decomposition visible.
+    "is_composite",
+    // Where a value came from in the user's program (debug information).
+    "origin",
 };
 
 // Splits "a<sep>b<sep>c" into integers; false on any malformed piece.

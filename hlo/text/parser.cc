@@ -95,12 +95,24 @@ absl::Status HloParser::ParseHeaderAttribute(Module* module, const Token& name) 
   if (n == "allow_spmd_sharding_propagation_to_parameters") {
     return bool_list(&config.allow_spmd_sharding_propagation_to_parameters);
   }
+  // The schedule is instruction order, which sharc's passes do not promise
+  // to keep; aliasing pass-through parameters is a buffer concern.
   if (n == "is_scheduled" || n == "alias_passthrough_params") return ParseBool().status();
   if (n == "entry_computation_layout" || n == "input_output_alias" || n == "buffer_donor" ||
-      n == "frontend_attributes") {
-    // Layouts, aliasing and donation are XLA runtime concerns sharc ignores.
+      n == "origin_recovery_table") {
+    // Layouts, aliasing and donation are XLA runtime concerns sharc ignores
+    // (every array is row-major, every buffer its own); the recovery table
+    // maps values XLA's passes removed back to the user's program, debug
+    // information that sharc's passes would not keep up to date.
     if (lexer_.Peek().kind != TokenKind::kLbrace) return Expected("'{'");
     return SkipBalanced().status();
+  }
+  if (n == "frontend_attributes") {
+    // Kept verbatim: Shardy's round trip stores its meshes here (xla.sdy.*).
+    if (lexer_.Peek().kind != TokenKind::kLbrace) return Expected("'{'");
+    ASSIGN_OR_RETURN(std::string_view text, SkipBalanced());
+    config.frontend_attributes = std::string(text);
+    return absl::OkStatus();
   }
   if (n == "mesh") {
     RETURN_IF_ERROR(Expect(TokenKind::kLbrace, "'{' to start the mesh"));
@@ -123,11 +135,28 @@ absl::Status HloParser::ParseHeaderAttribute(Module* module, const Token& name) 
   return ErrorAt(name, Cat("unknown module attribute '", n, "'"));
 }
 
+bool HloParser::PeekHeaderlessModule() {
+  // As XLA's parser: a module may start right at its computations, with
+  // `ENTRY` or with `name {`.
+  if (PeekKeyword("ENTRY")) return true;
+  if (lexer_.Peek().kind != TokenKind::kName) return false;
+  Lexer::State saved = lexer_.Save();
+  lexer_.Next();
+  bool is_computation = lexer_.Peek().kind == TokenKind::kLbrace;
+  lexer_.Restore(saved);
+  return is_computation;
+}
+
 absl::Status HloParser::ParseHeader(Module* module) {
   if (!PeekKeyword("HloModule")) return Expected("'HloModule'");
   lexer_.Next();
   ASSIGN_OR_RETURN(Token name, ExpectName("a module name"));
   module->set_name(std::string(name.text));
+  // Older dumps end the name with a colon (`HloModule m:`), which XLA's
+  // lexer takes as part of the name token.
+  if (lexer_.Peek().kind == TokenKind::kColon && lexer_.Peek().offset == lexer_.last_end()) {
+    lexer_.Next();
+  }
   absl::flat_hash_set<std::string_view> seen;
   std::optional<Token> mesh_attr;
   while (TryConsume(TokenKind::kComma)) {
@@ -212,10 +241,17 @@ absl::Status HloParser::ParseInstruction(Scope& scope) {
                              first.column, ")"));
   }
   RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'=' after the instruction name"));
-  ASSIGN_OR_RETURN(Shape shape, ParseShape());
+  // XLA lets the result shape be left out (`t = tuple(a, b)`); the op
+  // table's shape inference supplies it once operands and attributes are
+  // known.
+  const bool shape_written = !PeekOpcodeCall();
+  Shape shape;
   std::vector<std::string> variance;
-  if (lexer_.Peek().offset == lexer_.last_end() && PeekVariance()) {
-    ASSIGN_OR_RETURN(variance, ParseVariance());
+  if (shape_written) {
+    ASSIGN_OR_RETURN(shape, ParseShape());
+    if (lexer_.Peek().offset == lexer_.last_end() && PeekVariance()) {
+      ASSIGN_OR_RETURN(variance, ParseVariance());
+    }
   }
 
   if (lexer_.Peek().kind != TokenKind::kName || lexer_.Peek().has_percent) {
@@ -233,6 +269,10 @@ absl::Status HloParser::ParseInstruction(Scope& scope) {
   }
   const OpDef& def = GetOpDef(*opcode);
   std::string_view op_name = OpcodeName(*opcode);
+  if (!shape_written && def.syntax != OperandSyntax::kOperands) {
+    return ErrorAt(opcode_token, Cat("'", op_name, "' needs its result shape written before the "
+                                     "opcode (e.g. '", name.text, " = f32[2] ", op_name, "(...)')"));
+  }
   RETURN_IF_ERROR(Expect(TokenKind::kLparen, Cat("'(' after '", op_name, "'")));
 
   std::unique_ptr<Instruction> inst;
@@ -278,6 +318,7 @@ absl::Status HloParser::ParseInstruction(Scope& scope) {
   inst->set_location(LocationOf(name));
   inst->set_variance(std::move(variance));
   RETURN_IF_ERROR(ParseInstructionAttributes(opcode_token, inst.get()));
+  if (!shape_written) RETURN_IF_ERROR(InferResultShape(opcode_token, inst.get()));
   if (is_root) {
     if (scope.root != nullptr) {
       return ErrorAt(root_token,
@@ -290,6 +331,37 @@ absl::Status HloParser::ParseInstruction(Scope& scope) {
   scope.instructions.push_back(std::move(inst));
   scope.name_tokens.push_back(name);
   return absl::OkStatus();
+}
+
+bool HloParser::PeekOpcodeCall() {
+  const Token& t = lexer_.Peek();
+  if (t.kind != TokenKind::kName || t.has_percent) return false;
+  Lexer::State saved = lexer_.Save();
+  lexer_.Next();
+  bool is_call = lexer_.Peek().kind == TokenKind::kLparen;
+  lexer_.Restore(saved);
+  return is_call;
+}
+
+absl::Status HloParser::InferResultShape(const Token& opcode_token, Instruction* inst) {
+  // The instruction has no parent yet, so inference sees only its operands
+  // and attributes, as XLA's parser does.
+  absl::StatusOr<Shape> inferred = GetOpDef(inst->opcode()).infer_shape(*inst);
+  if (inferred.ok() && inferred->valid()) {
+    inst->set_shape(*std::move(inferred));
+    return absl::OkStatus();
+  }
+  std::string why;
+  if (!inferred.ok()) {
+    // The op's message ends with the instruction, which has no shape yet.
+    std::string message(inferred.status().message());
+    message = message.substr(0, message.find('\n'));
+    message = message.substr(0, message.find(", in `"));
+    why = Cat(" (", message, ")");
+  }
+  return ErrorAt(opcode_token,
+                 Cat("cannot infer the result shape of '", OpcodeName(inst->opcode()),
+                     "'; write it before the opcode", why));
 }
 
 // ------------------------------------------------------------ computations
@@ -403,7 +475,8 @@ absl::Status HloParser::ParseComputation(Module* module, bool* is_entry, Computa
 
 absl::StatusOr<std::unique_ptr<Module>> HloParser::ParseModule() {
   auto module = std::make_unique<Module>("");
-  RETURN_IF_ERROR(ParseHeader(module.get()));
+  const bool headerless = !PeekKeyword("HloModule") && PeekHeaderlessModule();
+  if (!headerless) RETURN_IF_ERROR(ParseHeader(module.get()));
   if (lexer_.Peek().kind == TokenKind::kEof) return Expected("a computation");
   Computation* entry = nullptr;
   Computation* last = nullptr;
@@ -421,6 +494,8 @@ absl::StatusOr<std::unique_ptr<Module>> HloParser::ParseModule() {
   }
   // Without an ENTRY marker the last computation is the entry, as in XLA.
   module->set_entry(entry != nullptr ? entry : last);
+  // XLA names a module without a header after its entry computation.
+  if (headerless) module->set_name(Cat("module_", module->entry()->name()));
   return module;
 }
 

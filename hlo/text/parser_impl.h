@@ -141,10 +141,17 @@ class HloParser {
 
   // ---- structure (parser.cc)
   absl::Status ParseHeader(Module* module);
+  // The text starts with a computation rather than `HloModule`.
+  bool PeekHeaderlessModule();
   absl::Status ParseHeaderAttribute(Module* module, const Token& name);
   absl::Status ParseComputation(Module* module, bool* is_entry, Computation** parsed);
   absl::Status ParseInstruction(Scope& scope);
   absl::StatusOr<std::vector<Instruction*>> ParseOperands(Scope& scope);
+  // The next tokens are `opcode(`: an instruction written without its shape.
+  bool PeekOpcodeCall();
+  // Sets the shape of an instruction written without one from the op
+  // table's shape inference, or reports that it cannot be inferred.
+  absl::Status InferResultShape(const Token& opcode_token, Instruction* inst);
   SourceLocation LocationOf(const Token& token) const;
 
   const ParseOptions& options_;

@@ -1,0 +1,138 @@
+// Tests of the XLA text forms sharc reads beyond its own printer's output:
+// instructions without a result shape, module headers with XLA's attributes
+// (kept, or dropped because they do not change what the program computes),
+// headerless modules, and attributes accepted and ignored. Each accepted
+// form round-trips (print(parse(x)) is a fixed point); each refused form
+// fails with FILE:LINE:COL.
+#include <string>
+
+#include "hlo/text/parser.h"
+#include "hlo/text/printer.h"
+#include "tests/testlib/status_matchers.h"
+
+namespace sharc::hlo {
+namespace {
+
+using ::sharc::testing::IsOk;
+using ::sharc::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr absl::StatusCode kInvalid = absl::StatusCode::kInvalidArgument;
+
+// Parses and verifies `text`, checks that its print is a fixed point and
+// returns that print ("" on failure).
+std::string RoundTrip(const std::string& text) {
+  auto first = ParseAndVerifyModule(text);
+  EXPECT_THAT(first, IsOk()) << text;
+  if (!first.ok()) return "";
+  std::string printed = PrintModule(**first);
+  auto second = ParseAndVerifyModule(printed);
+  EXPECT_THAT(second, IsOk()) << printed;
+  if (!second.ok()) return "";
+  EXPECT_EQ(PrintModule(**second), printed);
+  return printed;
+}
+
+#define EXPECT_PARSE_ERROR(text, loc, message)                                                   \
+  EXPECT_THAT(ParseModule(text), StatusIs(kInvalid, AllOf(HasSubstr("<input>:" loc ": error: "), \
+                                                          HasSubstr(message))))
+
+// ------------------------------------------------- shapes left out
+
+TEST(ShapelessInstructionTest, ShapesComeFromTheOpTable) {
+  std::string printed = RoundTrip(R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = add(x, y)
+}
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[3,4] parameter(1)
+  d = dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  z = f32[] constant(0)
+  r = reduce(d, z), dimensions={1}, to_apply=add
+  n = negate(r)
+  ROOT t = tuple(n, d, z)
+})");
+  EXPECT_THAT(printed, HasSubstr("ROOT %s = f32[] add(%x, %y)"));
+  EXPECT_THAT(printed, HasSubstr("%d = f32[2,4] dot(%a, %b)"));
+  EXPECT_THAT(printed, HasSubstr("%r = f32[2] reduce(%d, %z)"));
+  EXPECT_THAT(printed, HasSubstr("ROOT %t = (f32[2], f32[2,4], f32[]) tuple(%n, %d, %z)"));
+}
+
+TEST(ShapelessInstructionTest, OpsWhoseShapeCannotBeInferredSaySo) {
+  const std::string head = "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n";
+  EXPECT_PARSE_ERROR(head + "  ROOT c = convert(a)\n}\n", "4:12",
+                     "cannot infer the result shape of 'convert'; write it before the opcode");
+  EXPECT_PARSE_ERROR(head + "  ROOT r = reshape(a)\n}\n", "4:12",
+                     "cannot infer the result shape of 'reshape'");
+  EXPECT_PARSE_ERROR("HloModule m\nENTRY e {\n  ROOT a = parameter(0)\n}\n", "3:12",
+                     "'parameter' needs its result shape written");
+  EXPECT_PARSE_ERROR("HloModule m\nENTRY e {\n  ROOT c = constant(1)\n}\n", "3:12",
+                     "'constant' needs its result shape written");
+  // A misspelt element type is still reported as a shape error.
+  EXPECT_PARSE_ERROR(head + "  ROOT n = f33[4] negate(a)\n}\n", "4:12", "expected a shape");
+  // Inference errors name the operands' problem.
+  EXPECT_PARSE_ERROR(head + "  b = f32[5] parameter(1)\n  ROOT s = add(a, b)\n}\n", "5:12",
+                     "cannot infer the result shape of 'add'");
+}
+
+// ------------------------------------------------- module headers
+
+TEST(ModuleHeaderTest, XlaAttributesAreReadAndTheKeptOnesPrinted) {
+  std::string printed = RoundTrip(R"(HloModule m, is_scheduled=true, entry_computation_layout={(f32[4]{0:T(128)S(1)})->(f32[4]{0})}, input_output_alias={ {0}: (0, {}, may-alias) }, buffer_donor={ (0, {}) }, alias_passthrough_params=true, replica_count=2, num_partitions=2, allow_spmd_sharding_propagation_to_parameters={true}, allow_spmd_sharding_propagation_to_output={false,true}, frontend_attributes={xla.sdy.meshes="{mesh = #sdy.mesh<[\"x\"=2]>}"}, origin_recovery_table={}
+ENTRY e {
+  ROOT a = f32[4] parameter(0)
+})");
+  EXPECT_THAT(printed,
+              HasSubstr("HloModule m, replica_count=2, num_partitions=2, "
+                        "allow_spmd_sharding_propagation_to_parameters={true}, "
+                        "allow_spmd_sharding_propagation_to_output={false,true}, "
+                        "frontend_attributes={xla.sdy.meshes="));
+  EXPECT_THAT(printed, Not(HasSubstr("input_output_alias")));
+  EXPECT_THAT(printed, Not(HasSubstr("is_scheduled")));
+}
+
+TEST(ModuleHeaderTest, ColonAfterTheNameAndHeaderlessModules) {
+  EXPECT_THAT(RoundTrip("HloModule old_style:\nENTRY e {\n  ROOT a = f32[] parameter(0)\n}\n"),
+              HasSubstr("HloModule old_style\n"));
+  // Without a header XLA names the module after its entry computation.
+  EXPECT_THAT(RoundTrip("fusion {\n  ROOT a = f32[] parameter(0)\n}\n"),
+              HasSubstr("HloModule module_fusion\n"));
+  EXPECT_THAT(RoundTrip("c {\n  ROOT a = f32[] parameter(0)\n}\nENTRY e {\n  ROOT b = s32[] "
+                        "parameter(0)\n}\n"),
+              HasSubstr("HloModule module_e\n"));
+  EXPECT_PARSE_ERROR("garbage here\n", "1:1", "expected 'HloModule'");
+  EXPECT_PARSE_ERROR("HloModule m, bogus_attribute=1\nENTRY e {}\n", "1:14",
+                     "unknown module attribute 'bogus_attribute'");
+}
+
+// ------------------------------------------------- ignored attributes
+
+TEST(IgnoredAttributeTest, AttributesThatDoNotChangeValuesAreAccepted) {
+  std::string printed = RoundTrip(R"(HloModule m
+f {
+  x = f32[] parameter(0)
+  ROOT n = f32[] negate(x)
+}
+ENTRY e {
+  p = f32[] parameter(0), origin={{"p"}}
+  ROOT c = f32[] call(p), to_apply=f, is_composite=true, frontend_attributes={composite.name="foo",composite.version="1"}, statistics={visualizing_index=1,stat-1=33}
+})");
+  EXPECT_THAT(printed, Not(HasSubstr("is_composite")));
+  EXPECT_THAT(printed, Not(HasSubstr("origin")));
+  EXPECT_THAT(printed, HasSubstr("frontend_attributes={composite.name=\"foo\""));
+}
+
+TEST(IgnoredAttributeTest, UnknownAttributesStillFailWithALocation) {
+  EXPECT_PARSE_ERROR(
+      "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT n = f32[4] negate(a), "
+      "rounding=up\n}\n",
+      "4:30", "unknown attribute 'rounding' for op 'negate'");
+}
+
+}  // namespace
+}  // namespace sharc::hlo
