@@ -8,6 +8,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "hlo/base/status_macros.h"
+#include "hlo/ops/collective_devices.h"
 #include "hlo/text/parser.h"
 #include "hlo/verifier/verifier.h"
 
@@ -48,6 +50,34 @@ absl::StatusOr<std::string> ReadTextInput(const std::string& path) {
   return text;
 }
 
+namespace {
+
+// Largest device count taken from the collectives alone (as the parser's
+// bound on tile assignments): ids beyond it are left to the verifier.
+constexpr int64_t kMaxInferredDevices = int64_t{1} << 20;
+
+absl::Status SetDeviceCount(const std::string& name, std::optional<int64_t> devices,
+                            hlo::Module& module) {
+  hlo::ModuleConfig& config = module.mutable_config();
+  if (!hlo::HeaderDeclaresNoDevices(config)) {
+    const int64_t declared = config.num_partitions * config.replica_count;
+    if (devices && *devices != declared) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, ": error: --devices=", *devices, " but the module's header declares ", declared,
+          " devices (num_partitions=", config.num_partitions,
+          ", replica_count=", config.replica_count, ")"));
+    }
+    return absl::OkStatus();
+  }
+  // A per-device program: it runs on as many devices as it is told, or as
+  // its collectives name. They count as partitions, sharc's SPMD unit.
+  int64_t count = devices.value_or(hlo::DevicesNamedByCollectives(module));
+  if (count > 1 && count <= kMaxInferredDevices) config.num_partitions = count;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<hlo::Module>> LoadModule(const std::string& path,
                                                         const LoadOptions& options) {
   const std::string name = DisplayName(path);
@@ -64,6 +94,7 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> LoadModule(const std::string& path,
     if (absl::StartsWith(message, name + ":")) return module.status();
     return absl::Status(module.status().code(), absl::StrCat(name, ": error: ", message));
   }
+  RETURN_IF_ERROR(SetDeviceCount(name, options.devices, **module));
   if (options.verify) {
     absl::Status verified = hlo::VerifyModule(**module);
     if (!verified.ok()) {

@@ -4,7 +4,9 @@
 // instruction's text and location for verifier errors).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -18,6 +20,11 @@ inline constexpr int64_t kMaxModuleFileBytes = int64_t{1} << 30;
 struct LoadOptions {
   // Run the verifier after parsing.
   bool verify = true;
+  // The number of devices the program runs on (`--devices`), for a module
+  // whose header gives none: an already-partitioned per-device program.
+  // Without it such a module gets the count its collectives name. A header
+  // that gives a different count is an error.
+  std::optional<int64_t> devices;
 };
 
 // The name used for `path` in messages: "<stdin>" for "-".

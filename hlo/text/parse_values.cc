@@ -24,11 +24,15 @@ std::string SourceExcerpt(std::string_view source, const Token& token) {
   constexpr int64_t kHalfWindow = 80;
   if (token.offset - from > kHalfWindow) from = token.offset - kHalfWindow;
   if (to - token.offset > kHalfWindow) to = token.offset + kHalfWindow;
-  std::string line, caret;
+  // A cut side is marked with "..." so the excerpt is not taken for the
+  // whole line.
+  std::string line = from > line_start ? "..." : "";
+  std::string caret(line.size(), ' ');
   for (int64_t i = from; i < to; ++i) {
     unsigned char c = static_cast<unsigned char>(source[i]);
     line += (c == '\t' || (c >= 0x20 && c < 0x7f)) ? static_cast<char>(c) : '?';
   }
+  if (to < line_end) line += "...";
   for (int64_t i = from; i < token.offset && i < to; ++i) caret += source[i] == '\t' ? '\t' : ' ';
   caret += '^';
   return Cat(line, "\n", caret);
@@ -119,6 +123,15 @@ absl::StatusOr<std::string_view> HloParser::SkipBalanced() {
   if (first.kind != TokenKind::kLbrace && first.kind != TokenKind::kLparen &&
       first.kind != TokenKind::kLsquare) {
     return Expected("'{'");
+  }
+  if (first.kind == TokenKind::kLbrace) {
+    // Braced values skipped whole (backend configs, frontend attributes,
+    // layouts) may hold another language's text, e.g. MLIR attributes.
+    Token open = first;
+    std::string error;
+    std::optional<std::string_view> text = lexer_.ConsumeRawBraces(&error);
+    if (!text) return ErrorAt(open, error);
+    return *text;
   }
   int64_t start = first.offset;
   // Brackets of all kinds are counted together: the values skipped here

@@ -127,11 +127,56 @@ ENTRY e {
   EXPECT_THAT(printed, HasSubstr("frontend_attributes={composite.name=\"foo\""));
 }
 
+TEST(IgnoredAttributeTest, BracedValuesMayHoldAnotherLanguagesText) {
+  // MLIR attributes (`dense<1> : tensor<i32>`) inside frontend_attributes
+  // and backend_config are kept verbatim; braces inside strings do not count.
+  std::string printed = RoundTrip(R"(HloModule m
+ENTRY e {
+  p = f32[] parameter(0), frontend_attributes={composite.attributes={n = 1 : i32, tensor = dense<1> : tensor<i32>},composite.name="a}b"}
+  ROOT n = f32[] negate(p), backend_config={user_attr = dense<42> : tensor<i32>}
+})");
+  EXPECT_THAT(printed, HasSubstr("tensor = dense<1> : tensor<i32>},composite.name=\"a}b\"}"));
+  EXPECT_PARSE_ERROR("HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0), "
+                     "frontend_attributes={a=\"x\"\n",
+                     "3:52", "unbalanced braces: this '{' has no matching '}'");
+}
+
 TEST(IgnoredAttributeTest, UnknownAttributesStillFailWithALocation) {
   EXPECT_PARSE_ERROR(
       "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT n = f32[4] negate(a), "
       "rounding=up\n}\n",
       "4:30", "unknown attribute 'rounding' for op 'negate'");
+}
+
+// ------------------------------------------------- long lines in messages
+
+TEST(LongMessageTest, ParseErrorsCutLongLinesWithAnEllipsisAroundTheCaret) {
+  std::string values;
+  for (int i = 0; i < 400; ++i) values += i == 0 ? "1" : ", 1";
+  auto result = ParseModule("HloModule m\nENTRY e {\n  ROOT c = f32[399] constant({" + values +
+                            "})\n}\n");
+  ASSERT_FALSE(result.ok());
+  std::string message(result.status().message());
+  EXPECT_THAT(message, HasSubstr("<input>:3:"));
+  EXPECT_THAT(message, HasSubstr("\n..., 1, 1"));
+  EXPECT_LT(message.size(), 400u) << message;
+  // The caret still points at the offending element, past the "...".
+  std::string caret_line = message.substr(message.rfind('\n') + 1);
+  std::string source_line = message.substr(0, message.rfind('\n'));
+  source_line = source_line.substr(source_line.rfind('\n') + 1);
+  ASSERT_EQ(caret_line.back(), '^');
+  EXPECT_EQ(source_line[caret_line.size() - 1], '1');
+}
+
+TEST(LongMessageTest, VerifierErrorsCutLongInstructions) {
+  std::string name(5000, 'x');
+  auto result = ParseAndVerifyModule("HloModule m\nENTRY e {\n  a = f32[3] parameter(0)\n"
+                                     "  ROOT n = f32[4] negate(a), metadata={op_name=\"" + name +
+                                     "\"}\n}\n");
+  ASSERT_FALSE(result.ok());
+  std::string message(result.status().message());
+  EXPECT_THAT(message, HasSubstr("characters)` at <input>:4:8"));
+  EXPECT_LT(message.size(), 500u);
 }
 
 }  // namespace
