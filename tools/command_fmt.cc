@@ -46,6 +46,7 @@ int RunFmt(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   std::string path = parsed->positionals.empty() ? "-" : parsed->positionals[0];
   LoadOptions options;
+  options.allow_unrunnable_types = true;  // nothing is computed
   options.verify = !parsed->Has("no-verify");
   if (std::optional<std::string> devices = parsed->Get("devices")) {
     absl::StatusOr<int64_t> n = ParseIntFlag("devices", *devices, 1, int64_t{1} << 20);

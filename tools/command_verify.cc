@@ -50,6 +50,7 @@ int RunVerify(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   std::string path = parsed->positionals.empty() ? "-" : parsed->positionals[0];
   LoadOptions options;
+  options.allow_unrunnable_types = true;  // nothing is computed
   if (std::optional<std::string> devices = parsed->Get("devices")) {
     absl::StatusOr<int64_t> n = ParseIntFlag("devices", *devices, 1, int64_t{1} << 20);
     if (!n.ok()) return UsageError(kVerifyCommand, n.status().message(), err);

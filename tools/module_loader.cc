@@ -11,6 +11,7 @@
 #include "hlo/base/status_macros.h"
 #include "hlo/ops/collective_devices.h"
 #include "hlo/text/parser.h"
+#include "hlo/verifier/runnable_types.h"
 #include "hlo/verifier/verifier.h"
 
 namespace sharc::tools {
@@ -99,6 +100,12 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> LoadModule(const std::string& path,
     absl::Status verified = hlo::VerifyModule(**module);
     if (!verified.ok()) {
       return absl::Status(verified.code(), absl::StrCat(name, ": error: ", verified.message()));
+    }
+  }
+  if (!options.allow_unrunnable_types) {
+    absl::Status runnable = hlo::CheckRunnableTypes(**module);
+    if (!runnable.ok()) {
+      return absl::Status(runnable.code(), absl::StrCat(name, ": error: ", runnable.message()));
     }
   }
   return module;

@@ -25,6 +25,9 @@ struct LoadOptions {
   // Without it such a module gets the count its collectives name. A header
   // that gives a different count is an error.
   std::optional<int64_t> devices;
+  // Accept values of types sharc cannot compute with (c64, f8e4m3fn, s4...):
+  // only for commands that do not compute (verify, fmt).
+  bool allow_unrunnable_types = false;
 };
 
 // The name used for `path` in messages: "<stdin>" for "-".

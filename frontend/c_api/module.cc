@@ -5,6 +5,7 @@
 #include "frontend/c_api/handles.h"
 #include "frontend/c_api/sharding_text.h"
 #include "hlo/text/parser.h"
+#include "hlo/verifier/runnable_types.h"
 #include "hlo/verifier/verifier.h"
 #include "tools/module_loader.h"
 
@@ -23,6 +24,7 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> ParseText(std::string_view text,
     return absl::Status(module.status().code(), absl::StrCat(name, ": error: ", message));
   }
   absl::Status verified = hlo::VerifyModule(**module);
+  if (verified.ok()) verified = hlo::CheckRunnableTypes(**module);  // it will be run
   if (!verified.ok()) {
     return absl::Status(verified.code(), absl::StrCat(name, ": error: ", verified.message()));
   }

@@ -395,12 +395,13 @@ absl::Status HloParser::ParseGenericAttribute(const Token& name, Instruction* in
   return absl::OkStatus();
 }
 
-absl::Status HloParser::ParseInstructionAttributes(const Token& opcode_token, Instruction* inst) {
+absl::Status HloParser::ParseInstructionAttributes(const Token& opcode_token, Instruction* inst,
+                                                   bool written) {
   const OpDef& def = GetOpDef(inst->opcode());
   std::string_view op_name = OpcodeName(inst->opcode());
   std::vector<std::pair<const AttrSpec*, AttrValue>> values;
   absl::flat_hash_set<std::string_view> seen;
-  while (TryConsume(TokenKind::kComma)) {
+  while (written && TryConsume(TokenKind::kComma)) {
     const Token& peek = lexer_.Peek();
     if (peek.kind != TokenKind::kName || peek.has_percent) return Expected("an attribute name");
     Token name = lexer_.Next();

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/text/parser_impl.h"
+#include "hlo/verifier/runnable_types.h"
 #include "hlo/verifier/verifier.h"
 
 namespace sharc::hlo {
@@ -195,6 +196,19 @@ absl::StatusOr<std::vector<Instruction*>> HloParser::ParseOperands(Scope& scope)
   std::vector<Instruction*> operands;
   if (TryConsume(TokenKind::kRparen)) return operands;
   do {
+    // An operand may be an instruction written in place, without a name
+    // (`add(f32[] parameter(0), multiply(a, b))`).
+    Lexer::State operand_start = lexer_.Save();
+    if (PeekShape()) RETURN_IF_ERROR(ParseShape().status());
+    if (PeekOpcodeCall()) {
+      lexer_.Restore(operand_start);
+      Token at = lexer_.Peek();
+      ASSIGN_OR_RETURN(Instruction * nested_inst,
+                       ParseInstructionRhs(scope, at, /*inst_name=*/"", /*nested=*/true));
+      operands.push_back(nested_inst);
+      continue;
+    }
+    lexer_.Restore(operand_start);
     // Older dumps write each operand's shape before its name.
     std::optional<Shape> written_shape;
     if (PeekShape()) {
@@ -241,6 +255,21 @@ absl::Status HloParser::ParseInstruction(Scope& scope) {
                              first.column, ")"));
   }
   RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'=' after the instruction name"));
+  ASSIGN_OR_RETURN(Instruction * inst,
+                   ParseInstructionRhs(scope, name, std::string(name.text), /*nested=*/false));
+  if (is_root) {
+    if (scope.root != nullptr) {
+      return ErrorAt(root_token,
+                     Cat("computation '%", scope.computation_name,
+                         "' has a second ROOT (the first is '%", scope.root->name(), "')"));
+    }
+    scope.root = inst;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Instruction*> HloParser::ParseInstructionRhs(Scope& scope, const Token& name,
+                                                            std::string inst_name, bool nested) {
   // XLA lets the result shape be left out (`t = tuple(a, b)`); the op
   // table's shape inference supplies it once operands and attributes are
   // known.
@@ -269,9 +298,16 @@ absl::Status HloParser::ParseInstruction(Scope& scope) {
   }
   const OpDef& def = GetOpDef(*opcode);
   std::string_view op_name = OpcodeName(*opcode);
+  if (inst_name.empty()) {
+    // A nested instruction is named after its opcode, as in XLA, with a
+    // number that no name so far uses.
+    do {
+      inst_name = Cat(op_name, ".", ++nested_count_);
+    } while (scope.by_name.contains(inst_name));
+  }
   if (!shape_written && def.syntax != OperandSyntax::kOperands) {
     return ErrorAt(opcode_token, Cat("'", op_name, "' needs its result shape written before the "
-                                     "opcode (e.g. '", name.text, " = f32[2] ", op_name, "(...)')"));
+                                     "opcode (e.g. 'f32[2] ", op_name, "(...)')"));
   }
   RETURN_IF_ERROR(Expect(TokenKind::kLparen, Cat("'(' after '", op_name, "'")));
 
@@ -282,10 +318,14 @@ absl::Status HloParser::ParseInstruction(Scope& scope) {
       ASSIGN_OR_RETURN(int64_t number, ParseInt64("a parameter number"));
       if (number < 0) return ErrorAt(at, "parameter number must not be negative");
       RETURN_IF_ERROR(Expect(TokenKind::kRparen, "')' after the parameter number"));
-      inst = Instruction::CreateParameter(number, std::string(name.text), shape);
+      inst = Instruction::CreateParameter(number, inst_name, shape);
       break;
     }
     case OperandSyntax::kLiteral: {
+      if (PrimitiveType t = FirstUnrunnableType(shape); t != PrimitiveType::kInvalid) {
+        return ErrorAt(opcode_token, Cat("constants of type ", PrimitiveTypeName(t),
+                                         " are not supported: sharc stores no values of it"));
+      }
       // Old form: the literal's shape repeated inside, `constant(f32[2] {1, 2})`.
       if (PeekShape()) {
         Token at = lexer_.Peek();
@@ -297,7 +337,7 @@ absl::Status HloParser::ParseInstruction(Scope& scope) {
       }
       ASSIGN_OR_RETURN(Literal literal, ParseLiteral(shape));
       RETURN_IF_ERROR(Expect(TokenKind::kRparen, "')' after the literal"));
-      inst = Instruction::CreateConstant(std::string(name.text), std::move(literal));
+      inst = Instruction::CreateConstant(inst_name, std::move(literal));
       break;
     }
     case OperandSyntax::kOperands: {
@@ -311,26 +351,21 @@ absl::Status HloParser::ParseInstruction(Scope& scope) {
         return ErrorAt(opcode_token, Cat("'", op_name, "' takes ", expected, " operand",
                                          expected == "1" ? "" : "s", ", found ", n));
       }
-      inst = Instruction::Create(*opcode, std::string(name.text), shape, std::move(operands));
+      inst = Instruction::Create(*opcode, inst_name, shape, std::move(operands));
       break;
     }
   }
   inst->set_location(LocationOf(name));
   inst->set_variance(std::move(variance));
-  RETURN_IF_ERROR(ParseInstructionAttributes(opcode_token, inst.get()));
+  // A nested instruction's attributes would be ambiguous with the operand
+  // list's commas, so it has none (XLA's nested form has none either).
+  RETURN_IF_ERROR(ParseInstructionAttributes(opcode_token, inst.get(), /*written=*/!nested));
   if (!shape_written) RETURN_IF_ERROR(InferResultShape(opcode_token, inst.get()));
-  if (is_root) {
-    if (scope.root != nullptr) {
-      return ErrorAt(root_token,
-                     Cat("computation '%", scope.computation_name,
-                         "' has a second ROOT (the first is '%", scope.root->name(), "')"));
-    }
-    scope.root = inst.get();
-  }
-  scope.by_name.emplace(std::string(name.text), inst.get());
+  Instruction* raw = inst.get();
+  scope.by_name.emplace(std::move(inst_name), raw);
   scope.instructions.push_back(std::move(inst));
   scope.name_tokens.push_back(name);
-  return absl::OkStatus();
+  return raw;
 }
 
 bool HloParser::PeekOpcodeCall() {

@@ -137,7 +137,10 @@ class HloParser {
   // Parses `name=value` for a name outside the op's schema. Sets *handled to
   // false if the name is not a generic attribute either.
   absl::Status ParseGenericAttribute(const Token& name, Instruction* inst, bool* handled);
-  absl::Status ParseInstructionAttributes(const Token& opcode_token, Instruction* inst);
+  // With `written` false (a nested instruction) no attribute may follow;
+  // the required ones are still checked.
+  absl::Status ParseInstructionAttributes(const Token& opcode_token, Instruction* inst,
+                                          bool written = true);
 
   // ---- structure (parser.cc)
   absl::Status ParseHeader(Module* module);
@@ -146,6 +149,11 @@ class HloParser {
   absl::Status ParseHeaderAttribute(Module* module, const Token& name);
   absl::Status ParseComputation(Module* module, bool* is_entry, Computation** parsed);
   absl::Status ParseInstruction(Scope& scope);
+  // Everything after `name =`: shape, opcode, operands, attributes. Adds the
+  // instruction to `scope`. A nested instruction (an operand written in
+  // place) has no attributes, and an empty `inst_name` gets one made up.
+  absl::StatusOr<Instruction*> ParseInstructionRhs(Scope& scope, const Token& name,
+                                                   std::string inst_name, bool nested);
   absl::StatusOr<std::vector<Instruction*>> ParseOperands(Scope& scope);
   // The next tokens are `opcode(`: an instruction written without its shape.
   bool PeekOpcodeCall();
@@ -157,6 +165,7 @@ class HloParser {
   const ParseOptions& options_;
   Lexer lexer_;
   absl::flat_hash_map<std::string, Computation*> computations_;
+  int64_t nested_count_ = 0;  // numbers the names of nested instructions
 };
 
 }  // namespace sharc::hlo::text_internal

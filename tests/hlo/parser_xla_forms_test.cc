@@ -8,6 +8,7 @@
 
 #include "hlo/text/parser.h"
 #include "hlo/text/printer.h"
+#include "hlo/verifier/runnable_types.h"
 #include "tests/testlib/status_matchers.h"
 
 namespace sharc::hlo {
@@ -80,6 +81,28 @@ TEST(ShapelessInstructionTest, OpsWhoseShapeCannotBeInferredSaySo) {
                      "cannot infer the result shape of 'add'");
 }
 
+TEST(NestedInstructionTest, OperandsWrittenInPlace) {
+  std::string printed = RoundTrip(R"(HloModule m
+ENTRY e {
+  add = add(f32[10] parameter(0), f32[10] parameter(1))
+  ROOT root = tuple(add, add(add, multiply(add, f32[10] parameter(2))), add)
+})");
+  EXPECT_THAT(printed, HasSubstr("%parameter.1 = f32[10] parameter(0)"));
+  EXPECT_THAT(printed, HasSubstr("%parameter.2 = f32[10] parameter(1)"));
+  EXPECT_THAT(printed, HasSubstr("%add = f32[10] add(%parameter.1, %parameter.2)"));
+  // Numbered in the order their opcodes are read.
+  EXPECT_THAT(printed, HasSubstr("%multiply.4 = f32[10] multiply(%add, %parameter.5)"));
+  EXPECT_THAT(printed, HasSubstr("%add.3 = f32[10] add(%add, %multiply.4)"));
+  EXPECT_THAT(printed, HasSubstr("ROOT %root = (f32[10], f32[10], f32[10]) tuple(%add, %add.3, "
+                                 "%add)"));
+  // A nested instruction cannot carry attributes, so an op that needs one
+  // says which.
+  EXPECT_PARSE_ERROR("HloModule m\nENTRY e {\n  ROOT r = f32[2] reverse(f32[2] parameter(0))\n}\n",
+                     "3:19", "missing required attribute");
+  EXPECT_PARSE_ERROR("HloModule m\nENTRY e {\n  ROOT r = negate(parameter(0))\n}\n", "3:19",
+                     "'parameter' needs its result shape written");
+}
+
 // ------------------------------------------------- module headers
 
 TEST(ModuleHeaderTest, XlaAttributesAreReadAndTheKeptOnesPrinted) {
@@ -146,6 +169,57 @@ TEST(IgnoredAttributeTest, UnknownAttributesStillFailWithALocation) {
       "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT n = f32[4] negate(a), "
       "rounding=up\n}\n",
       "4:30", "unknown attribute 'rounding' for op 'negate'");
+}
+
+// ------------------------------------------------- types without storage
+
+TEST(TypesWithoutStorageTest, ParsePrintAndVerify) {
+  std::string printed = RoundTrip(R"(HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = s4[8] parameter(1)
+  c = u4[2,2] parameter(2)
+  d = s2[1] parameter(3)
+  e = u2[1] parameter(4)
+  z = c64[3] parameter(5)
+  w = c128[] parameter(6)
+  f = f8e4m3fn[4] convert(a)
+  g = f8e5m2[4] convert(f)
+  h = f8e4m3b11fnuz[4] convert(a)
+  i = f8e4m3fnuz[4] convert(a)
+  j = f8e5m2fnuz[4] convert(a)
+  k = f8e4m3[4] convert(a)
+  l = f8e3m4[4] convert(a)
+  m = f4e2m1fn[4] convert(a)
+  n = f8e8m0fnu[4] convert(a)
+  s = add(g, g)
+  ROOT t = tuple(b, c, d, e, z, w, h, i, j, k, l, m, n, s)
+})");
+  EXPECT_THAT(printed, HasSubstr("%s = f8e5m2[4] add(%g, %g)"));
+  EXPECT_THAT(printed, HasSubstr("(s4[8], u4[2,2], s2[1], u2[1], c64[3], c128[], f8e4m3b11fnuz[4], "
+                                 "f8e4m3fnuz[4], f8e5m2fnuz[4], f8e4m3[4], f8e3m4[4], "
+                                 "f4e2m1fn[4], f8e8m0fnu[4], f8e5m2[4]) tuple("));
+  auto module = ParseAndVerifyModule(printed);
+  ASSERT_THAT(module, IsOk());
+  // Nothing may compute with them: the first such value is named.
+  EXPECT_THAT(CheckRunnableTypes(**module),
+              StatusIs(kInvalid, AllOf(HasSubstr("value '%b' has element type s4, which sharc "
+                                                 "reads and verifies but cannot compute with"),
+                                       HasSubstr("at <input>:5:3"))));
+}
+
+TEST(TypesWithoutStorageTest, ConstantsAndUnsupportedOpsFailCleanly) {
+  EXPECT_PARSE_ERROR("HloModule m\nENTRY e {\n  ROOT c = c64[2] constant({(1, 2), (3, 4)})\n}\n",
+                     "3:19", "constants of type c64 are not supported");
+  EXPECT_PARSE_ERROR("HloModule m\nENTRY e {\n  ROOT c = f8e4m3fn[] constant(1)\n}\n", "3:23",
+                     "constants of type f8e4m3fn are not supported");
+  // Complex arithmetic is op semantics sharc does not define: the verifier
+  // says so rather than computing.
+  EXPECT_THAT(ParseAndVerifyModule("HloModule m\nENTRY e {\n  a = c64[2] parameter(0)\n"
+                                   "  ROOT s = c64[2] add(a, a)\n}\n"),
+              StatusIs(kInvalid, HasSubstr("c64")));
+  EXPECT_PARSE_ERROR("HloModule m\nENTRY e {\n  ROOT t = token[] parameter(0)\n}\n", "3:12",
+                     "token shapes are not supported");
 }
 
 // ------------------------------------------------- long lines in messages
