@@ -262,12 +262,14 @@ absl::StatusOr<Shape> HloParser::ParseShape() {
   lexer_.Next();
   RETURN_IF_ERROR(Expect(TokenKind::kLsquare, "'[' after the element type"));
   std::vector<int64_t> dims;
+  std::vector<int64_t> dynamic;  // indices of `<=` (bounded dynamic) dimensions
   if (!TryConsume(TokenKind::kRsquare)) {
     do {
       const Token& d = lexer_.Peek();
-      if (d.kind == TokenKind::kLeq || d.kind == TokenKind::kQuestion) {
-        return ErrorAt(d, "dynamic dimensions are not supported");
+      if (d.kind == TokenKind::kQuestion) {
+        return ErrorAt(d, "unbounded dynamic dimensions ('?') are not supported");
       }
+      if (TryConsume(TokenKind::kLeq)) dynamic.push_back(static_cast<int64_t>(dims.size()));
       ASSIGN_OR_RETURN(int64_t dim, ParseInt64("a dimension size"));
       dims.push_back(dim);
     } while (TryConsume(TokenKind::kComma));
@@ -283,6 +285,7 @@ absl::StatusOr<Shape> HloParser::ParseShape() {
     RETURN_IF_ERROR(SkipBalanced().status());
   }
   Shape shape(*type, std::move(dims));
+  for (int64_t d : dynamic) shape.set_dynamic_dim(d, true);
   if (absl::Status st = ValidateShape(shape); !st.ok())
     return ErrorAt(start, std::string(st.message()));
   return shape;

@@ -19,6 +19,12 @@ PrimitiveType FirstUnrunnableType(const Shape& shape) {
 absl::Status CheckRunnableTypes(const Module& module) {
   for (const Computation* computation : module.computations()) {
     for (const Instruction* inst : computation->instructions()) {
+      if (inst->shape().has_dynamic_dims()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "value '%", inst->name(), "' has a bounded dynamic shape ", inst->shape().ToString(),
+            ", which sharc reads and verifies but cannot compute with (it runs static shapes "
+            "only), in ", inst->Describe()));
+      }
       PrimitiveType type = FirstUnrunnableType(inst->shape());
       if (type == PrimitiveType::kInvalid) continue;
       return absl::InvalidArgumentError(absl::StrCat(

@@ -10,7 +10,8 @@
 namespace sharc::hlo {
 
 // InvalidArgument naming the first value (instruction, its text and
-// location) whose shape holds a type that is not runnable.
+// location) whose shape holds a type that is not runnable or a bounded
+// dynamic dimension.
 absl::Status CheckRunnableTypes(const Module& module);
 
 // The first element type in `shape` (any tuple leaf) that is not runnable,

@@ -222,6 +222,22 @@ TEST(TypesWithoutStorageTest, ConstantsAndUnsupportedOpsFailCleanly) {
                      "token shapes are not supported");
 }
 
+TEST(BoundedDynamicShapeTest, ParsePrintVerifyButDoNotRun) {
+  std::string printed = RoundTrip(R"(HloModule m
+ENTRY e {
+  a = f32[<=8,4] parameter(0)
+  n = f32[<=8,4] negate(a)
+  ROOT t = (f32[<=8,4], s32[<=3]) tuple(n, s32[<=3] parameter(1))
+})");
+  EXPECT_THAT(printed, HasSubstr("%n = f32[<=8,4] negate(%a)"));
+  EXPECT_THAT(printed, HasSubstr("ROOT %t = (f32[<=8,4], s32[<=3]) tuple(%n, %parameter.1)"));
+  auto module = ParseAndVerifyModule(printed);
+  ASSERT_THAT(module, IsOk());
+  EXPECT_THAT(CheckRunnableTypes(**module),
+              StatusIs(kInvalid, HasSubstr("value '%a' has a bounded dynamic shape f32[<=8,4], "
+                                           "which sharc reads and verifies but cannot compute")));
+}
+
 // ------------------------------------------------- long lines in messages
 
 TEST(LongMessageTest, ParseErrorsCutLongLinesWithAnEllipsisAroundTheCaret) {
