@@ -58,6 +58,9 @@ bool SplitInts(absl::string_view text, char sep, std::vector<int64_t>* out) {
 }  // namespace
 
 absl::StatusOr<Computation*> HloParser::ParseComputationRef() {
+  if (lexer_.Peek().kind == TokenKind::kLbrace && module_ != nullptr) {
+    return ParseInlineComputation();
+  }
   if (lexer_.Peek().kind != TokenKind::kName) return Expected("a computation name");
   Token t = lexer_.Next();
   auto it = computations_.find(ToAbsl(t.text));

@@ -435,14 +435,63 @@ absl::Status HloParser::ParseComputation(Module* module, bool* is_entry, Computa
     ASSIGN_OR_RETURN(signature_result, ParseShape());
   }
 
+  ASSIGN_OR_RETURN(Computation * raw, ParseComputationBody(module, name, std::string(name.text)));
+  *parsed = raw;
+
+  if (signature_result.has_value()) {
+    if (static_cast<int64_t>(signature.size()) != raw->num_parameters()) {
+      return ErrorAt(signature_token,
+                     Cat("the signature of '%", name.text, "' has ", signature.size(),
+                         " parameters but its body has ", raw->num_parameters()));
+    }
+    for (size_t i = 0; i < signature.size(); ++i) {
+      const Shape& actual = raw->parameter(static_cast<int64_t>(i))->shape();
+      if (actual != signature[i].shape) {
+        return ErrorAt(signature[i].name,
+                       Cat("parameter ", i, " of '%", name.text, "' has shape ", actual.ToString(),
+                           " but the signature says ", signature[i].shape.ToString()));
+      }
+    }
+    if (raw->root()->shape() != *signature_result) {
+      return ErrorAt(
+          signature_token,
+          Cat("the root of '%", name.text, "' has shape ", raw->root()->shape().ToString(),
+              " but the signature says ", signature_result->ToString()));
+    }
+  }
+
+  // `, execution_thread="..."` after the body: sharc has one thread.
+  if (TryConsume(TokenKind::kComma)) {
+    if (!PeekKeyword("execution_thread")) return Expected("'execution_thread'");
+    lexer_.Next();
+    RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'=' after 'execution_thread'"));
+    RETURN_IF_ERROR(Expect(TokenKind::kString, "a string"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Computation*> HloParser::ParseInlineComputation() {
+  // XLA names a computation written in place after its caller; any name no
+  // computation uses will do.
+  Token open = lexer_.Peek();
+  std::string name;
+  do {
+    name = Cat("inline_computation.", ++inline_count_);
+  } while (computations_.contains(name));
+  return ParseComputationBody(module_, open, std::move(name));
+}
+
+absl::StatusOr<Computation*> HloParser::ParseComputationBody(Module* module, const Token& name_token,
+                                                             std::string computation_name) {
+  const Token& name = name_token;
   RETURN_IF_ERROR(Expect(TokenKind::kLbrace, "'{' to start the computation body"));
   Scope scope;
-  scope.computation_name = std::string(name.text);
+  scope.computation_name = computation_name;
   while (!TryConsume(TokenKind::kRbrace)) {
     RETURN_IF_ERROR(ParseInstruction(scope));
   }
   if (scope.instructions.empty()) {
-    return ErrorAt(name, Cat("computation '%", name.text, "' has no instructions"));
+    return ErrorAt(name, Cat("computation '%", computation_name, "' has no instructions"));
   }
 
   // Parameter numbers must be 0..n-1, each once.
@@ -456,60 +505,30 @@ absl::Status HloParser::ParseComputation(Module* module, bool* is_entry, Computa
     int64_t n = p->parameter_number();
     if (n >= static_cast<int64_t>(params.size())) {
       return ErrorAt(scope.name_tokens[i], Cat("parameter number ", n, " of computation '%",
-                                               name.text, "' is out of range: it has ",
+                                               computation_name, "' is out of range: it has ",
                                                params.size(), " parameters, numbered from 0"));
     }
     if (by_number[n] != nullptr) {
       return ErrorAt(scope.name_tokens[i],
-                     Cat("parameter number ", n, " of computation '%", name.text,
+                     Cat("parameter number ", n, " of computation '%", computation_name,
                          "' is already used by '%", by_number[n]->name(), "'"));
     }
     by_number[n] = p;
   }
 
-  auto computation = std::make_unique<Computation>(std::string(name.text));
+  auto computation = std::make_unique<Computation>(computation_name);
   Instruction* last_instruction = scope.instructions.back().get();
   for (auto& inst : scope.instructions) computation->AddInstruction(std::move(inst));
   // Without a ROOT marker the last instruction is the root, as in XLA.
   computation->set_root(scope.root != nullptr ? scope.root : last_instruction);
-
-  if (signature_result.has_value()) {
-    if (signature.size() != params.size()) {
-      return ErrorAt(signature_token,
-                     Cat("the signature of '%", name.text, "' has ", signature.size(),
-                         " parameters but its body has ", params.size()));
-    }
-    for (size_t i = 0; i < signature.size(); ++i) {
-      const Shape& actual = by_number[i]->shape();
-      if (actual != signature[i].shape) {
-        return ErrorAt(signature[i].name,
-                       Cat("parameter ", i, " of '%", name.text, "' has shape ", actual.ToString(),
-                           " but the signature says ", signature[i].shape.ToString()));
-      }
-    }
-    if (computation->root()->shape() != *signature_result) {
-      return ErrorAt(
-          signature_token,
-          Cat("the root of '%", name.text, "' has shape ", computation->root()->shape().ToString(),
-              " but the signature says ", signature_result->ToString()));
-    }
-  }
   Computation* raw = module->AddComputation(std::move(computation));
-  computations_.emplace(std::string(name.text), raw);
-  *parsed = raw;
-
-  // `, execution_thread="..."` after the body: sharc has one thread.
-  if (TryConsume(TokenKind::kComma)) {
-    if (!PeekKeyword("execution_thread")) return Expected("'execution_thread'");
-    lexer_.Next();
-    RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'=' after 'execution_thread'"));
-    RETURN_IF_ERROR(Expect(TokenKind::kString, "a string"));
-  }
-  return absl::OkStatus();
+  computations_.emplace(std::move(computation_name), raw);
+  return raw;
 }
 
 absl::StatusOr<std::unique_ptr<Module>> HloParser::ParseModule() {
   auto module = std::make_unique<Module>("");
+  module_ = module.get();
   const bool headerless = !PeekKeyword("HloModule") && PeekHeaderlessModule();
   if (!headerless) RETURN_IF_ERROR(ParseHeader(module.get()));
   if (lexer_.Peek().kind == TokenKind::kEof) return Expected("a computation");

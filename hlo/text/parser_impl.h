@@ -148,6 +148,12 @@ class HloParser {
   bool PeekHeaderlessModule();
   absl::Status ParseHeaderAttribute(Module* module, const Token& name);
   absl::Status ParseComputation(Module* module, bool* is_entry, Computation** parsed);
+  // From '{' to '}': the instructions, checked and added to `module` as
+  // computation `name` (`name_token` locates errors about the whole body).
+  absl::StatusOr<Computation*> ParseComputationBody(Module* module, const Token& name_token,
+                                                    std::string name);
+  // A called computation written in place (`to_apply={ ... }`).
+  absl::StatusOr<Computation*> ParseInlineComputation();
   absl::Status ParseInstruction(Scope& scope);
   // Everything after `name =`: shape, opcode, operands, attributes. Adds the
   // instruction to `scope`. A nested instruction (an operand written in
@@ -166,6 +172,8 @@ class HloParser {
   Lexer lexer_;
   absl::flat_hash_map<std::string, Computation*> computations_;
   int64_t nested_count_ = 0;  // numbers the names of nested instructions
+  int64_t inline_count_ = 0;  // numbers the names of inline computations
+  Module* module_ = nullptr;  // the module being parsed (for inline computations)
 };
 
 }  // namespace sharc::hlo::text_internal

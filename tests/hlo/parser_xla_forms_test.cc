@@ -103,6 +103,29 @@ ENTRY e {
                      "'parameter' needs its result shape written");
 }
 
+TEST(InlineComputationTest, CalledComputationsWrittenInPlace) {
+  std::string printed = RoundTrip(R"(HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  z = f32[] constant(0)
+  r = f32[] reduce(a, z), dimensions={0}, to_apply={
+    x = f32[] parameter(0)
+    y = f32[] parameter(1)
+    ROOT s = f32[] add(x, y)
+  }
+  ROOT c = f32[] call(r), to_apply={ p = f32[] parameter(0)
+    ROOT n = negate(p) }
+})");
+  EXPECT_THAT(printed, HasSubstr("%inline_computation.1 {\n  %x = f32[] parameter(0)"));
+  EXPECT_THAT(printed, HasSubstr("to_apply=%inline_computation.1"));
+  EXPECT_THAT(printed, HasSubstr("ROOT %c = f32[] call(%r), to_apply=%inline_computation.2"));
+  // The body is checked like any computation's.
+  EXPECT_PARSE_ERROR("HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT c = f32[] "
+                     "call(a), to_apply={ p = f32[] parameter(3) }\n}\n",
+                     "4:38", "parameter number 3 of computation '%inline_computation.1' is out of "
+                             "range");
+}
+
 // ------------------------------------------------- module headers
 
 TEST(ModuleHeaderTest, XlaAttributesAreReadAndTheKeptOnesPrinted) {
