@@ -354,7 +354,8 @@ absl::Status HloParser::ParseMetadata(OpMetadata* metadata) {
     } else if (key.text == "source_line") {
       ASSIGN_OR_RETURN(metadata->source_line, ParseInt64("a line number"));
     } else {
-      // Other fields (stack frames, profile info...) are not kept.
+      // Other fields (stack_frame_id, origin, profile info...) are debug
+      // information sharc does not keep.
       RETURN_IF_ERROR(SkipAttributeValue());
     }
   }

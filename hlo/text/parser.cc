@@ -470,6 +470,47 @@ absl::Status HloParser::ParseComputation(Module* module, bool* is_entry, Computa
   return absl::OkStatus();
 }
 
+// Newer dumps end with the tables that metadata's stack_frame_id points
+// into: `FileNames`, `FunctionNames`, `FileLocations`, `StackFrames`, each a
+// list of `ID "string"` or `ID {fields}` rows. They are debug information
+// only (where each op came from in the user's program), so sharc reads and
+// drops them, as it drops stack_frame_id.
+namespace {
+bool IsStackFrameTableName(const Token& t) {
+  return t.kind == TokenKind::kName && !t.has_percent &&
+         (t.text == "FileNames" || t.text == "FunctionNames" || t.text == "FileLocations" ||
+          t.text == "StackFrames");
+}
+}  // namespace
+
+bool HloParser::PeekStackFrameTable() {
+  if (!IsStackFrameTableName(lexer_.Peek())) return false;
+  // A computation may have one of these names; a table's next token is a
+  // row id (or the next table, or the end).
+  Lexer::State saved = lexer_.Save();
+  lexer_.Next();
+  const Token& next = lexer_.Peek();
+  bool is_table = next.kind == TokenKind::kInt || next.kind == TokenKind::kEof ||
+                  IsStackFrameTableName(next);
+  lexer_.Restore(saved);
+  return is_table;
+}
+
+absl::Status HloParser::SkipStackFrameTable() {
+  lexer_.Next();  // the table's name
+  while (lexer_.Peek().kind == TokenKind::kInt) {
+    lexer_.Next();
+    if (lexer_.Peek().kind == TokenKind::kString) {
+      lexer_.Next();
+    } else if (lexer_.Peek().kind == TokenKind::kLbrace) {
+      RETURN_IF_ERROR(SkipBalanced().status());
+    } else {
+      return Expected("a string or '{' in a stack frame table row");
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Computation*> HloParser::ParseInlineComputation() {
   // XLA names a computation written in place after its caller; any name no
   // computation uses will do.
@@ -535,6 +576,10 @@ absl::StatusOr<std::unique_ptr<Module>> HloParser::ParseModule() {
   Computation* entry = nullptr;
   Computation* last = nullptr;
   while (lexer_.Peek().kind != TokenKind::kEof) {
+    if (PeekStackFrameTable()) {
+      RETURN_IF_ERROR(SkipStackFrameTable());
+      continue;
+    }
     Token start = lexer_.Peek();
     bool is_entry;
     RETURN_IF_ERROR(ParseComputation(module.get(), &is_entry, &last));

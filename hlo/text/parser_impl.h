@@ -152,6 +152,9 @@ class HloParser {
   // computation `name` (`name_token` locates errors about the whole body).
   absl::StatusOr<Computation*> ParseComputationBody(Module* module, const Token& name_token,
                                                     std::string name);
+  // The stack-frame tables after the computations (FileNames, ...).
+  bool PeekStackFrameTable();
+  absl::Status SkipStackFrameTable();
   // A called computation written in place (`to_apply={ ... }`).
   absl::StatusOr<Computation*> ParseInlineComputation();
   absl::Status ParseInstruction(Scope& scope);

@@ -156,6 +156,33 @@ TEST(ModuleHeaderTest, ColonAfterTheNameAndHeaderlessModules) {
                      "unknown module attribute 'bogus_attribute'");
 }
 
+TEST(ModuleHeaderTest, StackFrameTablesAndMetadataFieldsAreDropped) {
+  std::string printed = RoundTrip(R"(HloModule m
+ENTRY e {
+  a = f32[] parameter(0)
+  ROOT n = f32[] negate(a), metadata={op_type="neg" op_name="jit(f)/neg" source_file="f.py" source_line=3 stack_frame_id=2 origin="x" result_accuracy={tolerance={atol=0}}}
+}
+
+FileNames
+1 "f.py"
+FunctionNames
+1 "f"
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=3 end_line=3 column=5 end_column=9}
+StackFrames
+1 {file_location_id=1 parent_frame_id=0}
+2 {file_location_id=1 parent_frame_id=1}
+)");
+  EXPECT_THAT(printed, HasSubstr("metadata={op_type=\"neg\" op_name=\"jit(f)/neg\" "
+                                 "source_file=\"f.py\" source_line=3}"));
+  EXPECT_THAT(printed, Not(HasSubstr("StackFrames")));
+  // A computation may still be called FileNames.
+  EXPECT_THAT(RoundTrip("HloModule m\nFileNames {\n  ROOT a = f32[] parameter(0)\n}\n"),
+              HasSubstr("ENTRY %FileNames {"));
+  EXPECT_PARSE_ERROR("HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0)\n}\nFileNames\n1 f\n",
+                     "6:3", "expected a string or '{' in a stack frame table row");
+}
+
 // ------------------------------------------------- ignored attributes
 
 TEST(IgnoredAttributeTest, AttributesThatDoNotChangeValuesAreAccepted) {
