@@ -216,6 +216,9 @@ absl::StatusOr<std::vector<Instruction*>> HloParser::ParseOperands(Scope& scope)
     }
     if (lexer_.Peek().kind != TokenKind::kName) return Expected("an operand name");
     Token name = lexer_.Next();
+    // A lexical error right after the name (nesting too deep at its '(')
+    // is the real problem, not the name.
+    if (lexer_.Peek().kind == TokenKind::kError) return Expected("')' or ','");
     auto it = scope.by_name.find(ToAbsl(name.text));
     if (it == scope.by_name.end()) {
       return ErrorAt(name, Cat("use of undefined value '%", name.text, "'"));

@@ -101,6 +101,15 @@ ENTRY e {
                      "3:19", "missing required attribute");
   EXPECT_PARSE_ERROR("HloModule m\nENTRY e {\n  ROOT r = negate(parameter(0))\n}\n", "3:19",
                      "'parameter' needs its result shape written");
+  // Nesting is bounded like every bracket (no stack overflow), and the
+  // error says so.
+  std::string deep;
+  for (int i = 0; i < 3000; ++i) deep += "negate(";
+  deep += "p";
+  for (int i = 0; i < 3000; ++i) deep += ")";
+  EXPECT_THAT(ParseModule("HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = " + deep +
+                          "\n}\n"),
+              StatusIs(kInvalid, HasSubstr("nesting is deeper than the limit of 1000 levels")));
 }
 
 TEST(InlineComputationTest, CalledComputationsWrittenInPlace) {
