@@ -28,7 +28,7 @@ Halide::Type StorageType(PrimitiveType type) {
     case PrimitiveType::kBF16: return Halide::BFloat(16);
     case PrimitiveType::kF32: return Halide::Float(32);
     case PrimitiveType::kF64: return Halide::Float(64);
-    case PrimitiveType::kInvalid: break;
+    default: break;  // no storage: modules holding these never reach codegen
   }
   return Halide::Type();
 }

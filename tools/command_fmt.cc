@@ -9,7 +9,7 @@
 namespace sharc::tools {
 namespace {
 
-constexpr absl::string_view kUsage = R"(usage: sharc fmt [FILE] [--no-verify]
+constexpr absl::string_view kUsage = R"(usage: sharc fmt [FILE] [--no-verify] [--devices N]
 
 Prints the canonical text of an HLO module on standard output: `%` names,
 no layouts, attributes in a fixed order, callees before callers. The module is
@@ -18,6 +18,8 @@ FILE defaults to standard input ("-").
 
 flags:
   --no-verify   only parse (format a module the verifier rejects)
+  --devices N   the number of devices, for a header without num_partitions
+                (printed as num_partitions=N)
   -h, --help    show this text
 )";
 
@@ -30,7 +32,7 @@ extern const Command kFmtCommand = {"fmt", "print an HLO module in canonical tex
 
 namespace {
 
-constexpr FlagSpec kFlags[] = {{"no-verify", FlagKind::kBool}};
+constexpr FlagSpec kFlags[] = {{"no-verify", FlagKind::kBool}, {"devices", FlagKind::kValue}};
 
 int RunFmt(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, kFlags);
@@ -44,7 +46,13 @@ int RunFmt(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   std::string path = parsed->positionals.empty() ? "-" : parsed->positionals[0];
   LoadOptions options;
+  options.allow_unrunnable_types = true;  // nothing is computed
   options.verify = !parsed->Has("no-verify");
+  if (std::optional<std::string> devices = parsed->Get("devices")) {
+    absl::StatusOr<int64_t> n = ParseIntFlag("devices", *devices, 1, int64_t{1} << 20);
+    if (!n.ok()) return UsageError(kFmtCommand, n.status().message(), err);
+    options.devices = *n;
+  }
   auto module = LoadModule(path, options);
   if (!module.ok()) {
     err << module.status().message() << "\n";

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "hlo/base/status_macros.h"
+#include "hlo/verifier/runnable_types.h"
 #include "hlo/verifier/verifier.h"
 #include "tools/compile_pipeline.h"
 #include "tools/spmd_runner.h"
@@ -39,6 +40,9 @@ absl::StatusOr<CompiledForRun> CompileForRun(const hlo::Module& module, const Ru
         "this process was started by mpirun as one of several; embedded sharc runs its devices "
         "in-process only (use `mpirun ... sharc run` for MPI)");
   }
+  // Types that parse but have no storage (f8, s4, complex) stop here, naming
+  // the first value that has one.
+  RETURN_IF_ERROR(hlo::CheckRunnableTypes(module));
   CompiledForRun result;
   result.prepared = module.Clone();
   ASSIGN_OR_RETURN(CompileOptions compile_options, ResolveCompileOptions(request, *result.prepared));

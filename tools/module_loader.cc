@@ -8,7 +8,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "hlo/base/status_macros.h"
+#include "hlo/ops/collective_devices.h"
 #include "hlo/text/parser.h"
+#include "hlo/verifier/runnable_types.h"
 #include "hlo/verifier/verifier.h"
 
 namespace sharc::tools {
@@ -48,8 +51,37 @@ absl::StatusOr<std::string> ReadTextInput(const std::string& path) {
   return text;
 }
 
+namespace {
+
+// Largest device count taken from the collectives alone (as the parser's
+// bound on tile assignments): ids beyond it are left to the verifier.
+constexpr int64_t kMaxInferredDevices = int64_t{1} << 20;
+
+absl::Status SetDeviceCount(const std::string& name, std::optional<int64_t> devices,
+                            hlo::Module& module) {
+  hlo::ModuleConfig& config = module.mutable_config();
+  if (!hlo::HeaderDeclaresNoDevices(config)) {
+    const int64_t declared = config.num_partitions * config.replica_count;
+    if (devices && *devices != declared) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, ": error: --devices=", *devices, " but the module's header declares ", declared,
+          " devices (num_partitions=", config.num_partitions,
+          ", replica_count=", config.replica_count, ")"));
+    }
+    return absl::OkStatus();
+  }
+  // A per-device program: it runs on as many devices as it is told, or as
+  // its collectives name. They count as partitions, sharc's SPMD unit.
+  int64_t count = devices.value_or(hlo::DevicesNamedByCollectives(module));
+  if (count > 1 && count <= kMaxInferredDevices) config.num_partitions = count;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<hlo::Module>> ParseModuleText(std::string_view text,
-                                                             const std::string& name) {
+                                                             const std::string& name,
+                                                             std::optional<int64_t> devices) {
   hlo::ParseOptions parse_options;
   parse_options.filename = name;
   parse_options.max_input_bytes = kMaxModuleFileBytes;
@@ -60,6 +92,7 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> ParseModuleText(std::string_view te
     if (absl::StartsWith(message, name + ":")) return module.status();
     return absl::Status(module.status().code(), absl::StrCat(name, ": error: ", message));
   }
+  RETURN_IF_ERROR(SetDeviceCount(name, devices, **module));
   return module;
 }
 
@@ -74,11 +107,17 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> LoadModule(const std::string& path,
   const std::string name = DisplayName(path);
   absl::StatusOr<std::string> text = ReadTextInput(path);
   if (!text.ok()) return text.status();
-  absl::StatusOr<std::unique_ptr<hlo::Module>> module = ParseModuleText(*text, name);
+  absl::StatusOr<std::unique_ptr<hlo::Module>> module = ParseModuleText(*text, name, options.devices);
   if (!module.ok()) return module.status();
   if (options.verify) {
     absl::Status verified = VerifyLoadedModule(**module, name);
     if (!verified.ok()) return verified;
+  }
+  if (!options.allow_unrunnable_types) {
+    absl::Status runnable = hlo::CheckRunnableTypes(**module);
+    if (!runnable.ok()) {
+      return absl::Status(runnable.code(), absl::StrCat(name, ": error: ", runnable.message()));
+    }
   }
   return module;
 }

@@ -11,6 +11,7 @@
 #include "frontend/c_api/builder.h"
 #include "hlo/text/parser.h"
 #include "hlo/text/printer.h"
+#include "hlo/verifier/runnable_types.h"
 #include "hlo/verifier/verifier.h"
 
 namespace sharc::c_api {
@@ -120,6 +121,8 @@ absl::StatusOr<sharc_value> AddInstructionFromText(sharc_builder& builder, std::
   hlo::VerifyOptions verify_options;
   verify_options.check_sharding_devices = false;  // the device count comes later
   absl::Status verified = hlo::VerifyModule(**parsed, verify_options);
+  // The built module will be run: no values of types sharc cannot compute with.
+  if (verified.ok()) verified = hlo::CheckRunnableTypes(**parsed);
   if (!verified.ok()) return PointIntoLine(verified, context, line, function);
   ASSIGN_OR_RETURN(std::unique_ptr<Instruction> copy, Graft(instruction, builder));
   return AddToEntry(builder, std::move(copy), function);

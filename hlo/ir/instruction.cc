@@ -173,7 +173,13 @@ std::vector<Computation*> Instruction::called_computations() const {
 std::string Instruction::ToString() const { return PrintInstruction(*this); }
 
 std::string Instruction::Describe() const {
+  // An instruction with a large literal or a long operand list can print as
+  // kilobytes; a message needs only its start to be recognised.
+  constexpr size_t kMaxDescribedChars = 200;
   std::string text = ToString();
+  if (text.size() > kMaxDescribedChars) {
+    text = absl::StrCat(text.substr(0, kMaxDescribedChars), "... (", text.size(), " characters)");
+  }
   if (location_.known()) return absl::StrCat("`", text, "` at ", location_.ToString());
   return absl::StrCat("`", text, "`");
 }

@@ -25,6 +25,9 @@ struct ModuleConfig {
   std::vector<bool> allow_spmd_sharding_propagation_to_output;
   std::vector<bool> allow_spmd_sharding_propagation_to_parameters;
   std::vector<MeshAxis> mesh;
+  // The header's `frontend_attributes={...}`, verbatim (e.g. Shardy's
+  // xla.sdy.meshes); sharc does not interpret it.
+  std::string frontend_attributes;
 };
 
 class Module {

@@ -12,7 +12,9 @@ struct TypeInfo {
   int64_t bytes;
 };
 
-constexpr std::array<TypeInfo, 13> kTypes = {{
+// Bytes are the storage a value would take (sub-byte types one byte each),
+// which only sizes and cost estimates read.
+constexpr std::array<TypeInfo, 28> kTypes = {{
     {PrimitiveType::kPred, "pred", 1},
     {PrimitiveType::kS8, "s8", 1},
     {PrimitiveType::kS16, "s16", 2},
@@ -26,6 +28,21 @@ constexpr std::array<TypeInfo, 13> kTypes = {{
     {PrimitiveType::kBF16, "bf16", 2},
     {PrimitiveType::kF32, "f32", 4},
     {PrimitiveType::kF64, "f64", 8},
+    {PrimitiveType::kS2, "s2", 1},
+    {PrimitiveType::kS4, "s4", 1},
+    {PrimitiveType::kU2, "u2", 1},
+    {PrimitiveType::kU4, "u4", 1},
+    {PrimitiveType::kF4E2M1FN, "f4e2m1fn", 1},
+    {PrimitiveType::kF8E3M4, "f8e3m4", 1},
+    {PrimitiveType::kF8E4M3, "f8e4m3", 1},
+    {PrimitiveType::kF8E4M3FN, "f8e4m3fn", 1},
+    {PrimitiveType::kF8E4M3FNUZ, "f8e4m3fnuz", 1},
+    {PrimitiveType::kF8E4M3B11FNUZ, "f8e4m3b11fnuz", 1},
+    {PrimitiveType::kF8E5M2, "f8e5m2", 1},
+    {PrimitiveType::kF8E5M2FNUZ, "f8e5m2fnuz", 1},
+    {PrimitiveType::kF8E8M0FNU, "f8e8m0fnu", 1},
+    {PrimitiveType::kC64, "c64", 8},
+    {PrimitiveType::kC128, "c128", 16},
 }};
 
 constexpr std::array<PrimitiveType, 13> kAllTypes = {
@@ -50,7 +67,7 @@ float BitsToFloat(uint32_t u) {
 
 const std::string& PrimitiveTypeName(PrimitiveType type) {
   static const auto* names = [] {
-    auto* m = new std::array<std::string, 14>();
+    auto* m = new std::array<std::string, kNumPrimitiveTypes>();
     (*m)[0] = "invalid";
     for (const TypeInfo& info : kTypes) (*m)[static_cast<size_t>(info.type)] = std::string(info.name);
     return m;
@@ -74,15 +91,24 @@ int64_t ByteWidth(PrimitiveType type) {
 
 bool IsFloatingPoint(PrimitiveType type) {
   return type == PrimitiveType::kF16 || type == PrimitiveType::kBF16 ||
-         type == PrimitiveType::kF32 || type == PrimitiveType::kF64;
+         type == PrimitiveType::kF32 || type == PrimitiveType::kF64 ||
+         (type >= PrimitiveType::kF4E2M1FN && type <= PrimitiveType::kF8E8M0FNU);
+}
+bool IsComplex(PrimitiveType type) {
+  return type == PrimitiveType::kC64 || type == PrimitiveType::kC128;
+}
+bool IsRunnableType(PrimitiveType type) {
+  return type != PrimitiveType::kInvalid && type <= PrimitiveType::kF64;
 }
 bool IsSignedInteger(PrimitiveType type) {
   return type == PrimitiveType::kS8 || type == PrimitiveType::kS16 ||
-         type == PrimitiveType::kS32 || type == PrimitiveType::kS64;
+         type == PrimitiveType::kS32 || type == PrimitiveType::kS64 ||
+         type == PrimitiveType::kS2 || type == PrimitiveType::kS4;
 }
 bool IsUnsignedInteger(PrimitiveType type) {
   return type == PrimitiveType::kU8 || type == PrimitiveType::kU16 ||
-         type == PrimitiveType::kU32 || type == PrimitiveType::kU64;
+         type == PrimitiveType::kU32 || type == PrimitiveType::kU64 ||
+         type == PrimitiveType::kU2 || type == PrimitiveType::kU4;
 }
 
 const PrimitiveType* AllArrayTypes(int* count) {

@@ -28,19 +28,47 @@ enum class PrimitiveType : uint8_t {
   kBF16,
   kF32,
   kF64,
+  // Types sharc reads, prints and verifies but stores no values of: XLA's
+  // sub-byte integers, the 8- and 4-bit floats and the complex types. No
+  // constant may have them, and `run` (and every pass that computes)
+  // refuses a module that holds a value of one (CheckRunnableTypes).
+  kS2,
+  kS4,
+  kU2,
+  kU4,
+  kF4E2M1FN,
+  kF8E3M4,
+  kF8E4M3,
+  kF8E4M3FN,
+  kF8E4M3FNUZ,
+  kF8E4M3B11FNUZ,
+  kF8E5M2,
+  kF8E5M2FNUZ,
+  kF8E8M0FNU,
+  kC64,
+  kC128,
 };
+
+// The number of PrimitiveType values, kInvalid included.
+inline constexpr int kNumPrimitiveTypes = static_cast<int>(PrimitiveType::kC128) + 1;
 
 // std::string rather than a view: see the note in opcode.h.
 const std::string& PrimitiveTypeName(PrimitiveType type);
 std::optional<PrimitiveType> PrimitiveTypeFromName(std::string_view name);
 int64_t ByteWidth(PrimitiveType type);
+// Real floating-point types, the narrow ones included.
 bool IsFloatingPoint(PrimitiveType type);
+bool IsComplex(PrimitiveType type);
+// True for the types sharc can hold values of and compute with (those
+// DispatchPrimitiveType accepts).
+bool IsRunnableType(PrimitiveType type);
 bool IsSignedInteger(PrimitiveType type);
 bool IsUnsignedInteger(PrimitiveType type);
 inline bool IsInteger(PrimitiveType type) {
   return IsSignedInteger(type) || IsUnsignedInteger(type);
 }
-// Every array type, in enum order (used by tests that sweep all dtypes).
+// Every runnable array type, in enum order (used by tests that sweep all
+// dtypes).
 const PrimitiveType* AllArrayTypes(int* count);
 
 // IEEE binary16.
@@ -97,8 +125,10 @@ template <> constexpr PrimitiveType PrimitiveTypeOf<BFloat16>() { return Primiti
 template <> constexpr PrimitiveType PrimitiveTypeOf<float>() { return PrimitiveType::kF32; }
 template <> constexpr PrimitiveType PrimitiveTypeOf<double>() { return PrimitiveType::kF64; }
 
-// Calls `fn(T{})` with T the storage type of `type`. `type` must be an array
-// type; kInvalid is a programming error.
+// Calls `fn(T{})` with T the storage type of `type`. `type` must be a
+// runnable array type; kInvalid and the types without storage are a
+// programming error (modules holding them are refused before anything
+// computes).
 template <typename Fn>
 decltype(auto) DispatchPrimitiveType(PrimitiveType type, Fn&& fn) {
   switch (type) {
@@ -115,7 +145,7 @@ decltype(auto) DispatchPrimitiveType(PrimitiveType type, Fn&& fn) {
     case PrimitiveType::kBF16: return fn(BFloat16{});
     case PrimitiveType::kF32: return fn(float{});
     case PrimitiveType::kF64: return fn(double{});
-    case PrimitiveType::kInvalid: break;
+    default: break;
   }
   __builtin_trap();
 }

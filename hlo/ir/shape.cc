@@ -12,6 +12,24 @@ Shape Shape::Tuple(std::vector<Shape> elements) {
   return s;
 }
 
+void Shape::set_dynamic_dim(int64_t i, bool dynamic) {
+  if (dynamic_dims_.size() < dims_.size()) dynamic_dims_.resize(dims_.size(), false);
+  if (static_cast<size_t>(i) < dynamic_dims_.size()) dynamic_dims_[static_cast<size_t>(i)] = dynamic;
+}
+
+bool Shape::has_dynamic_dims() const {
+  if (is_tuple_) {
+    for (const Shape& s : tuple_shapes_) {
+      if (s.has_dynamic_dims()) return true;
+    }
+    return false;
+  }
+  for (size_t i = 0; i < dims_.size() && i < dynamic_dims_.size(); ++i) {
+    if (dynamic_dims_[i]) return true;
+  }
+  return false;
+}
+
 int64_t Shape::num_elements() const {
   int64_t n = 1;
   for (int64_t d : dims_) n *= d;
@@ -41,7 +59,11 @@ std::string Shape::ToString() const {
     for (const Shape& s : tuple_shapes_) parts.push_back(s.ToString());
     return absl::StrCat("(", absl::StrJoin(parts, ", "), ")");
   }
-  return absl::StrCat(PrimitiveTypeName(type_), "[", absl::StrJoin(dims_, ","), "]");
+  std::vector<std::string> dims;
+  for (size_t i = 0; i < dims_.size(); ++i) {
+    dims.push_back(absl::StrCat(is_dynamic_dim(static_cast<int64_t>(i)) ? "<=" : "", dims_[i]));
+  }
+  return absl::StrCat(PrimitiveTypeName(type_), "[", absl::StrJoin(dims, ","), "]");
 }
 
 bool Shape::operator==(const Shape& other) const {

@@ -35,6 +35,17 @@ class Shape {
   std::vector<int64_t>& mutable_dims() { return dims_; }
   int64_t dim(int64_t i) const { return dims_[static_cast<size_t>(i)]; }
   int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
+
+  // Bounded dynamic dimensions (`f32[<=8,4]`): the size is an upper bound.
+  // Kept so the text prints back as written; sharc computes with static
+  // shapes only, so equality and all shape arithmetic use the bound and no
+  // command that computes accepts such a value (CheckRunnableTypes).
+  bool is_dynamic_dim(int64_t i) const {
+    return static_cast<size_t>(i) < dynamic_dims_.size() && dynamic_dims_[static_cast<size_t>(i)];
+  }
+  void set_dynamic_dim(int64_t i, bool dynamic);
+  // True if any dimension (of any tuple leaf) is dynamic.
+  bool has_dynamic_dims() const;
   bool is_scalar() const { return !is_tuple_ && dims_.empty(); }
 
   const std::vector<Shape>& tuple_shapes() const { return tuple_shapes_; }
@@ -49,7 +60,7 @@ class Shape {
   // Number of array leaves (1 for an array).
   int64_t leaf_count() const;
 
-  // Text form, e.g. "f32[2,3]" or "(f32[], s32[4])".
+  // Text form, e.g. "f32[2,3]", "f32[<=8,3]" or "(f32[], s32[4])".
   std::string ToString() const;
 
   bool operator==(const Shape& other) const;
@@ -60,6 +71,7 @@ class Shape {
  private:
   PrimitiveType type_ = PrimitiveType::kInvalid;
   std::vector<int64_t> dims_;
+  std::vector<bool> dynamic_dims_;  // empty: all static
   bool is_tuple_ = false;
   std::vector<Shape> tuple_shapes_;
 };

@@ -40,6 +40,46 @@ Token Lexer::Next() {
   return t;
 }
 
+std::optional<std::string_view> Lexer::ConsumeRawBraces(std::string* error) {
+  *error = "unbalanced braces: this '{' has no matching '}'";
+  if (current_.kind != TokenKind::kLbrace) return std::nullopt;
+  const int64_t start = current_.offset;
+  int64_t depth = 0;
+  int64_t i = start;
+  for (; !AtEnd(i); ++i) {
+    char c = At(i);
+    if (c == '"') {
+      for (++i; !AtEnd(i) && At(i) != '"'; ++i) {
+        if (At(i) == '\\') ++i;
+      }
+      if (AtEnd(i)) return std::nullopt;
+    } else if (c == '{') {
+      // The same bound as for tokens: the text is kept and printed again.
+      if (depth_ + depth > max_depth_) {
+        *error = absl::StrCat("nesting is deeper than the limit of ", max_depth_, " levels");
+        return std::nullopt;
+      }
+      ++depth;
+    } else if (c == '}' && --depth == 0) {
+      break;
+    }
+  }
+  if (AtEnd(i)) return std::nullopt;
+  const int64_t end = i + 1;
+  // The '{' was counted when it was lexed; its '}' is consumed here.
+  if (depth_ > 0) --depth_;
+  for (int64_t k = current_.end; k < end; ++k) {
+    if (At(k) == '\n') {
+      ++line_;
+      line_start_ = k + 1;
+    }
+  }
+  pos_ = end;
+  last_end_ = end;
+  current_ = Lex();
+  return source_.substr(static_cast<size_t>(start), static_cast<size_t>(end - start));
+}
+
 void Lexer::Restore(const State& s) {
   pos_ = s.pos;
   line_ = s.line;

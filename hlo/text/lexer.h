@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -70,6 +71,14 @@ class Lexer {
   };
   State Save() const { return State{pos_, line_, line_start_, depth_, last_end_, current_}; }
   void Restore(const State& s);
+
+  // Consumes the peeked '{' and raw text up to its matching '}' (braces in
+  // "strings" do not count), for values in another language, such as the
+  // MLIR attributes (`dense<1> : tensor<i32>`) XLA puts in
+  // frontend_attributes, which HLO's tokens cannot spell. Returns the text,
+  // braces included, or nothing (and consumes nothing, with *error set) if
+  // the '{' is not closed or nests deeper than the limit.
+  std::optional<std::string_view> ConsumeRawBraces(std::string* error);
 
   // End offset of the most recently consumed token (0 before the first).
   int64_t last_end() const { return last_end_; }

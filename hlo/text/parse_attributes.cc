@@ -37,6 +37,11 @@ constexpr std::string_view kDroppedAttributes[] = {
     "sharding_rule",
     "inferred_dimension",
     "schedule",
+    // A composite call (`is_composite=true`) still means "call to_apply";
+    // the flag only lets XLA keep the decomposition visible.
+    "is_composite",
+    // Where a value came from in the user's program (debug information).
+    "origin",
 };
 
 // Splits "a<sep>b<sep>c" into integers; false on any malformed piece.
@@ -53,6 +58,9 @@ bool SplitInts(absl::string_view text, char sep, std::vector<int64_t>* out) {
 }  // namespace
 
 absl::StatusOr<Computation*> HloParser::ParseComputationRef() {
+  if (lexer_.Peek().kind == TokenKind::kLbrace && module_ != nullptr) {
+    return ParseInlineComputation();
+  }
   if (lexer_.Peek().kind != TokenKind::kName) return Expected("a computation name");
   Token t = lexer_.Next();
   auto it = computations_.find(ToAbsl(t.text));
@@ -346,7 +354,8 @@ absl::Status HloParser::ParseMetadata(OpMetadata* metadata) {
     } else if (key.text == "source_line") {
       ASSIGN_OR_RETURN(metadata->source_line, ParseInt64("a line number"));
     } else {
-      // Other fields (stack frames, profile info...) are not kept.
+      // Other fields (stack_frame_id, origin, profile info...) are debug
+      // information sharc does not keep.
       RETURN_IF_ERROR(SkipAttributeValue());
     }
   }
@@ -390,12 +399,13 @@ absl::Status HloParser::ParseGenericAttribute(const Token& name, Instruction* in
   return absl::OkStatus();
 }
 
-absl::Status HloParser::ParseInstructionAttributes(const Token& opcode_token, Instruction* inst) {
+absl::Status HloParser::ParseInstructionAttributes(const Token& opcode_token, Instruction* inst,
+                                                   bool written) {
   const OpDef& def = GetOpDef(inst->opcode());
   std::string_view op_name = OpcodeName(inst->opcode());
   std::vector<std::pair<const AttrSpec*, AttrValue>> values;
   absl::flat_hash_set<std::string_view> seen;
-  while (TryConsume(TokenKind::kComma)) {
+  while (written && TryConsume(TokenKind::kComma)) {
     const Token& peek = lexer_.Peek();
     if (peek.kind != TokenKind::kName || peek.has_percent) return Expected("an attribute name");
     Token name = lexer_.Next();

@@ -24,11 +24,15 @@ std::string SourceExcerpt(std::string_view source, const Token& token) {
   constexpr int64_t kHalfWindow = 80;
   if (token.offset - from > kHalfWindow) from = token.offset - kHalfWindow;
   if (to - token.offset > kHalfWindow) to = token.offset + kHalfWindow;
-  std::string line, caret;
+  // A cut side is marked with "..." so the excerpt is not taken for the
+  // whole line.
+  std::string line = from > line_start ? "..." : "";
+  std::string caret(line.size(), ' ');
   for (int64_t i = from; i < to; ++i) {
     unsigned char c = static_cast<unsigned char>(source[i]);
     line += (c == '\t' || (c >= 0x20 && c < 0x7f)) ? static_cast<char>(c) : '?';
   }
+  if (to < line_end) line += "...";
   for (int64_t i = from; i < token.offset && i < to; ++i) caret += source[i] == '\t' ? '\t' : ' ';
   caret += '^';
   return Cat(line, "\n", caret);
@@ -119,6 +123,15 @@ absl::StatusOr<std::string_view> HloParser::SkipBalanced() {
   if (first.kind != TokenKind::kLbrace && first.kind != TokenKind::kLparen &&
       first.kind != TokenKind::kLsquare) {
     return Expected("'{'");
+  }
+  if (first.kind == TokenKind::kLbrace) {
+    // Braced values skipped whole (backend configs, frontend attributes,
+    // layouts) may hold another language's text, e.g. MLIR attributes.
+    Token open = first;
+    std::string error;
+    std::optional<std::string_view> text = lexer_.ConsumeRawBraces(&error);
+    if (!text) return ErrorAt(open, error);
+    return *text;
   }
   int64_t start = first.offset;
   // Brackets of all kinds are counted together: the values skipped here
@@ -249,12 +262,14 @@ absl::StatusOr<Shape> HloParser::ParseShape() {
   lexer_.Next();
   RETURN_IF_ERROR(Expect(TokenKind::kLsquare, "'[' after the element type"));
   std::vector<int64_t> dims;
+  std::vector<int64_t> dynamic;  // indices of `<=` (bounded dynamic) dimensions
   if (!TryConsume(TokenKind::kRsquare)) {
     do {
       const Token& d = lexer_.Peek();
-      if (d.kind == TokenKind::kLeq || d.kind == TokenKind::kQuestion) {
-        return ErrorAt(d, "dynamic dimensions are not supported");
+      if (d.kind == TokenKind::kQuestion) {
+        return ErrorAt(d, "unbounded dynamic dimensions ('?') are not supported");
       }
+      if (TryConsume(TokenKind::kLeq)) dynamic.push_back(static_cast<int64_t>(dims.size()));
       ASSIGN_OR_RETURN(int64_t dim, ParseInt64("a dimension size"));
       dims.push_back(dim);
     } while (TryConsume(TokenKind::kComma));
@@ -270,6 +285,7 @@ absl::StatusOr<Shape> HloParser::ParseShape() {
     RETURN_IF_ERROR(SkipBalanced().status());
   }
   Shape shape(*type, std::move(dims));
+  for (int64_t d : dynamic) shape.set_dynamic_dim(d, true);
   if (absl::Status st = ValidateShape(shape); !st.ok())
     return ErrorAt(start, std::string(st.message()));
   return shape;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/text/parser_impl.h"
+#include "hlo/verifier/runnable_types.h"
 #include "hlo/verifier/verifier.h"
 
 namespace sharc::hlo {
@@ -95,12 +96,24 @@ absl::Status HloParser::ParseHeaderAttribute(Module* module, const Token& name) 
   if (n == "allow_spmd_sharding_propagation_to_parameters") {
     return bool_list(&config.allow_spmd_sharding_propagation_to_parameters);
   }
+  // The schedule is instruction order, which sharc's passes do not promise
+  // to keep; aliasing pass-through parameters is a buffer concern.
   if (n == "is_scheduled" || n == "alias_passthrough_params") return ParseBool().status();
   if (n == "entry_computation_layout" || n == "input_output_alias" || n == "buffer_donor" ||
-      n == "frontend_attributes") {
-    // Layouts, aliasing and donation are XLA runtime concerns sharc ignores.
+      n == "origin_recovery_table") {
+    // Layouts, aliasing and donation are XLA runtime concerns sharc ignores
+    // (every array is row-major, every buffer its own); the recovery table
+    // maps values XLA's passes removed back to the user's program, debug
+    // information that sharc's passes would not keep up to date.
     if (lexer_.Peek().kind != TokenKind::kLbrace) return Expected("'{'");
     return SkipBalanced().status();
+  }
+  if (n == "frontend_attributes") {
+    // Kept verbatim: Shardy's round trip stores its meshes here (xla.sdy.*).
+    if (lexer_.Peek().kind != TokenKind::kLbrace) return Expected("'{'");
+    ASSIGN_OR_RETURN(std::string_view text, SkipBalanced());
+    config.frontend_attributes = std::string(text);
+    return absl::OkStatus();
   }
   if (n == "mesh") {
     RETURN_IF_ERROR(Expect(TokenKind::kLbrace, "'{' to start the mesh"));
@@ -123,11 +136,28 @@ absl::Status HloParser::ParseHeaderAttribute(Module* module, const Token& name) 
   return ErrorAt(name, Cat("unknown module attribute '", n, "'"));
 }
 
+bool HloParser::PeekHeaderlessModule() {
+  // As XLA's parser: a module may start right at its computations, with
+  // `ENTRY` or with `name {`.
+  if (PeekKeyword("ENTRY")) return true;
+  if (lexer_.Peek().kind != TokenKind::kName) return false;
+  Lexer::State saved = lexer_.Save();
+  lexer_.Next();
+  bool is_computation = lexer_.Peek().kind == TokenKind::kLbrace;
+  lexer_.Restore(saved);
+  return is_computation;
+}
+
 absl::Status HloParser::ParseHeader(Module* module) {
   if (!PeekKeyword("HloModule")) return Expected("'HloModule'");
   lexer_.Next();
   ASSIGN_OR_RETURN(Token name, ExpectName("a module name"));
   module->set_name(std::string(name.text));
+  // Older dumps end the name with a colon (`HloModule m:`), which XLA's
+  // lexer takes as part of the name token.
+  if (lexer_.Peek().kind == TokenKind::kColon && lexer_.Peek().offset == lexer_.last_end()) {
+    lexer_.Next();
+  }
   absl::flat_hash_set<std::string_view> seen;
   std::optional<Token> mesh_attr;
   while (TryConsume(TokenKind::kComma)) {
@@ -166,6 +196,19 @@ absl::StatusOr<std::vector<Instruction*>> HloParser::ParseOperands(Scope& scope)
   std::vector<Instruction*> operands;
   if (TryConsume(TokenKind::kRparen)) return operands;
   do {
+    // An operand may be an instruction written in place, without a name
+    // (`add(f32[] parameter(0), multiply(a, b))`).
+    Lexer::State operand_start = lexer_.Save();
+    if (PeekShape()) RETURN_IF_ERROR(ParseShape().status());
+    if (PeekOpcodeCall()) {
+      lexer_.Restore(operand_start);
+      Token at = lexer_.Peek();
+      ASSIGN_OR_RETURN(Instruction * nested_inst,
+                       ParseInstructionRhs(scope, at, /*inst_name=*/"", /*nested=*/true));
+      operands.push_back(nested_inst);
+      continue;
+    }
+    lexer_.Restore(operand_start);
     // Older dumps write each operand's shape before its name.
     std::optional<Shape> written_shape;
     if (PeekShape()) {
@@ -173,6 +216,9 @@ absl::StatusOr<std::vector<Instruction*>> HloParser::ParseOperands(Scope& scope)
     }
     if (lexer_.Peek().kind != TokenKind::kName) return Expected("an operand name");
     Token name = lexer_.Next();
+    // A lexical error right after the name (nesting too deep at its '(')
+    // is the real problem, not the name.
+    if (lexer_.Peek().kind == TokenKind::kError) return Expected("')' or ','");
     auto it = scope.by_name.find(ToAbsl(name.text));
     if (it == scope.by_name.end()) {
       return ErrorAt(name, Cat("use of undefined value '%", name.text, "'"));
@@ -212,10 +258,32 @@ absl::Status HloParser::ParseInstruction(Scope& scope) {
                              first.column, ")"));
   }
   RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'=' after the instruction name"));
-  ASSIGN_OR_RETURN(Shape shape, ParseShape());
+  ASSIGN_OR_RETURN(Instruction * inst,
+                   ParseInstructionRhs(scope, name, std::string(name.text), /*nested=*/false));
+  if (is_root) {
+    if (scope.root != nullptr) {
+      return ErrorAt(root_token,
+                     Cat("computation '%", scope.computation_name,
+                         "' has a second ROOT (the first is '%", scope.root->name(), "')"));
+    }
+    scope.root = inst;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Instruction*> HloParser::ParseInstructionRhs(Scope& scope, const Token& name,
+                                                            std::string inst_name, bool nested) {
+  // XLA lets the result shape be left out (`t = tuple(a, b)`); the op
+  // table's shape inference supplies it once operands and attributes are
+  // known.
+  const bool shape_written = !PeekOpcodeCall();
+  Shape shape;
   std::vector<std::string> variance;
-  if (lexer_.Peek().offset == lexer_.last_end() && PeekVariance()) {
-    ASSIGN_OR_RETURN(variance, ParseVariance());
+  if (shape_written) {
+    ASSIGN_OR_RETURN(shape, ParseShape());
+    if (lexer_.Peek().offset == lexer_.last_end() && PeekVariance()) {
+      ASSIGN_OR_RETURN(variance, ParseVariance());
+    }
   }
 
   if (lexer_.Peek().kind != TokenKind::kName || lexer_.Peek().has_percent) {
@@ -233,6 +301,17 @@ absl::Status HloParser::ParseInstruction(Scope& scope) {
   }
   const OpDef& def = GetOpDef(*opcode);
   std::string_view op_name = OpcodeName(*opcode);
+  if (inst_name.empty()) {
+    // A nested instruction is named after its opcode, as in XLA, with a
+    // number that no name so far uses.
+    do {
+      inst_name = Cat(op_name, ".", ++nested_count_);
+    } while (scope.by_name.contains(inst_name));
+  }
+  if (!shape_written && def.syntax != OperandSyntax::kOperands) {
+    return ErrorAt(opcode_token, Cat("'", op_name, "' needs its result shape written before the "
+                                     "opcode (e.g. 'f32[2] ", op_name, "(...)')"));
+  }
   RETURN_IF_ERROR(Expect(TokenKind::kLparen, Cat("'(' after '", op_name, "'")));
 
   std::unique_ptr<Instruction> inst;
@@ -242,10 +321,14 @@ absl::Status HloParser::ParseInstruction(Scope& scope) {
       ASSIGN_OR_RETURN(int64_t number, ParseInt64("a parameter number"));
       if (number < 0) return ErrorAt(at, "parameter number must not be negative");
       RETURN_IF_ERROR(Expect(TokenKind::kRparen, "')' after the parameter number"));
-      inst = Instruction::CreateParameter(number, std::string(name.text), shape);
+      inst = Instruction::CreateParameter(number, inst_name, shape);
       break;
     }
     case OperandSyntax::kLiteral: {
+      if (PrimitiveType t = FirstUnrunnableType(shape); t != PrimitiveType::kInvalid) {
+        return ErrorAt(opcode_token, Cat("constants of type ", PrimitiveTypeName(t),
+                                         " are not supported: sharc stores no values of it"));
+      }
       // Old form: the literal's shape repeated inside, `constant(f32[2] {1, 2})`.
       if (PeekShape()) {
         Token at = lexer_.Peek();
@@ -257,7 +340,7 @@ absl::Status HloParser::ParseInstruction(Scope& scope) {
       }
       ASSIGN_OR_RETURN(Literal literal, ParseLiteral(shape));
       RETURN_IF_ERROR(Expect(TokenKind::kRparen, "')' after the literal"));
-      inst = Instruction::CreateConstant(std::string(name.text), std::move(literal));
+      inst = Instruction::CreateConstant(inst_name, std::move(literal));
       break;
     }
     case OperandSyntax::kOperands: {
@@ -271,25 +354,52 @@ absl::Status HloParser::ParseInstruction(Scope& scope) {
         return ErrorAt(opcode_token, Cat("'", op_name, "' takes ", expected, " operand",
                                          expected == "1" ? "" : "s", ", found ", n));
       }
-      inst = Instruction::Create(*opcode, std::string(name.text), shape, std::move(operands));
+      inst = Instruction::Create(*opcode, inst_name, shape, std::move(operands));
       break;
     }
   }
   inst->set_location(LocationOf(name));
   inst->set_variance(std::move(variance));
-  RETURN_IF_ERROR(ParseInstructionAttributes(opcode_token, inst.get()));
-  if (is_root) {
-    if (scope.root != nullptr) {
-      return ErrorAt(root_token,
-                     Cat("computation '%", scope.computation_name,
-                         "' has a second ROOT (the first is '%", scope.root->name(), "')"));
-    }
-    scope.root = inst.get();
-  }
-  scope.by_name.emplace(std::string(name.text), inst.get());
+  // A nested instruction's attributes would be ambiguous with the operand
+  // list's commas, so it has none (XLA's nested form has none either).
+  RETURN_IF_ERROR(ParseInstructionAttributes(opcode_token, inst.get(), /*written=*/!nested));
+  if (!shape_written) RETURN_IF_ERROR(InferResultShape(opcode_token, inst.get()));
+  Instruction* raw = inst.get();
+  scope.by_name.emplace(std::move(inst_name), raw);
   scope.instructions.push_back(std::move(inst));
   scope.name_tokens.push_back(name);
-  return absl::OkStatus();
+  return raw;
+}
+
+bool HloParser::PeekOpcodeCall() {
+  const Token& t = lexer_.Peek();
+  if (t.kind != TokenKind::kName || t.has_percent) return false;
+  Lexer::State saved = lexer_.Save();
+  lexer_.Next();
+  bool is_call = lexer_.Peek().kind == TokenKind::kLparen;
+  lexer_.Restore(saved);
+  return is_call;
+}
+
+absl::Status HloParser::InferResultShape(const Token& opcode_token, Instruction* inst) {
+  // The instruction has no parent yet, so inference sees only its operands
+  // and attributes, as XLA's parser does.
+  absl::StatusOr<Shape> inferred = GetOpDef(inst->opcode()).infer_shape(*inst);
+  if (inferred.ok() && inferred->valid()) {
+    inst->set_shape(*std::move(inferred));
+    return absl::OkStatus();
+  }
+  std::string why;
+  if (!inferred.ok()) {
+    // The op's message ends with the instruction, which has no shape yet.
+    std::string message(inferred.status().message());
+    message = message.substr(0, message.find('\n'));
+    message = message.substr(0, message.find(", in `"));
+    why = Cat(" (", message, ")");
+  }
+  return ErrorAt(opcode_token,
+                 Cat("cannot infer the result shape of '", OpcodeName(inst->opcode()),
+                     "'; write it before the opcode", why));
 }
 
 // ------------------------------------------------------------ computations
@@ -328,14 +438,104 @@ absl::Status HloParser::ParseComputation(Module* module, bool* is_entry, Computa
     ASSIGN_OR_RETURN(signature_result, ParseShape());
   }
 
+  ASSIGN_OR_RETURN(Computation * raw, ParseComputationBody(module, name, std::string(name.text)));
+  *parsed = raw;
+
+  if (signature_result.has_value()) {
+    if (static_cast<int64_t>(signature.size()) != raw->num_parameters()) {
+      return ErrorAt(signature_token,
+                     Cat("the signature of '%", name.text, "' has ", signature.size(),
+                         " parameters but its body has ", raw->num_parameters()));
+    }
+    for (size_t i = 0; i < signature.size(); ++i) {
+      const Shape& actual = raw->parameter(static_cast<int64_t>(i))->shape();
+      if (actual != signature[i].shape) {
+        return ErrorAt(signature[i].name,
+                       Cat("parameter ", i, " of '%", name.text, "' has shape ", actual.ToString(),
+                           " but the signature says ", signature[i].shape.ToString()));
+      }
+    }
+    if (raw->root()->shape() != *signature_result) {
+      return ErrorAt(
+          signature_token,
+          Cat("the root of '%", name.text, "' has shape ", raw->root()->shape().ToString(),
+              " but the signature says ", signature_result->ToString()));
+    }
+  }
+
+  // `, execution_thread="..."` after the body: sharc has one thread.
+  if (TryConsume(TokenKind::kComma)) {
+    if (!PeekKeyword("execution_thread")) return Expected("'execution_thread'");
+    lexer_.Next();
+    RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'=' after 'execution_thread'"));
+    RETURN_IF_ERROR(Expect(TokenKind::kString, "a string"));
+  }
+  return absl::OkStatus();
+}
+
+// Newer dumps end with the tables that metadata's stack_frame_id points
+// into: `FileNames`, `FunctionNames`, `FileLocations`, `StackFrames`, each a
+// list of `ID "string"` or `ID {fields}` rows. They are debug information
+// only (where each op came from in the user's program), so sharc reads and
+// drops them, as it drops stack_frame_id.
+namespace {
+bool IsStackFrameTableName(const Token& t) {
+  return t.kind == TokenKind::kName && !t.has_percent &&
+         (t.text == "FileNames" || t.text == "FunctionNames" || t.text == "FileLocations" ||
+          t.text == "StackFrames");
+}
+}  // namespace
+
+bool HloParser::PeekStackFrameTable() {
+  if (!IsStackFrameTableName(lexer_.Peek())) return false;
+  // A computation may have one of these names; a table's next token is a
+  // row id (or the next table, or the end).
+  Lexer::State saved = lexer_.Save();
+  lexer_.Next();
+  const Token& next = lexer_.Peek();
+  bool is_table = next.kind == TokenKind::kInt || next.kind == TokenKind::kEof ||
+                  IsStackFrameTableName(next);
+  lexer_.Restore(saved);
+  return is_table;
+}
+
+absl::Status HloParser::SkipStackFrameTable() {
+  lexer_.Next();  // the table's name
+  while (lexer_.Peek().kind == TokenKind::kInt) {
+    lexer_.Next();
+    if (lexer_.Peek().kind == TokenKind::kString) {
+      lexer_.Next();
+    } else if (lexer_.Peek().kind == TokenKind::kLbrace) {
+      RETURN_IF_ERROR(SkipBalanced().status());
+    } else {
+      return Expected("a string or '{' in a stack frame table row");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Computation*> HloParser::ParseInlineComputation() {
+  // XLA names a computation written in place after its caller; any name no
+  // computation uses will do.
+  Token open = lexer_.Peek();
+  std::string name;
+  do {
+    name = Cat("inline_computation.", ++inline_count_);
+  } while (computations_.contains(name));
+  return ParseComputationBody(module_, open, std::move(name));
+}
+
+absl::StatusOr<Computation*> HloParser::ParseComputationBody(Module* module, const Token& name_token,
+                                                             std::string computation_name) {
+  const Token& name = name_token;
   RETURN_IF_ERROR(Expect(TokenKind::kLbrace, "'{' to start the computation body"));
   Scope scope;
-  scope.computation_name = std::string(name.text);
+  scope.computation_name = computation_name;
   while (!TryConsume(TokenKind::kRbrace)) {
     RETURN_IF_ERROR(ParseInstruction(scope));
   }
   if (scope.instructions.empty()) {
-    return ErrorAt(name, Cat("computation '%", name.text, "' has no instructions"));
+    return ErrorAt(name, Cat("computation '%", computation_name, "' has no instructions"));
   }
 
   // Parameter numbers must be 0..n-1, each once.
@@ -349,65 +549,40 @@ absl::Status HloParser::ParseComputation(Module* module, bool* is_entry, Computa
     int64_t n = p->parameter_number();
     if (n >= static_cast<int64_t>(params.size())) {
       return ErrorAt(scope.name_tokens[i], Cat("parameter number ", n, " of computation '%",
-                                               name.text, "' is out of range: it has ",
+                                               computation_name, "' is out of range: it has ",
                                                params.size(), " parameters, numbered from 0"));
     }
     if (by_number[n] != nullptr) {
       return ErrorAt(scope.name_tokens[i],
-                     Cat("parameter number ", n, " of computation '%", name.text,
+                     Cat("parameter number ", n, " of computation '%", computation_name,
                          "' is already used by '%", by_number[n]->name(), "'"));
     }
     by_number[n] = p;
   }
 
-  auto computation = std::make_unique<Computation>(std::string(name.text));
+  auto computation = std::make_unique<Computation>(computation_name);
   Instruction* last_instruction = scope.instructions.back().get();
   for (auto& inst : scope.instructions) computation->AddInstruction(std::move(inst));
   // Without a ROOT marker the last instruction is the root, as in XLA.
   computation->set_root(scope.root != nullptr ? scope.root : last_instruction);
-
-  if (signature_result.has_value()) {
-    if (signature.size() != params.size()) {
-      return ErrorAt(signature_token,
-                     Cat("the signature of '%", name.text, "' has ", signature.size(),
-                         " parameters but its body has ", params.size()));
-    }
-    for (size_t i = 0; i < signature.size(); ++i) {
-      const Shape& actual = by_number[i]->shape();
-      if (actual != signature[i].shape) {
-        return ErrorAt(signature[i].name,
-                       Cat("parameter ", i, " of '%", name.text, "' has shape ", actual.ToString(),
-                           " but the signature says ", signature[i].shape.ToString()));
-      }
-    }
-    if (computation->root()->shape() != *signature_result) {
-      return ErrorAt(
-          signature_token,
-          Cat("the root of '%", name.text, "' has shape ", computation->root()->shape().ToString(),
-              " but the signature says ", signature_result->ToString()));
-    }
-  }
   Computation* raw = module->AddComputation(std::move(computation));
-  computations_.emplace(std::string(name.text), raw);
-  *parsed = raw;
-
-  // `, execution_thread="..."` after the body: sharc has one thread.
-  if (TryConsume(TokenKind::kComma)) {
-    if (!PeekKeyword("execution_thread")) return Expected("'execution_thread'");
-    lexer_.Next();
-    RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'=' after 'execution_thread'"));
-    RETURN_IF_ERROR(Expect(TokenKind::kString, "a string"));
-  }
-  return absl::OkStatus();
+  computations_.emplace(std::move(computation_name), raw);
+  return raw;
 }
 
 absl::StatusOr<std::unique_ptr<Module>> HloParser::ParseModule() {
   auto module = std::make_unique<Module>("");
-  RETURN_IF_ERROR(ParseHeader(module.get()));
+  module_ = module.get();
+  const bool headerless = !PeekKeyword("HloModule") && PeekHeaderlessModule();
+  if (!headerless) RETURN_IF_ERROR(ParseHeader(module.get()));
   if (lexer_.Peek().kind == TokenKind::kEof) return Expected("a computation");
   Computation* entry = nullptr;
   Computation* last = nullptr;
   while (lexer_.Peek().kind != TokenKind::kEof) {
+    if (PeekStackFrameTable()) {
+      RETURN_IF_ERROR(SkipStackFrameTable());
+      continue;
+    }
     Token start = lexer_.Peek();
     bool is_entry;
     RETURN_IF_ERROR(ParseComputation(module.get(), &is_entry, &last));
@@ -421,6 +596,8 @@ absl::StatusOr<std::unique_ptr<Module>> HloParser::ParseModule() {
   }
   // Without an ENTRY marker the last computation is the entry, as in XLA.
   module->set_entry(entry != nullptr ? entry : last);
+  // XLA names a module without a header after its entry computation.
+  if (headerless) module->set_name(Cat("module_", module->entry()->name()));
   return module;
 }
 

@@ -137,19 +137,46 @@ class HloParser {
   // Parses `name=value` for a name outside the op's schema. Sets *handled to
   // false if the name is not a generic attribute either.
   absl::Status ParseGenericAttribute(const Token& name, Instruction* inst, bool* handled);
-  absl::Status ParseInstructionAttributes(const Token& opcode_token, Instruction* inst);
+  // With `written` false (a nested instruction) no attribute may follow;
+  // the required ones are still checked.
+  absl::Status ParseInstructionAttributes(const Token& opcode_token, Instruction* inst,
+                                          bool written = true);
 
   // ---- structure (parser.cc)
   absl::Status ParseHeader(Module* module);
+  // The text starts with a computation rather than `HloModule`.
+  bool PeekHeaderlessModule();
   absl::Status ParseHeaderAttribute(Module* module, const Token& name);
   absl::Status ParseComputation(Module* module, bool* is_entry, Computation** parsed);
+  // From '{' to '}': the instructions, checked and added to `module` as
+  // computation `name` (`name_token` locates errors about the whole body).
+  absl::StatusOr<Computation*> ParseComputationBody(Module* module, const Token& name_token,
+                                                    std::string name);
+  // The stack-frame tables after the computations (FileNames, ...).
+  bool PeekStackFrameTable();
+  absl::Status SkipStackFrameTable();
+  // A called computation written in place (`to_apply={ ... }`).
+  absl::StatusOr<Computation*> ParseInlineComputation();
   absl::Status ParseInstruction(Scope& scope);
+  // Everything after `name =`: shape, opcode, operands, attributes. Adds the
+  // instruction to `scope`. A nested instruction (an operand written in
+  // place) has no attributes, and an empty `inst_name` gets one made up.
+  absl::StatusOr<Instruction*> ParseInstructionRhs(Scope& scope, const Token& name,
+                                                   std::string inst_name, bool nested);
   absl::StatusOr<std::vector<Instruction*>> ParseOperands(Scope& scope);
+  // The next tokens are `opcode(`: an instruction written without its shape.
+  bool PeekOpcodeCall();
+  // Sets the shape of an instruction written without one from the op
+  // table's shape inference, or reports that it cannot be inferred.
+  absl::Status InferResultShape(const Token& opcode_token, Instruction* inst);
   SourceLocation LocationOf(const Token& token) const;
 
   const ParseOptions& options_;
   Lexer lexer_;
   absl::flat_hash_map<std::string, Computation*> computations_;
+  int64_t nested_count_ = 0;  // numbers the names of nested instructions
+  int64_t inline_count_ = 0;  // numbers the names of inline computations
+  Module* module_ = nullptr;  // the module being parsed (for inline computations)
 };
 
 }  // namespace sharc::hlo::text_internal

@@ -225,6 +225,9 @@ std::string PrintModule(const Module& module) {
     for (const MeshAxis& a : config.mesh) axes.push_back(absl::StrCat(NameText(a.name), "=", a.size));
     absl::StrAppend(&out, ", mesh={", absl::StrJoin(axes, ", "), "}");
   }
+  if (!config.frontend_attributes.empty()) {
+    absl::StrAppend(&out, ", frontend_attributes=", config.frontend_attributes);
+  }
   out += "\n";
   for (const Computation* c : module.computations()) {
     absl::StrAppend(&out, "\n", PrintComputation(*c, c == module.entry()));

@@ -181,10 +181,12 @@ TEST(ParserErrorsTest, HugeShapesAreRejectedWithoutAllocating) {
   EXPECT_PARSE_ERROR(Entry("  ROOT %c = f32[-3] parameter(0)\n"), "3:13", "negative dimension");
   EXPECT_PARSE_ERROR(Entry("  ROOT %c = f32[99999999999999999999] parameter(0)\n"), "3:17",
                      "integer '99999999999999999999' does not fit in 64 bits");
-  EXPECT_PARSE_ERROR(Entry("  ROOT %c = f32[<=8] parameter(0)\n"), "3:17",
-                     "dynamic dimensions are not supported");
+  // Bounded dynamic dimensions parse (parser_xla_forms_test.cc); a bound
+  // must follow the '<='.
+  EXPECT_PARSE_ERROR(Entry("  ROOT %c = f32[<=] parameter(0)\n"), "3:19",
+                     "expected a dimension size");
   EXPECT_PARSE_ERROR(Entry("  ROOT %c = f32[?] parameter(0)\n"), "3:17",
-                     "dynamic dimensions are not supported");
+                     "unbounded dynamic dimensions ('?') are not supported");
   EXPECT_PARSE_ERROR(Entry("  ROOT %c = token[] parameter(0)\n"), "3:13",
                      "token shapes are not supported");
   EXPECT_PARSE_ERROR(Entry("  ROOT %c = f32[4] parameter(99999999999999)\n"), "3:8",

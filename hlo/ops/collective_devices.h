@@ -1,0 +1,21 @@
+// How many devices a module's collectives name. A program XLA has already
+// partitioned (one per-device module with collectives over, say, 128 devices)
+// often carries no num_partitions in its header; the device count is then
+// only implied by the replica groups and source-target pairs.
+#pragma once
+
+#include <cstdint>
+
+#include "hlo/ir/module.h"
+
+namespace sharc::hlo {
+
+// One more than the largest device id in any replica-group or pairs
+// attribute (by the op table's attribute kinds), or 0 if none names one.
+int64_t DevicesNamedByCollectives(const Module& module);
+
+// True if the header gives no device count (num_partitions, replica_count
+// and mesh all left at their defaults).
+bool HeaderDeclaresNoDevices(const ModuleConfig& config);
+
+}  // namespace sharc::hlo
