@@ -19,44 +19,44 @@ namespace {
 // store every accumulator each iteration, which halves the rate), each
 // pinned to a register by an empty asm so the loop stays 12 back-to-back
 // FMAs; 12 chains cover 2 pipes x 4-cycle latency with room to spare. `V`
-// is a GCC vector type; the body is inlined into a function compiled for
-// the ISA whose registers V fills, where GCC contracts `a * m + c` to one
-// FMA (GCC's C++ default is -ffp-contract=fast). Returns the FLOPs done.
-template <typename V>
-__attribute__((always_inline)) inline double FmaLoopBody(int64_t iters) {
-  V a0 = V{} + 0.f, a1 = V{} + 0.1f, a2 = V{} + 0.2f, a3 = V{} + 0.3f, a4 = V{} + 0.4f,
-    a5 = V{} + 0.5f, a6 = V{} + 0.6f, a7 = V{} + 0.7f, a8 = V{} + 0.8f, a9 = V{} + 0.9f,
-    a10 = V{} + 1.0f, a11 = V{} + 1.1f;
-  const V m = V{} + 0.999999f, c = V{} + 1e-7f;
-  for (int64_t i = 0; i < iters; ++i) {
-    a0 = a0 * m + c;
-    a1 = a1 * m + c;
-    a2 = a2 * m + c;
-    a3 = a3 * m + c;
-    a4 = a4 * m + c;
-    a5 = a5 * m + c;
-    a6 = a6 * m + c;
-    a7 = a7 * m + c;
-    a8 = a8 * m + c;
-    a9 = a9 * m + c;
-    a10 = a10 * m + c;
-    a11 = a11 * m + c;
-    asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5));
-    asm volatile("" : "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11));
-  }
-  V s = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) + ((a8 + a9) + (a10 + a11));
-  asm volatile("" : "+v"(s));
+// is a GCC vector type the function's target fills a register with (the
+// body is a macro, not a template, so that clang checks the asm operands
+// against that target); GCC and clang contract `a * m + c` to one FMA.
+// Yields the FLOPs done.
+#define SHARC_FMA_LOOP_BODY(V)                                                                 \
+  V a0 = V{} + 0.f, a1 = V{} + 0.1f, a2 = V{} + 0.2f, a3 = V{} + 0.3f, a4 = V{} + 0.4f,       \
+    a5 = V{} + 0.5f, a6 = V{} + 0.6f, a7 = V{} + 0.7f, a8 = V{} + 0.8f, a9 = V{} + 0.9f,      \
+    a10 = V{} + 1.0f, a11 = V{} + 1.1f;                                                         \
+  const V m = V{} + 0.999999f, c = V{} + 1e-7f;                                                 \
+  for (int64_t i = 0; i < iters; ++i) {                                                         \
+    a0 = a0 * m + c;                                                                            \
+    a1 = a1 * m + c;                                                                            \
+    a2 = a2 * m + c;                                                                            \
+    a3 = a3 * m + c;                                                                            \
+    a4 = a4 * m + c;                                                                            \
+    a5 = a5 * m + c;                                                                            \
+    a6 = a6 * m + c;                                                                            \
+    a7 = a7 * m + c;                                                                            \
+    a8 = a8 * m + c;                                                                            \
+    a9 = a9 * m + c;                                                                            \
+    a10 = a10 * m + c;                                                                          \
+    a11 = a11 * m + c;                                                                          \
+    asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5));            \
+    asm volatile("" : "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11));          \
+  }                                                                                             \
+  V s = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) + ((a8 + a9) + (a10 + a11));          \
+  asm volatile("" : "+v"(s));                                                                   \
   return static_cast<double>(iters) * 12 * (sizeof(V) / sizeof(float)) * 2;
-}
 
 typedef float Zmm __attribute__((vector_size(64)));
 typedef float Ymm __attribute__((vector_size(32)));
 __attribute__((target("avx512f"), noinline)) double FmaLoop512(int64_t iters) {
-  return FmaLoopBody<Zmm>(iters);
+  SHARC_FMA_LOOP_BODY(Zmm)
 }
 __attribute__((target("avx2,fma"), noinline)) double FmaLoop256(int64_t iters) {
-  return FmaLoopBody<Ymm>(iters);
+  SHARC_FMA_LOOP_BODY(Ymm)
 }
+#undef SHARC_FMA_LOOP_BODY
 
 bool HasAvx512() { return __builtin_cpu_supports("avx512f"); }
 

@@ -126,3 +126,11 @@ def test_help_is_useful():
     assert "device count or a sharc.Mesh" in sharc.compile.__doc__
     assert "GIL" in sharc.compile.__doc__
     assert sharc.__version__.count(".") == 2
+
+
+def test_types_without_storage_parse_but_do_not_compile():
+    module = sharc.parse("HloModule narrow\nENTRY %e {\n  %x = f8e4m3fn[4] parameter(0)\n"
+                         "  ROOT %y = f8e4m3fn[4] negate(%x)\n}\n")
+    assert module.parameters[0].dtype == "f8e4m3fn"
+    with pytest.raises(sharc.PartitionError, match="f8e4m3fn"):
+        sharc.compile(module)
