@@ -34,7 +34,8 @@ void RegisterUnsupportedOps(LoweringTable& table) {
   // Runs on the interpreter's kernels (with a note; an error under
   // --backend halide) until a Halide loop nest is written.
   table.AddUnsupported(Opcode::kConvolution,
-                       "convolution has no Halide lowering yet; it runs on the interpreter");
+                       "convolution has no Halide lowering yet (the default backend runs it "
+                       "on the interpreter's kernels)");
   for (Opcode op : {Opcode::kShardMap, Opcode::kAxisIndex, Opcode::kNamedAllGather,
                     Opcode::kNamedAllGatherInvariant, Opcode::kNamedAllToAll, Opcode::kPBroadcast,
                     Opcode::kPMax, Opcode::kPMin, Opcode::kPPermute, Opcode::kPScatter,
