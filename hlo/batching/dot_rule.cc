@@ -59,10 +59,6 @@ absl::StatusOr<BatchedValue> BatchDot(const Instruction& inst,
 
 void RegisterDotBatchingRule(BatchingRuleRegistry& registry) {
   registry.Register(Opcode::kDot, BatchDot);
-  // A vmapped convolution folds the new dim into its batch dim (or, for a
-  // batched kernel, into feature groups); not written yet.
-  registry.RegisterUnsupported(Opcode::kConvolution,
-                               "batching a convolution is not implemented yet");
 }
 
 }  // namespace sharc::hlo
