@@ -31,6 +31,11 @@ void RegisterUnsupportedOps(LoweringTable& table) {
                     Opcode::kMapReduceSum}) {
     table.AddUnsupported(op, "MapReduce blocks are lowered to ordinary ops (spmd/) before codegen");
   }
+  // Runs on the interpreter's kernels (with a note; an error under
+  // --backend halide) until a Halide loop nest is written.
+  table.AddUnsupported(Opcode::kConvolution,
+                       "convolution has no Halide lowering yet (the default backend runs it "
+                       "on the interpreter's kernels)");
   for (Opcode op : {Opcode::kShardMap, Opcode::kAxisIndex, Opcode::kNamedAllGather,
                     Opcode::kNamedAllGatherInvariant, Opcode::kNamedAllToAll, Opcode::kPBroadcast,
                     Opcode::kPMax, Opcode::kPMin, Opcode::kPPermute, Opcode::kPScatter,

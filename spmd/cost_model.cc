@@ -3,6 +3,8 @@
 #include <functional>
 #include <vector>
 
+#include "hlo/ops/convolution_dims.h"
+
 namespace sharc::spmd {
 
 using hlo::Instruction;
@@ -39,6 +41,19 @@ OpCost DotCost(const Instruction& inst) {
   double k = 1;
   for (int64_t d : inst.attr_ints("lhs_contracting_dims")) k *= inst.operand(0)->shape().dim(d);
   return {2.0 * Elements(inst.shape()) * k, 0, IoBytes(inst)};
+}
+
+// 2 * (result elements) * (kernel window elements) * (input features per
+// group): every output element is a multiply-add over its window and its
+// group's input features; padding and dilation holes are counted as work,
+// as XLA's cost analysis does.
+OpCost ConvolutionCost(const Instruction& inst) {
+  absl::StatusOr<hlo::ConvDims> cd = hlo::GetConvDims(inst);
+  if (!cd.ok()) return {0, 0, IoBytes(inst)};
+  const hlo::Shape& kernel = inst.operand(1)->shape();
+  double per_output = static_cast<double>(kernel.dim(cd->rhs_input_feature));
+  for (int64_t d : cd->rhs_spatial) per_output *= static_cast<double>(kernel.dim(d));
+  return {2.0 * Elements(inst.shape()) * per_output, 0, IoBytes(inst)};
 }
 
 // One combine per input element (per input of a variadic reduce).
@@ -91,6 +106,7 @@ std::vector<CostFn> BuildTable() {
     set(op, Transcendental);
   }
   set(Opcode::kDot, DotCost);
+  set(Opcode::kConvolution, ConvolutionCost);
   set(Opcode::kReduce, ReduceCost);
   set(Opcode::kReduceWindow, ReduceWindowCost);
   set(Opcode::kMapReduceSum, GroupReductionCost);

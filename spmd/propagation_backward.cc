@@ -140,6 +140,7 @@ std::optional<Sharding> ShardingFromUser(const Instruction& inst, const Instruct
     case Opcode::kGetTupleElement:
       return FromGetTupleElementUser(inst, user);
     case Opcode::kDot:
+    case Opcode::kConvolution:
       return FromDotUser(inst, user, index, may_combine, state);
     case Opcode::kReduce:
       return FromReduceUser(inst, user, index, state);

@@ -229,6 +229,7 @@ bool InferFromOperands(Instruction& inst, State& state) {
     case Opcode::kReduce:
       return InferReduce(inst, state);
     case Opcode::kDot:
+    case Opcode::kConvolution:  // the same two-operand projection through the rule
       return InferDot(inst, state);
     case Opcode::kSlice:
     case Opcode::kPad:

@@ -89,7 +89,8 @@ bool SupportsPartitioning(const Instruction& inst, const State& state, bool forw
   if (IsElementwise(inst.opcode())) return true;
   switch (inst.opcode()) {
     case Opcode::kBroadcast: case Opcode::kConcatenate: case Opcode::kConditional:
-    case Opcode::kConstant: case Opcode::kDot: case Opcode::kDynamicSlice:
+    case Opcode::kConstant: case Opcode::kConvolution: case Opcode::kDot:
+    case Opcode::kDynamicSlice:
     case Opcode::kDynamicUpdateSlice: case Opcode::kGather: case Opcode::kGetTupleElement:
     case Opcode::kIota: case Opcode::kPad: case Opcode::kReduceWindow: case Opcode::kReshape:
     case Opcode::kScatter: case Opcode::kSlice: case Opcode::kTranspose: case Opcode::kTuple:

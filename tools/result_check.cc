@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "hlo/ops/convolution_dims.h"
 
 namespace sharc::tools {
 
@@ -70,6 +71,14 @@ int64_t LongestReduction(const hlo::Module& module) {
           terms *= inst->operand(0)->shape().dim(d);
       } else if (inst->opcode() == Opcode::kReduce) {
         for (int64_t d : inst->attr_ints("dimensions")) terms *= inst->operand(0)->shape().dim(d);
+      } else if (inst->opcode() == Opcode::kConvolution) {
+        // Each output sums the kernel window times its group's input features.
+        absl::StatusOr<hlo::ConvDims> cd = hlo::GetConvDims(*inst);
+        if (cd.ok()) {
+          const hlo::Shape& kernel = inst->operand(1)->shape();
+          terms = kernel.dim(cd->rhs_input_feature);
+          for (int64_t d : cd->rhs_spatial) terms *= kernel.dim(d);
+        }
       } else if (inst->opcode() == Opcode::kReduceWindow) {
         for (const auto& dim : inst->attr_int_lists("window"))
           if (!dim.empty()) terms *= dim[0];

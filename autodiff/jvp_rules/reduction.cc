@@ -70,20 +70,24 @@ absl::StatusOr<Instruction*> ReduceJvp(const Instruction& inst, const JvpArgs& a
   return tangent;
 }
 
+// d(a.b) = ta.b + a.tb for an op linear in each operand separately (dot,
+// convolution): the same op with one operand replaced by its tangent.
+absl::StatusOr<Instruction*> BilinearJvp(const Instruction& inst, const JvpArgs& a,
+                                         JvpContext& ctx) {
+  Instruction* out = nullptr;
+  if (a.tangents[0] != nullptr) out = SameOpOnTangents(inst, a, ctx, {true, false});
+  if (a.tangents[1] != nullptr) {
+    Instruction* term = SameOpOnTangents(inst, a, ctx, {false, true});
+    out = out == nullptr ? term : Add(ctx.tangent(), out, term);
+  }
+  return out;
+}
+
 }  // namespace
 
 void RegisterReductionJvpRules(JvpRuleRegistry& r) {
-  // d(a.b) = ta.b + a.tb.
-  r.Register(Opcode::kDot, [](const Instruction& inst, const JvpArgs& a,
-                              JvpContext& ctx) -> absl::StatusOr<Instruction*> {
-    Instruction* out = nullptr;
-    if (a.tangents[0] != nullptr) out = SameOpOnTangents(inst, a, ctx, {true, false});
-    if (a.tangents[1] != nullptr) {
-      Instruction* term = SameOpOnTangents(inst, a, ctx, {false, true});
-      out = out == nullptr ? term : Add(ctx.tangent(), out, term);
-    }
-    return out;
-  });
+  r.Register(Opcode::kDot, BilinearJvp);
+  r.Register(Opcode::kConvolution, BilinearJvp);
   r.Register(Opcode::kReduce, ReduceJvp);
   r.Register(Opcode::kReduceWindow, [](const Instruction& inst, const JvpArgs& a,
                                        JvpContext& ctx) -> absl::StatusOr<Instruction*> {

@@ -34,6 +34,7 @@ const BatchingRule* FindBatchingRule(Opcode opcode) {
     RegisterGatherScatterBatchingRules(*r);
     RegisterReductionBatchingRules(*r);
     RegisterDotBatchingRule(*r);
+    RegisterConvolutionBatchingRule(*r);
     RegisterControlFlowBatchingRules(*r);
     RegisterWhileBatchingRule(*r);
     RegisterConditionalBatchingRule(*r);

@@ -94,6 +94,7 @@ void RegisterDynamicSliceBatchingRules(BatchingRuleRegistry& registry);   // dyn
 void RegisterGatherScatterBatchingRules(BatchingRuleRegistry& registry);  // gather_scatter_rules.cc
 void RegisterReductionBatchingRules(BatchingRuleRegistry& registry);      // reduction_rules.cc
 void RegisterDotBatchingRule(BatchingRuleRegistry& registry);             // dot_rule.cc
+void RegisterConvolutionBatchingRule(BatchingRuleRegistry& registry);     // convolution_rule.cc
 void RegisterControlFlowBatchingRules(BatchingRuleRegistry& registry);    // control_flow_rules.cc
 void RegisterWhileBatchingRule(BatchingRuleRegistry& registry);           // while_rule.cc
 void RegisterConditionalBatchingRule(BatchingRuleRegistry& registry);     // conditional_rule.cc

@@ -103,6 +103,7 @@ void RegisterElementwiseOps(OpRegistry& registry);  // elementwise_ops.cc
 void RegisterShapeOps(OpRegistry& registry);        // shape_ops.cc
 void RegisterReductionOps(OpRegistry& registry);    // reduction_ops.cc
 void RegisterDotOp(OpRegistry& registry);           // dot_op.cc
+void RegisterConvolutionOp(OpRegistry& registry);   // convolution_op.cc
 void RegisterGatherScatterOps(OpRegistry& registry);// gather_scatter_ops.cc
 void RegisterControlFlowOps(OpRegistry& registry);  // control_flow_ops.cc
 void RegisterCollectiveOps(OpRegistry& registry);   // collective_ops.cc

@@ -24,6 +24,7 @@ const OpRegistry& Registry() {
     RegisterShapeOps(*r);
     RegisterReductionOps(*r);
     RegisterDotOp(*r);
+    RegisterConvolutionOp(*r);
     RegisterGatherScatterOps(*r);
     RegisterControlFlowOps(*r);
     RegisterCollectiveOps(*r);

@@ -198,6 +198,11 @@ absl::StatusOr<std::vector<WindowDim>> ParseWindow(const Instruction& inst, int6
   // Field counts first, and not via OpError: printing the instruction formats
   // the window, which needs six fields per dimension.
   for (size_t d = 0; d < window.size(); ++d) {
+    if (window[d].size() == 7) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "reduce-window does not take rhs_reversal (window dimension ", d, "), in %",
+          inst.name()));
+    }
     if (window[d].size() != 6) {
       return absl::InvalidArgumentError(absl::StrCat(
           "reduce-window window dimension ", d, " has ", window[d].size(),

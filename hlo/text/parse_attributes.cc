@@ -145,7 +145,8 @@ absl::StatusOr<IntListList> HloParser::ParseWindowValue() {
   RETURN_IF_ERROR(Expect(TokenKind::kLbrace, "'{' to start a window"));
   // Field index in the per-dim {size, stride, pad_lo, pad_hi, lhs, rhs}.
   std::vector<std::vector<int64_t>> fields(6);
-  std::vector<bool> given(6, false);
+  std::vector<bool> given(7, false);  // [6]: rhs_reversal
+  std::vector<int64_t> reversal;
   Token first = lexer_.Peek();
   while (!TryConsume(TokenKind::kRbrace)) {
     ASSIGN_OR_RETURN(Token key, ExpectName("a window field (size, stride, pad, lhs_dilate, "
@@ -168,11 +169,16 @@ absl::StatusOr<IntListList> HloParser::ParseWindowValue() {
     } else if (key.text == "rhs_dilate") {
       index = 5;
     } else if (key.text == "rhs_reversal") {
-      std::vector<int64_t> flags;
-      if (!SplitInts(ToAbsl(value.text), 'x', &flags) ||
-          std::any_of(flags.begin(), flags.end(), [](int64_t f) { return f != 0; })) {
-        return ErrorAt(value, "window reversal is not supported");
+      // Kept as a seventh field per dim only when some dim is reversed, so
+      // ops without reversal (reduce-window) keep their six fields.
+      if (given[6]) return ErrorAt(key, "window field 'rhs_reversal' twice");
+      if (!SplitInts(ToAbsl(value.text), 'x', &reversal) ||
+          std::any_of(reversal.begin(), reversal.end(),
+                      [](int64_t f) { return f != 0 && f != 1; })) {
+        return ErrorAt(value, Cat("invalid window rhs_reversal '", value.text,
+                                  "': expected 0 or 1 per dimension, joined by 'x'"));
       }
+      given[6] = true;
       continue;
     } else {
       return ErrorAt(key, Cat("unknown window field '", key.text, "'"));
@@ -203,6 +209,11 @@ absl::StatusOr<IntListList> HloParser::ParseWindowValue() {
     return dims;
   }
   const size_t rank = fields[0].size();
+  const bool reversed = std::any_of(reversal.begin(), reversal.end(), [](int64_t f) { return f; });
+  if (given[6] && reversal.size() != rank) {
+    return ErrorAt(first, Cat("window fields disagree on the number of dimensions: size has ",
+                              rank, ", rhs_reversal has ", reversal.size()));
+  }
   const int64_t defaults[6] = {1, 1, 0, 0, 1, 1};
   for (int k = 1; k < 6; ++k) {
     if (!given[k]) {
@@ -215,6 +226,7 @@ absl::StatusOr<IntListList> HloParser::ParseWindowValue() {
   for (size_t d = 0; d < rank; ++d) {
     dims.push_back(
         {fields[0][d], fields[1][d], fields[2][d], fields[3][d], fields[4][d], fields[5][d]});
+    if (reversed) dims.back().push_back(reversal[d]);
   }
   return dims;
 }
@@ -299,6 +311,21 @@ absl::StatusOr<AttrValue> HloParser::ParseAttrValue(const AttrSpec& spec, const 
         RETURN_IF_ERROR(Expect(TokenKind::kRbrace, "'}' or ',' in the computation list"));
       }
       return AttrValue(std::move(list));
+    }
+    case AttrKind::kDimLabels: {
+      // `b01f_01io->b01f` lexes as a name (or a word when it starts with a
+      // digit), an arrow and another; the text is kept and the labels are
+      // checked by the op (hlo/ops/convolution_dims.h), which owns them.
+      auto is_part = [&] {
+        TokenKind k = lexer_.Peek().kind;
+        return (k == TokenKind::kName && !lexer_.Peek().has_percent) || k == TokenKind::kWord ||
+               k == TokenKind::kInt;
+      };
+      if (!is_part()) return Expected(Cat("dimension labels for '", spec.name, "'"));
+      std::string operands(lexer_.Next().text);
+      RETURN_IF_ERROR(Expect(TokenKind::kArrow, Cat("'->' in '", spec.name, "'")));
+      if (!is_part()) return Expected(Cat("the output dimension labels of '", spec.name, "'"));
+      return AttrValue(Cat(operands, "->", lexer_.Next().text));
     }
     case AttrKind::kMesh:
     case AttrKind::kPartitionSpecs:

@@ -55,7 +55,8 @@ std::string PrintPadding(const IntListList& dims) {
   return absl::StrJoin(parts, "x");
 }
 
-// {size, stride, pad_lo, pad_hi, base_dilation, window_dilation} per dim.
+// {size, stride, pad_lo, pad_hi, base_dilation, window_dilation[, reversal]}
+// per dim.
 std::string PrintWindow(const IntListList& dims) {
   for (const auto& d : dims)
     if (d.size() < 6) return kInvalid;
@@ -79,6 +80,12 @@ std::string PrintWindow(const IntListList& dims) {
   }
   if (!all_equal(4, 1)) parts.push_back(absl::StrCat("lhs_dilate=", absl::StrJoin(field(4), "x")));
   if (!all_equal(5, 1)) parts.push_back(absl::StrCat("rhs_dilate=", absl::StrJoin(field(5), "x")));
+  // A seventh field (a convolution's kernel reversal) is printed when set.
+  bool has_reversal = !dims.empty();
+  for (const auto& d : dims) has_reversal = has_reversal && d.size() == 7;
+  if (has_reversal && !all_equal(6, 0)) {
+    parts.push_back(absl::StrCat("rhs_reversal=", absl::StrJoin(field(6), "x")));
+  }
   if (dims.empty()) return "{}";
   return absl::StrCat("{", absl::StrJoin(parts, " "), "}");
 }
@@ -109,7 +116,9 @@ std::string PrintAttributeValue(const AttrValue& value, AttrKind kind) {
     case AttrKind::kInt: ok = holds(int64_t{}); break;
     case AttrKind::kBool: ok = holds(bool{}); break;
     case AttrKind::kString: case AttrKind::kEnum: case AttrKind::kMesh:
-    case AttrKind::kPartitionSpecs: case AttrKind::kAxisNames: ok = holds(std::string{}); break;
+    case AttrKind::kPartitionSpecs: case AttrKind::kAxisNames: case AttrKind::kDimLabels:
+      ok = holds(std::string{});
+      break;
     case AttrKind::kIntList: ok = holds(IntList{}); break;
     case AttrKind::kSlice: case AttrKind::kPadding: case AttrKind::kWindow:
     case AttrKind::kReplicaGroups: case AttrKind::kPairs: ok = holds(IntListList{}); break;
@@ -125,6 +134,7 @@ std::string PrintAttributeValue(const AttrValue& value, AttrKind kind) {
     case AttrKind::kString:
       return Quote(std::get<std::string>(value));
     case AttrKind::kEnum:
+    case AttrKind::kDimLabels:
       return std::get<std::string>(value);
     case AttrKind::kIntList:
       return absl::StrCat("{", absl::StrJoin(std::get<IntList>(value), ","), "}");

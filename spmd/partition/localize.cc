@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ops/convolution_dims.h"
 #include "spmd/partition/computation_copy.h"
 #include "spmd/partition/global_view.h"
 #include "spmd/partition/local_builder.h"
@@ -106,6 +107,13 @@ class Localizer {
       for (size_t k = 0; k < lc.size(); ++k) {
         mask(0, lc[k], b.ScalarConstant(inst.operand(0)->shape().type(), 0));
         mask(1, rc[k], b.ScalarConstant(inst.operand(1)->shape().type(), 0));
+      }
+    } else if (inst.opcode() == Opcode::kConvolution) {
+      // The contracted input feature (split only without feature groups).
+      absl::StatusOr<hlo::ConvDims> cd = hlo::GetConvDims(inst);
+      if (cd.ok() && cd->feature_group_count == 1) {
+        mask(0, cd->lhs_feature, b.ScalarConstant(inst.operand(0)->shape().type(), 0));
+        mask(1, cd->rhs_input_feature, b.ScalarConstant(inst.operand(1)->shape().type(), 0));
       }
     }
   }

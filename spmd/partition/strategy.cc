@@ -34,6 +34,7 @@ bool HasFactors(const DimFactors& dims) {
 std::vector<int64_t> UnsplittableFactors(const Instruction& inst, const ShardingRule& rule) {
   std::vector<int64_t> out;
   const bool combinable = inst.opcode() == hlo::Opcode::kDot ||
+                          inst.opcode() == hlo::Opcode::kConvolution ||
                           (inst.opcode() == hlo::Opcode::kReduce && inst.operand_count() == 2);
   for (size_t f = 0; f < rule.factors.size(); ++f) {
     FactorKind kind = rule.factors[f].kind;

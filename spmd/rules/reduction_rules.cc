@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "hlo/ops/convolution_dims.h"
+
 namespace sharc::spmd {
 
 using hlo::Instruction;
@@ -95,6 +97,72 @@ absl::StatusOr<ShardingRule> DotRule(const Instruction& inst) {
   return rule;
 }
 
+// convolution: like dot, batch and output feature pass through and the input
+// feature is a reduction factor. Spatial dims with a real window read
+// neighbours (a halo exchange when split, which sharc does not have), so
+// each tensor's spatial dim is its own need-replication factor; a unit
+// window (1x1, stride 1, no padding or dilation) is pointwise. Under
+// feature or batch groups the grouped dims are kept whole: splitting them
+// would change the local op's group count, which the partitioner does not
+// rewrite.
+absl::StatusOr<ShardingRule> ConvolutionRule(const Instruction& inst) {
+  auto cd_or = hlo::GetConvDims(inst);
+  if (!cd_or.ok()) return cd_or.status();
+  const hlo::ConvDims& cd = *cd_or;
+  const hlo::Shape& lhs = inst.operand(0)->shape();
+  const hlo::Shape& rhs = inst.operand(1)->shape();
+  ShardingRule rule;
+  const int64_t rank = lhs.rank();
+  DimFactors l(rank), r(rank), out(rank);
+  auto own = [&](DimFactors& t, int64_t d, int64_t size) {
+    t[d] = {rule.AddFactor(size, FactorKind::kNeedReplication)};
+  };
+  const bool grouped = cd.feature_group_count > 1 || cd.batch_group_count > 1;
+  if (cd.batch_group_count == 1) {
+    int64_t f = rule.AddFactor(lhs.dim(cd.lhs_batch), FactorKind::kPassThrough);
+    l[cd.lhs_batch] = {f};
+    out[cd.out_batch] = {f};
+  } else {
+    own(l, cd.lhs_batch, lhs.dim(cd.lhs_batch));
+    own(out, cd.out_batch, cd.out_dims[cd.out_batch]);
+  }
+  if (!grouped) {
+    int64_t f = rule.AddFactor(rhs.dim(cd.rhs_output_feature), FactorKind::kPassThrough);
+    r[cd.rhs_output_feature] = {f};
+    out[cd.out_feature] = {f};
+  } else {
+    own(r, cd.rhs_output_feature, rhs.dim(cd.rhs_output_feature));
+    own(out, cd.out_feature, rhs.dim(cd.rhs_output_feature));
+  }
+  for (size_t s = 0; s < cd.window.size(); ++s) {
+    const hlo::ConvWindowDim& w = cd.window[s];
+    const bool pointwise = w.size == 1 && w.stride == 1 && w.pad_lo == 0 && w.pad_hi == 0 &&
+                           w.lhs_dilation == 1 && w.rhs_dilation == 1;
+    if (pointwise) {
+      int64_t f = rule.AddFactor(lhs.dim(cd.lhs_spatial[s]), FactorKind::kPassThrough);
+      l[cd.lhs_spatial[s]] = {f};
+      out[cd.out_spatial[s]] = {f};
+      // The kernel's spatial dim has size 1: no factor.
+    } else {
+      own(l, cd.lhs_spatial[s], lhs.dim(cd.lhs_spatial[s]));
+      own(r, cd.rhs_spatial[s], rhs.dim(cd.rhs_spatial[s]));
+      own(out, cd.out_spatial[s], cd.out_dims[cd.out_spatial[s]]);
+    }
+  }
+  // The contracted input feature last, as for dot.
+  if (cd.feature_group_count == 1) {
+    int64_t f = rule.AddFactor(rhs.dim(cd.rhs_input_feature), FactorKind::kReduction);
+    l[cd.lhs_feature] = {f};
+    r[cd.rhs_input_feature] = {f};
+  } else {
+    own(l, cd.lhs_feature, lhs.dim(cd.lhs_feature));
+    own(r, cd.rhs_input_feature, rhs.dim(cd.rhs_input_feature));
+  }
+  rule.operands = {l, r};
+  rule.results = {out};
+  return rule;
+}
+
 ShardingRule ReplicatedRule(std::string reason) {
   ShardingRule rule;
   rule.kind = ShardingRule::Kind::kReplicated;
@@ -108,6 +176,7 @@ void RegisterReductionRules(ShardingRuleRegistry& registry) {
   registry.Register(Opcode::kReduce, ReduceRule);
   registry.Register(Opcode::kReduceWindow, ReduceWindowRule);
   registry.Register(Opcode::kDot, DotRule);
+  registry.Register(Opcode::kConvolution, ConvolutionRule);
   // Collectives other than all-reduce change shapes by the group size: they
   // only appear in per-device programs, after partitioning.
   for (Opcode op : {Opcode::kAllGather, Opcode::kReduceScatter, Opcode::kAllToAll,

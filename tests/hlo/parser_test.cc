@@ -780,6 +780,12 @@ ENTRY %e {
   %z = f32[] constant(-inf)
   ROOT %r = f32[2,3] reduce-window(%x, %z), window={size=2x2 stride=2x2}, to_apply=%max
 })"},
+    {"convolution", R"(HloModule m
+ENTRY %e {
+  %x = f32[1,4,4,2] parameter(0)
+  %k = f32[2,2,1,4] parameter(1)
+  ROOT %c = f32[1,2,2,4] convolution(%x, %k), window={size=2x2 stride=2x1 pad=0_0x1_-1 rhs_dilate=1x2}, dim_labels=b01f_01io->b01f, feature_group_count=2
+})"},
     {"call", R"(HloModule m
 %f (x: f32[4]) -> f32[4] {
   %x = f32[4] parameter(0)

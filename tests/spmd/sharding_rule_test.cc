@@ -52,6 +52,47 @@ ENTRY e {
             "([i,j,l],[i,l,k])->([i,j,k]) {l:reduction}");
 }
 
+// convolution: batch and output feature pass through, the input feature is
+// a reduction factor like dot's contracting dim; a unit window is pointwise.
+TEST(ShardingRuleTest, PointwiseConvolutionIsADot) {
+  EXPECT_EQ(RuleOf(R"(HloModule m
+ENTRY e {
+  x = f32[8,5,5,4] parameter(0)
+  k = f32[1,1,4,6] parameter(1)
+  ROOT c = f32[8,5,5,6] convolution(x, k), window={size=1x1}, dim_labels=b01f_01io->b01f
+})",
+                   "c"),
+            "([i,k,l,m],[_,_,m,j])->([i,k,l,j]) {m:reduction}");
+}
+
+// A real window reads neighbours: each tensor's spatial dim is its own
+// need-replication factor (no halo exchange in sharc).
+TEST(ShardingRuleTest, ConvolutionWindowsKeepSpatialDimsWhole) {
+  EXPECT_EQ(RuleOf(R"(HloModule m
+ENTRY e {
+  x = f32[8,4,5,5] parameter(0)
+  k = f32[6,4,3,3] parameter(1)
+  ROOT c = f32[8,6,3,3] convolution(x, k), window={size=3x3}, dim_labels=bf01_oi01->bf01
+})",
+                   "c"),
+            "([i,q,k,n],[j,q,l,o])->([i,j,m,p]) {k:need-replication, l:need-replication, "
+            "m:need-replication, n:need-replication, o:need-replication, p:need-replication, "
+            "q:reduction}");
+}
+
+// Grouped dims stay whole: splitting them would change the group count.
+TEST(ShardingRuleTest, GroupedConvolutionKeepsFeaturesWhole) {
+  EXPECT_EQ(RuleOf(R"(HloModule m
+ENTRY e {
+  x = f32[8,5,4] parameter(0)
+  k = f32[1,2,6] parameter(1)
+  ROOT c = f32[8,5,6] convolution(x, k), window={size=1}, dim_labels=b0f_0io->b0f, feature_group_count=2
+})",
+                   "c"),
+            "([i,l,m],[_,n,j])->([i,l,k]) {j:need-replication, k:need-replication, "
+            "m:need-replication, n:need-replication}");
+}
+
 TEST(ShardingRuleTest, ReshapeGetsCompoundFactors) {
   EXPECT_EQ(RuleOf(R"(HloModule m
 ENTRY e {

@@ -1,0 +1,104 @@
+// convolution under the partitioner: batch- and output-feature-split
+// convolutions run locally, an input-feature split adds an all-reduce, a
+// spatial split (which would need a halo exchange) is gathered first, and
+// grouped convolutions keep their grouped dims whole. Every case must compute
+// what the global program computes.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "hlo/text/parser.h"
+#include "hlo/verifier/verifier.h"
+#include "spmd/cost_model.h"
+#include "spmd/partition/partitioner.h"
+#include "spmd/propagation.h"
+#include "tests/partition/partition_test_util.h"
+#include "tests/testlib/status_matchers.h"
+
+namespace sharc::spmd {
+namespace {
+
+// Propagates, partitions, and checks the per-device program against the
+// global one; returns the per-device program's text.
+std::string PartitionAndCheck(const std::string& text) {
+  auto global = hlo::ParseAndVerifyModule(text);
+  EXPECT_TRUE(global.ok()) << global.status();
+  if (!global.ok()) return "";
+  auto propagated = PropagateShardings(**global);
+  EXPECT_TRUE(propagated.ok()) << propagated.status();
+  auto local = PartitionModule(**global);
+  EXPECT_TRUE(local.ok()) << local.status();
+  if (!local.ok()) return "";
+  EXPECT_OK(hlo::VerifyModule(**local));
+  EXPECT_OK(testing_util::ExpectPartitionedMatchesGlobal(**global, **local, /*seed=*/3));
+  return (*local)->ToString();
+}
+
+std::string Module(const std::string& lhs_sharding, const std::string& rhs_sharding,
+                   const std::string& extra = "") {
+  return absl::StrCat(R"(HloModule m, num_partitions=2
+ENTRY e {
+  x = f32[4,6,6,4] parameter(0), sharding=)",
+                      lhs_sharding, R"(
+  k = f32[3,3,4,6] parameter(1), sharding=)",
+                      rhs_sharding, R"(
+  ROOT c = f32[4,4,4,6] convolution(x, k), window={size=3x3 stride=1x2 pad=0_0x2_1}, dim_labels=b01f_01io->b01f)",
+                      extra, "\n}\n");
+}
+
+TEST(ConvolutionPartitionTest, BatchSplitIsLocal) {
+  std::string local = PartitionAndCheck(Module("{devices=[2,1,1,1]0,1}", "{replicated}"));
+  EXPECT_THAT(local, ::testing::HasSubstr("f32[2,4,4,6] convolution"));
+  // No all-reduce: only the replicated entry result is gathered.
+  EXPECT_THAT(local, ::testing::Not(::testing::HasSubstr("all-reduce")));
+}
+
+TEST(ConvolutionPartitionTest, OutputFeatureSplitIsLocal) {
+  std::string local = PartitionAndCheck(Module("{replicated}", "{devices=[1,1,1,2]0,1}"));
+  EXPECT_THAT(local, ::testing::HasSubstr("f32[4,4,4,3] convolution"));
+  // No all-reduce: only the replicated entry result is gathered.
+  EXPECT_THAT(local, ::testing::Not(::testing::HasSubstr("all-reduce")));
+}
+
+TEST(ConvolutionPartitionTest, InputFeatureSplitIsAReduction) {
+  std::string local =
+      PartitionAndCheck(Module("{devices=[1,1,1,2]0,1}", "{devices=[1,1,2,1]0,1}",
+                               ", sharding={replicated}"));
+  EXPECT_THAT(local, ::testing::HasSubstr("convolution"));
+  EXPECT_THAT(local, ::testing::HasSubstr("all-reduce"));
+}
+
+TEST(ConvolutionPartitionTest, SpatialSplitIsGatheredFirst) {
+  PartitionAndCheck(Module("{devices=[1,2,1,1]0,1}", "{replicated}"));
+  PartitionAndCheck(Module("{devices=[1,1,2,1]0,1}", "{devices=[1,2,1,1]0,1}"));
+}
+
+TEST(ConvolutionPartitionTest, GroupedConvolutionsPartitionAlongTheBatch) {
+  PartitionAndCheck(R"(HloModule m, num_partitions=2
+ENTRY e {
+  x = f32[4,5,5,4] parameter(0), sharding={devices=[2,1,1,1]0,1}
+  k = f32[3,3,1,8] parameter(1), sharding={devices=[1,1,1,2]0,1}
+  ROOT c = f32[4,3,3,8] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f, feature_group_count=4
+})");
+  PartitionAndCheck(R"(HloModule m, num_partitions=2
+ENTRY e {
+  x = f32[4,5,5,3] parameter(0), sharding={devices=[2,1,1,1]0,1}
+  k = f32[3,3,3,4] parameter(1)
+  ROOT c = f32[2,3,3,4] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f, batch_group_count=2
+})");
+}
+
+// 2 * output elements * kernel window * input features per group.
+TEST(ConvolutionCostTest, CountsAMultiplyAddPerWindowTapAndGroupFeature) {
+  ASSERT_OK_AND_ASSIGN(auto module, hlo::ParseAndVerifyModule(R"(HloModule m
+ENTRY e {
+  x = f32[2,5,5,4] parameter(0)
+  k = f32[3,3,2,6] parameter(1)
+  ROOT c = f32[2,3,3,6] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f, feature_group_count=2
+})"));
+  OpCost cost = CostOf(*module->entry()->root());
+  EXPECT_EQ(cost.flops, 2.0 * (2 * 3 * 3 * 6) * (3 * 3 * 2));
+}
+
+}  // namespace
+}  // namespace sharc::spmd
