@@ -203,9 +203,20 @@ absl::StatusOr<std::vector<Instruction*>> HloParser::ParseOperands(Scope& scope)
     if (PeekOpcodeCall()) {
       lexer_.Restore(operand_start);
       Token at = lexer_.Peek();
-      ASSIGN_OR_RETURN(Instruction * nested_inst,
-                       ParseInstructionRhs(scope, at, /*inst_name=*/"", /*nested=*/true));
-      operands.push_back(nested_inst);
+      // Each level recurses through this function, with frames far larger
+      // than a bracket's (several KiB under the sanitizers), so nested
+      // instructions have a limit of their own, well inside the stack;
+      // XLA's dumps nest a few levels at most.
+      if (nested_instruction_depth_ >= kMaxNestedInstructionDepth) {
+        return ErrorAt(at, Cat("instructions nested as operands go deeper than the limit of ",
+                               kMaxNestedInstructionDepth, " levels"));
+      }
+      ++nested_instruction_depth_;
+      absl::StatusOr<Instruction*> nested_inst =
+          ParseInstructionRhs(scope, at, /*inst_name=*/"", /*nested=*/true);
+      --nested_instruction_depth_;
+      if (!nested_inst.ok()) return nested_inst.status();
+      operands.push_back(*nested_inst);
       continue;
     }
     lexer_.Restore(operand_start);

@@ -175,6 +175,9 @@ class HloParser {
   Lexer lexer_;
   absl::flat_hash_map<std::string, Computation*> computations_;
   int64_t nested_count_ = 0;  // numbers the names of nested instructions
+  // Instructions written as operands of operands, now (ParseOperands).
+  int nested_instruction_depth_ = 0;
+  static constexpr int kMaxNestedInstructionDepth = 64;
   int64_t inline_count_ = 0;  // numbers the names of inline computations
   Module* module_ = nullptr;  // the module being parsed (for inline computations)
 };
