@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/ops/convolution_dims.h"
+#include "hlo/ops/op_def.h"
 
 namespace sharc::tools {
 
@@ -37,24 +38,20 @@ absl::Status HasGlobalReference(const hlo::Module& module) {
     stack.pop_back();
     if (comp == nullptr || !seen.insert(comp).second) continue;
     for (const Instruction* inst : comp->instructions()) {
-      switch (inst->opcode()) {
-        case Opcode::kAllReduce:
-        case Opcode::kAllGather:
-        case Opcode::kReduceScatter:
-        case Opcode::kAllToAll:
-        case Opcode::kCollectivePermute:
-        case Opcode::kPartitionId:
-          return absl::UnimplementedError(absl::StrCat(
-              "unsupported: --check has no global reference for %", inst->name(), " (",
-              hlo::OpcodeName(inst->opcode()),
-              "): the global program runs it on one device; run without --check"));
-        case Opcode::kCall:
-        case Opcode::kWhile:
-        case Opcode::kConditional:
-          for (const hlo::Computation* c : inst->called_computations()) stack.push_back(c);
-          break;
-        default:
-          break;
+      // The op table says which ops are collectives (named ones live only
+      // in shard_map bodies, which this walk does not enter).
+      const bool per_device = inst->opcode() == Opcode::kPartitionId ||
+                              (hlo::HasOpDef(inst->opcode()) &&
+                               hlo::GetOpDef(inst->opcode()).traits.collective);
+      if (per_device) {
+        return absl::UnimplementedError(absl::StrCat(
+            "unsupported: --check has no global reference for %", inst->name(), " (",
+            hlo::OpcodeName(inst->opcode()),
+            "): the global program runs it on one device; run without --check"));
+      }
+      const Opcode op = inst->opcode();
+      if (op == Opcode::kCall || op == Opcode::kWhile || op == Opcode::kConditional) {
+        for (const hlo::Computation* c : inst->called_computations()) stack.push_back(c);
       }
     }
   }
