@@ -1,63 +1,22 @@
 #include "runtime/buffer.h"
 
-#include <sys/mman.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/buffer_pool.h"
 
 namespace sharc::runtime {
-namespace {
 
-// Arrays this large are placed on 2 MiB boundaries and offered transparent
-// huge pages: a kernel streaming them then misses the TLB 512x less often
-// and faults them in 512x fewer times (docs/performance.md).
-constexpr int64_t kHugePageBytes = int64_t{2} << 20;
-constexpr int64_t kHugePageMinBytes = int64_t{4} << 20;
-
-struct FreeDeleter {
-  void operator()(uint8_t* p) const { std::free(p); }
-};
-
-absl::StatusOr<std::shared_ptr<uint8_t>> AllocateAligned(int64_t bytes, const hlo::Shape& shape) {
-  void* p = nullptr;
-  if (bytes >= kHugePageMinBytes) {
-    // Whole 4 KiB pages, not whole huge pages: the tail of the last 2 MiB
-    // stays ordinary memory rather than up to 2 MiB more per array.
-    const int64_t rounded = (bytes + 4095) / 4096 * 4096;
-    if (posix_memalign(&p, static_cast<size_t>(kHugePageBytes), static_cast<size_t>(rounded)) != 0) {
-      p = nullptr;
-    } else {
-#ifdef MADV_HUGEPAGE
-      madvise(p, static_cast<size_t>(rounded), MADV_HUGEPAGE);  // advice only; failure is harmless
-#endif
-    }
-  } else {
-    // aligned_alloc wants a multiple of the alignment; never ask for 0 bytes
-    // so that every array (even an empty one) has a distinct, valid address.
-    int64_t rounded = (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
-    if (rounded == 0) rounded = kBufferAlignment;
-    p = std::aligned_alloc(static_cast<size_t>(kBufferAlignment), static_cast<size_t>(rounded));
-  }
-  if (p == nullptr) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("cannot allocate ", bytes, " bytes for a buffer of ", shape.ToString()));
-  }
-  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), FreeDeleter());
-}
-
-}  // namespace
-
-absl::StatusOr<Buffer> Buffer::Allocate(const hlo::Shape& shape, bool zero) {
+absl::StatusOr<Buffer> Buffer::Allocate(const hlo::Shape& shape, bool zero, BufferPool* pool) {
   if (absl::Status st = hlo::ValidateShape(shape); !st.ok()) return st;
   Buffer b;
   b.shape_ = shape;
   if (shape.is_tuple()) {
     b.elements_.reserve(static_cast<size_t>(shape.tuple_size()));
     for (const hlo::Shape& s : shape.tuple_shapes()) {
-      absl::StatusOr<Buffer> e = Allocate(s, zero);
+      absl::StatusOr<Buffer> e = Allocate(s, zero, pool);
       if (!e.ok()) return e.status();
       b.elements_.push_back(*std::move(e));
     }
@@ -68,7 +27,8 @@ absl::StatusOr<Buffer> Buffer::Allocate(const hlo::Shape& shape, bool zero) {
         absl::StrCat("cannot allocate a buffer of invalid shape ", shape.ToString()));
   }
   b.size_bytes_ = shape.byte_size();
-  absl::StatusOr<std::shared_ptr<uint8_t>> storage = AllocateAligned(b.size_bytes_, shape);
+  absl::StatusOr<std::shared_ptr<uint8_t>> storage =
+      pool != nullptr ? pool->Acquire(b.size_bytes_, shape) : AllocateFromSystem(b.size_bytes_, shape);
   if (!storage.ok()) return storage.status();
   b.storage_ = *std::move(storage);
   if (zero) std::memset(b.storage_.get(), 0, static_cast<size_t>(b.size_bytes_));

@@ -22,14 +22,18 @@ namespace sharc::runtime {
 // load a kernel may issue.
 inline constexpr int64_t kBufferAlignment = 64;
 
+class BufferPool;
+
 class Buffer {
  public:
   Buffer() = default;  // an empty handle (no shape, no memory)
 
   // A buffer of `shape` (array or tuple, recursively). Contents are
-  // uninitialised unless `zero` is set. Fails on invalid shapes and on
-  // allocation failure, naming the shape.
-  static absl::StatusOr<Buffer> Allocate(const hlo::Shape& shape, bool zero = false);
+  // uninitialised unless `zero` is set. Memory comes from `pool` where one
+  // is given (runtime/buffer_pool.h), else from the system. Fails on invalid
+  // shapes and on allocation failure, naming the shape.
+  static absl::StatusOr<Buffer> Allocate(const hlo::Shape& shape, bool zero = false,
+                                         BufferPool* pool = nullptr);
   // A tuple of existing buffers (aliases them, no copy).
   static Buffer Tuple(std::vector<Buffer> elements);
   // A copy of `literal` (arrays and tuples).

@@ -439,7 +439,7 @@ absl::StatusOr<Buffer> Executable::Execute(const Program& program,
   std::vector<const Buffer*> inputs;
   const DeviceContext& device = *state.device;
   auto allocate = [&](const hlo::Shape& shape, bool zero = false) -> absl::StatusOr<Buffer> {
-    absl::StatusOr<Buffer> b = Buffer::Allocate(shape, zero);
+    absl::StatusOr<Buffer> b = Buffer::Allocate(shape, zero, pool_.get());
     if (b.ok()) {
       state.live_bytes += LeafBytes(*b);
       state.stats.peak_live_bytes = std::max(state.stats.peak_live_bytes, state.live_bytes);
@@ -634,8 +634,8 @@ absl::StatusOr<Buffer> Executable::Execute(const Program& program,
                   inst.Describe()));
             }
             hlo::Shape stacked(each.type(), {g, each.num_elements()});
-            absl::StatusOr<Buffer> packed = Buffer::Allocate(stacked);
-            absl::StatusOr<Buffer> exchanged = Buffer::Allocate(stacked);
+            absl::StatusOr<Buffer> packed = Buffer::Allocate(stacked, false, pool_.get());
+            absl::StatusOr<Buffer> exchanged = Buffer::Allocate(stacked, false, pool_.get());
             if (!packed.ok()) return packed.status();
             if (!exchanged.ok()) return exchanged.status();
             const int64_t row = hlo::ByteWidth(each.type()) * each.num_elements();

@@ -18,6 +18,7 @@
 #include "absl/types/span.h"
 #include "hlo/ir/module.h"
 #include "runtime/buffer.h"
+#include "runtime/buffer_pool.h"
 #include "runtime/communicator.h"
 #include "runtime/kernel.h"
 
@@ -93,6 +94,9 @@ class Executable {
   std::unique_ptr<hlo::Module> module_;
   std::vector<std::unique_ptr<Program>> programs_;
   const Program* entry_ = nullptr;
+  // Every buffer a run allocates comes from here, so that the runs after
+  // the first reuse memory they have touched (runtime/buffer_pool.h).
+  std::unique_ptr<BufferPool> pool_ = std::make_unique<BufferPool>();
 };
 
 }  // namespace sharc::runtime

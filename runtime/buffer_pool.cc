@@ -1,0 +1,136 @@
+#include "runtime/buffer_pool.h"
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/buffer.h"
+
+namespace sharc::runtime {
+namespace {
+
+// Arrays this large are placed on 2 MiB boundaries and offered transparent
+// huge pages: a kernel streaming them then misses the TLB 512x less often
+// and faults them in 512x fewer times (docs/performance.md).
+constexpr int64_t kHugePageBytes = int64_t{2} << 20;
+constexpr int64_t kHugePageMinBytes = int64_t{4} << 20;
+
+// The size a request of `bytes` is allocated and pooled as: whole 4 KiB
+// pages for huge-page arrays (not whole huge pages: the tail of the last
+// 2 MiB stays ordinary memory), whole cache lines otherwise, and never 0, so
+// that every array (even an empty one) has a distinct, valid address.
+int64_t BlockBytes(int64_t bytes) {
+  if (bytes >= kHugePageMinBytes) return (bytes + 4095) / 4096 * 4096;
+  const int64_t rounded = (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+  return rounded == 0 ? kBufferAlignment : rounded;
+}
+
+void* SystemAllocate(int64_t block) {
+  void* p = nullptr;
+  if (block >= kHugePageMinBytes) {
+    if (posix_memalign(&p, static_cast<size_t>(kHugePageBytes), static_cast<size_t>(block)) != 0) {
+      return nullptr;
+    }
+#ifdef MADV_HUGEPAGE
+    madvise(p, static_cast<size_t>(block), MADV_HUGEPAGE);  // advice only; failure is harmless
+#endif
+    return p;
+  }
+  return std::aligned_alloc(static_cast<size_t>(kBufferAlignment), static_cast<size_t>(block));
+}
+
+absl::Status OutOfMemory(int64_t bytes, const hlo::Shape& shape) {
+  return absl::ResourceExhaustedError(
+      absl::StrCat("cannot allocate ", bytes, " bytes for a buffer of ", shape.ToString()));
+}
+
+}  // namespace
+
+struct BufferPool::State {
+  std::mutex mu;
+  bool open = true;  // false once the pool is destroyed: blocks go to the system
+  absl::flat_hash_map<int64_t, std::vector<void*>> free;  // by block size
+  BufferPoolStats stats;
+
+  // Takes back a block whose last user let it go.
+  void Return(void* p, int64_t block) {
+    std::lock_guard<std::mutex> lock(mu);
+    stats.in_use_bytes -= block;
+    if (!open || stats.free_bytes + block > stats.peak_in_use_bytes) {
+      std::free(p);
+      return;
+    }
+    free[block].push_back(p);
+    stats.free_bytes += block;
+  }
+
+  // Gives every free block back to the system (mu held).
+  void Trim() {
+    for (auto& [block, list] : free) {
+      for (void* p : list) std::free(p);
+    }
+    free.clear();
+    stats.free_bytes = 0;
+  }
+};
+
+BufferPool::BufferPool() : state_(std::make_shared<State>()) {}
+
+BufferPool::~BufferPool() {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->open = false;
+  state_->Trim();
+}
+
+absl::StatusOr<std::shared_ptr<uint8_t>> BufferPool::Acquire(int64_t bytes,
+                                                            const hlo::Shape& shape) {
+  const int64_t block = BlockBytes(bytes);
+  void* p = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    BufferPoolStats& s = state_->stats;
+    auto it = state_->free.find(block);
+    if (it != state_->free.end() && !it->second.empty()) {
+      p = it->second.back();
+      it->second.pop_back();
+      s.free_bytes -= block;
+      ++s.hits;
+    } else {
+      ++s.misses;
+      // Sizes the pool holds but nobody asks for any more: give them back
+      // before asking the system for more.
+      if (s.free_bytes + s.in_use_bytes + block > 2 * std::max(s.peak_in_use_bytes, block)) {
+        state_->Trim();
+      }
+    }
+    s.in_use_bytes += block;
+    s.peak_in_use_bytes = std::max(s.peak_in_use_bytes, s.in_use_bytes);
+  }
+  if (p == nullptr) p = SystemAllocate(block);
+  if (p == nullptr) {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->stats.in_use_bytes -= block;
+    return OutOfMemory(bytes, shape);
+  }
+  std::shared_ptr<State> state = state_;
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [state, block](uint8_t* q) {
+    state->Return(q, block);
+  });
+}
+
+BufferPoolStats BufferPool::stats() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->stats;
+}
+
+absl::StatusOr<std::shared_ptr<uint8_t>> AllocateFromSystem(int64_t bytes, const hlo::Shape& shape) {
+  void* p = SystemAllocate(BlockBytes(bytes));
+  if (p == nullptr) return OutOfMemory(bytes, shape);
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+}
+
+}  // namespace sharc::runtime
