@@ -65,6 +65,10 @@ struct DotStages {
   hlo::PrimitiveType type;
   std::vector<int64_t> dims;  // result dims, HLO order
   int64_t k = 0;              // extent of a single contracting dim
+  // Leading batch dims of a batched GEMM (one lhs free, one rhs free and
+  // one contracting dim): each batch is a 2-D GEMM, and batches are the
+  // parallel tasks (BatchedGemmSchedule). 0 otherwise.
+  int64_t batch_dims = 0;
 };
 
 // A register tile of the f32 GEMM: `rows` x `vectors` accumulators, plus
@@ -219,6 +223,40 @@ bool PacksLhs(const TaskSplit& t, int64_t elements, bool transposed) {
 // about 1% faster than by 2, inside the noise, so the compile time decides.
 int KStepsPerIteration(int64_t k) { return k > 0 && k % 2 == 0 ? 2 : 1; }
 
+// A batched GEMM (attention's [batch, heads, seq, head_dim] products and
+// their gradients): the 2-D register tile inside each batch, the batches
+// fused into one parallel loop (a batch is one task: 128x128x32 is 0.5M
+// FMAs, and splitting it would add a parallel loop per batch), and a
+// packed rhs per batch where it is given (a transposed rhs, whose n runs
+// are a row apart, as in q k^T).
+void ScheduleBatchedGemm(const DotStages& s, Halide::Func out, RegisterTile tile, int lanes) {
+  std::vector<Halide::Var> args = out.args();  // innermost first
+  Halide::Var x = args[0], y = args[1], xi("xi"), yi("yi");
+  out.tile(x, y, xi, yi, tile.vectors * lanes, tile.rows).vectorize(xi, lanes).unroll(xi).unroll(yi);
+  out.reorder(xi, yi, y, x);
+  Halide::Var batch = args[2];
+  for (size_t i = 3; i < args.size(); ++i) {
+    Halide::Var fused(absl::StrCat("batch", i));
+    out.fuse(batch, args[i], fused);
+    batch = fused;
+  }
+  out.parallel(batch);
+  Halide::Func acc = s.accumulator;
+  std::vector<Halide::Var> aargs = acc.args();
+  acc.compute_at(out, y).vectorize(aargs[0], lanes).unroll(aargs[0]).unroll(aargs[1]);
+  std::vector<Halide::VarOrRVar> order = {aargs[0], aargs[1], s.r[0]};
+  for (size_t i = 2; i < aargs.size(); ++i) order.push_back(aargs[i]);
+  acc.update().reorder(order).vectorize(aargs[0], lanes).unroll(aargs[0]).unroll(aargs[1]);
+  if (const int steps = KStepsPerIteration(s.k); steps > 1) {
+    Halide::RVar k_outer("k_outer"), k_inner("k_inner");
+    acc.update().split(s.r[0], k_outer, k_inner, steps).unroll(k_inner);
+  }
+  if (s.packed_rhs.defined()) {
+    Halide::Func p = s.packed_rhs;
+    p.compute_at(out, batch).vectorize(p.args()[0], lanes);
+  }
+}
+
 void ScheduleDot(DotStages s, Halide::Func out) {
   const int64_t rank = static_cast<int64_t>(s.dims.size());
   std::vector<Halide::VarOrRVar> reduction_order;
@@ -238,6 +276,10 @@ void ScheduleDot(DotStages s, Halide::Func out) {
   const int tile_rows = tile.rows;
   // Small or non-f32 dots: one native f32 vector, 8 lanes of anything else.
   const int vec = f32 ? lanes : 8;
+  if (s.batch_dims > 0 && f32 && tile.vectors > 0) {
+    ScheduleBatchedGemm(s, out, tile, lanes);
+    return;
+  }
   if (rank >= 2 && f32 && tile.vectors > 0) {
     Halide::Var y = args[1], xi("xi"), yi("yi");
     out.tile(x, y, xi, yi, tile_cols, tile_rows).vectorize(xi, lanes).unroll(xi).unroll(yi);
@@ -418,6 +460,29 @@ absl::StatusOr<Lowered> LowerDot(const hlo::Instruction& inst,
         stages.packed_lhs(qi, qk, qt) = ToAccumulator(Call(ops[0].func, qa), lhs.type(), acc_type);
         a = stages.packed_lhs(vars[0] % tile.rows, stages.r[0], vars[0] / tile.rows);
         out.helpers.push_back(stages.packed_lhs);
+      }
+    } else if (!lb.empty() && lc.size() == 1 && lf.size() == 1 && rf.size() == 1) {
+      stages.batch_dims = static_cast<int64_t>(lb.size());
+      b = ToAccumulator(Call(ops[1].func, ri), rhs.type(), acc_type);
+      if (rf[0] < rc[0] && t == hlo::PrimitiveType::kF32) {
+        // A transposed rhs ([.., n, k], as k in q k^T): a k step's vector of
+        // n would gather values a row apart, so each batch's rhs is first
+        // packed as (n, k) (ScheduleBatchedGemm).
+        Halide::Var pn("pn"), pk("pk");
+        std::vector<Halide::Var> pargs = {pn, pk};
+        std::vector<Expr> pi(static_cast<size_t>(rhs.rank())), at = {vars[lb.size() + 1], stages.r[0]};
+        pi[static_cast<size_t>(rf[0])] = pn;
+        pi[static_cast<size_t>(rc[0])] = pk;
+        for (size_t i = 0; i < rb.size(); ++i) {
+          Halide::Var pb(absl::StrCat("pb", i));
+          pargs.push_back(pb);
+          pi[static_cast<size_t>(rb[i])] = pb;
+          at.push_back(vars[i]);
+        }
+        stages.packed_rhs = Halide::Func(HalideName("dot_packed_rhs", inst));
+        stages.packed_rhs(pargs) = ToAccumulator(Call(ops[1].func, pi), rhs.type(), acc_type);
+        b = stages.packed_rhs(at);
+        out.helpers.push_back(stages.packed_rhs);
       }
     } else {
       b = ToAccumulator(Call(ops[1].func, ri), rhs.type(), acc_type);

@@ -15,7 +15,7 @@ bool IsVectorizableRowReduction(const hlo::Instruction& inst, hlo::Opcode op) {
   if (input.rank() < 2 || dims.size() != 1 || dims[0] != input.rank() - 1) return false;
   const PrimitiveType t = inst.shape().type();
   if (t == PrimitiveType::kPred || input.num_elements() == 0) return false;
-  if (input.dim(input.rank() - 1) < std::max<int64_t>(kLongRow, 4 * VectorLanes(t))) return false;
+  if (input.dim(input.rank() - 1) < std::max<int64_t>(kVectorizedRow, 4 * VectorLanes(t))) return false;
   if (hlo::IsFloatingPoint(t)) {
     if (op == hlo::Opcode::kMaximum || op == hlo::Opcode::kMinimum) return true;
     return op == hlo::Opcode::kAdd && (t == PrimitiveType::kF32 || t == PrimitiveType::kF64);

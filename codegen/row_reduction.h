@@ -10,9 +10,16 @@
 
 namespace sharc::codegen {
 
-// Rows at least this long take the vectorised form (shorter rows are cheap
-// either way and keep the interpreter's order).
+// Sums over rows at least this long (a reduce of the innermost dims) are
+// split into partial sums (ScheduleLongRowSum); shorter ones keep the
+// interpreter's order.
 inline constexpr int64_t kLongRow = 256;
+// Rows this long or longer (and at least 4 vectors) take the vectorised
+// row form. Attention's rows are 128 long: its softmax backward (three
+// chained row sums over f32[16,8,128,128]) took 10.3 ms a layer folding
+// them one element at a time, the medium training step's largest
+// non-GEMM cost (docs/performance.md).
+inline constexpr int64_t kVectorizedRow = 32;
 
 // True if `inst` (a reduce combining with `op`) reduces only the innermost
 // dim of rows long enough, with an op and type whose result does not depend

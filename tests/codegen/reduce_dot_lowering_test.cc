@@ -1,5 +1,7 @@
 // reduce, reduce-window and dot against the interpreter. Reductions run each
-// output's fold in the interpreter's order, so they match bit for bit; dots
+// output's fold in the interpreter's order, so they match bit for bit, except
+// f32/f64 sums over rows of kVectorizedRow or more (r0's 67), which are
+// summed as vector partials, as XLA does, and agree to rounding; dots
 // accumulate in f32 (the interpreter in double) and are compared with a
 // tolerance scaled by the contraction length.
 #include <string>
@@ -53,7 +55,9 @@ TEST_P(ReduceLoweringTest, EqualsInterpreter) {
   std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 11);
   ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
   ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
-  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 0, 0, "reductions")) << text;
+  // Order-independent folds (integers, max, min) must match exactly.
+  const double rtol = t == PrimitiveType::kF32 ? 1e-5 : t == PrimitiveType::kF64 ? 1e-13 : 0;
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, rtol, rtol, "reductions")) << text;
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, ReduceLoweringTest, ::testing::ValuesIn(AllTypes()),
@@ -180,6 +184,56 @@ ENTRY main {
   ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
   // Up to 6600-term sums (magnitude ~30): f32 accumulation is within 1e-3.
   EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-4, 1e-3, "tiled f32 dots"));
+}
+
+// Attention's batched dots take the register tile in each batch, the
+// batches one parallel loop: q k^T (transposed rhs, packed per batch, with a
+// scaling epilogue), p v (rhs in place), and the gradients' transposed lhs;
+// shapes that leave partial tiles on both dims.
+TEST(DotLoweringTest, BatchedGemmsEqualInterpreter) {
+  const std::string text = R"(
+HloModule batched
+ENTRY main {
+  q = f32[2,3,37,20] parameter(0)
+  k = f32[2,3,29,20] parameter(1)
+  v = f32[2,3,29,26] parameter(2)
+  p = f32[2,3,37,29] parameter(3)
+  s = f32[2,3,37,29] dot(q, k), lhs_batch_dims={0,1}, lhs_contracting_dims={3},
+      rhs_batch_dims={0,1}, rhs_contracting_dims={3}
+  c = f32[] constant(0.25)
+  cb = f32[2,3,37,29] broadcast(c), dimensions={}
+  scaled = f32[2,3,37,29] multiply(s, cb)
+  pv = f32[2,3,37,26] dot(p, v), lhs_batch_dims={0,1}, lhs_contracting_dims={3},
+       rhs_batch_dims={0,1}, rhs_contracting_dims={2}
+  pt = f32[2,3,29,20] dot(p, q), lhs_batch_dims={0,1}, lhs_contracting_dims={2},
+       rhs_batch_dims={0,1}, rhs_contracting_dims={2}
+  ROOT out = (f32[2,3,37,29], f32[2,3,37,26], f32[2,3,29,20]) tuple(scaled, pv, pt)
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 23, -1, 1);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-5, 1e-5, "batched f32 dots"));
+}
+
+TEST(DotLoweringTest, BatchedGemmPacksATransposedRhsPerBatchAndRunsBatchesInParallel) {
+  const std::string text = R"(
+HloModule scores
+ENTRY main {
+  q = f32[4,8,128,32] parameter(0)
+  k = f32[4,8,128,32] parameter(1)
+  ROOT s = f32[4,8,128,128] dot(q, k), lhs_batch_dims={0,1}, lhs_contracting_dims={3},
+           rhs_batch_dims={0,1}, rhs_contracting_dims={3}
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
+  ASSERT_OK_AND_ASSIGN(const std::string nest, testing_util::LoopNestOfEntry(*module));
+  // One parallel loop, over the fused batch dims, with the rhs packed inside it.
+  EXPECT_THAT(nest, ::testing::ContainsRegex("halide_do_par_for\\([^,]*batch3, 0, 32,"));
+  EXPECT_THAT(nest, ::testing::HasSubstr("produce dot_packed_rhs"));
+  EXPECT_THAT(nest, ::testing::ContainsRegex(
+                        "allocate dot_packed_rhs_[a-z0-9_$]+\\[float32 \\* 128 \\* 32 \\*"));
 }
 
 // The rhs panel is packed from 256 KiB of rhs on; below that its rows are
