@@ -13,10 +13,13 @@
 // scripts/bench_training_step.sh runs in the same run on the same initial
 // parameters and batch (written by --dump-inputs=DIR).
 //
-//   bm_training_step [--dump-inputs=DIR] [--profile=SIZE[:DEVICES]] [benchmark flags]
+//   bm_training_step [--dump-inputs=DIR] [--profile=SIZE[:DEVICES]]
+//                    [--dump-hlo=SIZE:FILE] [benchmark flags]
 //
 // --profile prints where one size's step spends its time (tools/profile.h,
-// as `sharc run --profile`) instead of benchmarking.
+// as `sharc run --profile`) instead of benchmarking. --dump-hlo writes one
+// size's traced step (1 device) as HLO text, so that `sharc run FILE
+// --random-inputs --profile` can work on it kernel by kernel.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -179,6 +182,26 @@ int PrintProfile(const std::string& spec) {
   return 2;
 }
 
+// Writes one size's traced step, lowered for one device, to a file.
+int DumpHlo(const std::string& spec) {
+  const size_t colon = spec.find(':');
+  const std::string name = spec.substr(0, colon);
+  for (const StepSize& size : kSizes) {
+    if (colon == std::string::npos || name != size.name) continue;
+    const fe::HostTree args =
+        fe::HostTree::list({lm::InitParams(size.model, kSeed), fe::HostTree(Tokens(size))});
+    auto module = StepFunction(size, 1).Lower(args);
+    if (!module.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(module.status().message()).c_str());
+      return 1;
+    }
+    std::ofstream(spec.substr(colon + 1)) << (*module)->ToString();
+    return 0;
+  }
+  std::fprintf(stderr, "bm_training_step: --dump-hlo takes small, medium or large:FILE\n");
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -190,6 +213,7 @@ int main(int argc, char** argv) {
       return failed;
     }
     if (std::strncmp(argv[i], "--profile=", 10) == 0) return PrintProfile(argv[i] + 10);
+    if (std::strncmp(argv[i], "--dump-hlo=", 11) == 0) return DumpHlo(argv[i] + 11);
     rest.push_back(argv[i]);
   }
   int rest_count = static_cast<int>(rest.size());

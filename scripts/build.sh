@@ -4,7 +4,8 @@
 #
 #   scripts/build.sh [extra cmake -D options...]
 #
-# Environment: SHARC_BUILD_DIR (default build), SHARC_JOBS (default 2).
+# Environment: SHARC_BUILD_DIR (default build), SHARC_JOBS (default 2),
+# SHARC_TARGETS (default: everything; the main job builds only its own).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,6 +28,8 @@ fi
 
 echo "build.sh: configuring $build_dir"
 cmake "${configure_args[@]}" >/dev/null
-echo "build.sh: building $build_dir with $jobs jobs"
-cmake --build "$build_dir" -j "$jobs"
+targets=()
+for t in ${SHARC_TARGETS:-}; do targets+=(--target "$t"); done
+echo "build.sh: building ${SHARC_TARGETS:-everything} in $build_dir with $jobs jobs"
+cmake --build "$build_dir" -j "$jobs" "${targets[@]}"
 echo "build.sh: done ($build_dir/tools/sharc)"
