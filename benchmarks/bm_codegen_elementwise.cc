@@ -94,7 +94,7 @@ void BM_StreamCopy(benchmark::State& state) {
 // runtime's buffers, each thread over its own contiguous part. A read-only
 // kernel is compared with this, not with copy: copy's bytes are half
 // writes, and on this host one core reads at about half of copy's counted
-// rate (docs/performance.md, session 7).
+// rate (docs/performance_log.md, session 7).
 __attribute__((noinline)) float ReadSum(const float* p, int64_t n) {
   Vec s[8] = {};
   int64_t i = 0;
@@ -246,7 +246,7 @@ void BM_HalideSoftmaxRows(benchmark::State& state) {
 
 // Half of every row masked to -1e9: exp's results that round to zero must
 // not cost more than the others (an underflowing multiply takes a microcode
-// assist on Intel cores; docs/performance.md, session 7).
+// assist on Intel cores; docs/performance_log.md, session 7).
 void BM_HalideMaskedSoftmaxRowsInCache(benchmark::State& state) {
   RunRowKernel(state, SoftmaxRowsModule(kCacheRows, /*masked=*/true), kCacheRows);
 }

@@ -253,7 +253,7 @@ int OpenBlasSpinLog2() {
 // Halide runs, then as long of OpenBLAS runs, each round giving the ratio
 // of their median run times. BM_HalideGemm and BM_OpenBlasSgemm above are
 // timed in windows seconds to minutes apart, and this host's speed drifts
-// by tens of percent between such windows (docs/performance.md, session 7),
+// by tens of percent between such windows (docs/performance_log.md, session 7),
 // which decided some of their ratios. Counter halide_over_openblas is the
 // median round's speed ratio (> 1: Halide faster); rounds alternate which
 // library goes first, and the first run of each block, which pays the
@@ -270,7 +270,7 @@ int OpenBlasSpinLog2() {
 // slept 200 ms after each OpenBLAS block instead; then every Halide block
 // started after 200 ms of idle, and only half the OpenBLAS blocks did, and
 // the ratio read 0.68-1.12 at N=256-512 on 2 threads, against 1.04-1.50
-// with the short spin and no pause (docs/performance.md, session 17).
+// with the short spin and no pause (docs/performance_log.md, session 17).
 void BM_GemmHalideOverOpenBlas(benchmark::State& state) {
   if (SkipForUnusableOpenBlasCore(state)) return;
   const int64_t n = state.range(0);
@@ -323,7 +323,7 @@ BENCHMARK(BM_GemmHalideOverOpenBlas)->Arg(256)->Arg(512)->Arg(1024)->Arg(2048)->
 // main: so the process sets it and runs itself again (see
 // BM_GemmHalideOverOpenBlas). A caller's own value is kept. It holds for
 // every benchmark of the binary; BM_OpenBlasSgemm alone, back to back, ran
-// the same with it as with the default (docs/performance.md, session 17).
+// the same with it as with the default (docs/performance_log.md, session 17).
 int main(int argc, char** argv) {
   if (std::getenv("OPENBLAS_THREAD_TIMEOUT") == nullptr &&
       setenv("OPENBLAS_THREAD_TIMEOUT", "20", 1) == 0) {

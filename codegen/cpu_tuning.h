@@ -1,7 +1,7 @@
 // Schedule choices that depend on the core's microarchitecture, not on its
 // instruction set (which the Halide target already names), like LLVM's
 // -mtune or OpenBLAS's core types. Each value here was measured on the core
-// it is for (docs/performance.md); a core sharc has not been measured on
+// it is for (docs/performance_log.md); a core sharc has not been measured on
 // gets the defaults.
 #ifndef SHARC_CODEGEN_CPU_TUNING_H_
 #define SHARC_CODEGEN_CPU_TUNING_H_

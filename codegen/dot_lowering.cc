@@ -131,7 +131,7 @@ RegisterTile ChooseRegisterTile(int64_t m, int64_t n, int lanes, int vector_regi
 // shared with the host's other tenants; there are no cache counters here to
 // confirm it). Each block repacks every rhs panel, a strided read of the
 // whole rhs, so blocks cannot be small. Measured on Zen 3 against OpenBLAS
-// in the same run (docs/performance.md, session 14), 2048^3 on 1 thread:
+// in the same run (docs/performance_log.md, session 14), 2048^3 on 1 thread:
 // 0.87-0.95 unblocked, 0.91-1.00 in two blocks of 1024 rows (8 MiB of lhs
 // each), 0.92-0.96 in four of 512, 0.84-0.85 in eight of 256; alternated
 // in the same minutes, two blocks won two rounds of three. 2 threads:
@@ -185,7 +185,7 @@ TaskSplit SplitTasks(int64_t m, int64_t n, int64_t k, RegisterTile tile, int lan
 // reads it again. The price is a copy of the block (at most 8 MiB, f32),
 // allocated while the block runs.
 // Compared in one process on Zen 3 (`bm_codegen_kernel --vs`, packed over
-// unpacked, run each way round: docs/performance.md, session 17), 1 thread:
+// unpacked, run each way round: docs/performance_log.md, session 17), 1 thread:
 // 16384x256x1024 1.43 / 1.50, 4096x1024x1024 1.04 / 1.04, 2048^3 1.02 /
 // 1.07; 2 threads: 1.35 / 1.26, 1.04 / 1.06, 1.04 / 1.04. Per FLOP against
 // 1024^3 in one process, 16384x256x1024 went from 0.67 to 0.93, 4096x1024x1024

@@ -69,7 +69,7 @@ constexpr int64_t kStreamedBytes = int64_t{16} << 20;
 // 4096x1024x1024 1.030, 1024x1024x4096 1.051, 1024x4096x1024 0.995 (where
 // only the inputs' prefetches differ); 2 threads: 2048^3 1.020. Without the
 // prefetches alone, 2048^3 read 1.026. These gains are inside the spread
-// that same-kernel pairings showed (docs/performance.md, session 16), so
+// that same-kernel pairings showed (docs/performance_log.md, session 16), so
 // the rule rests as much on the reasons above. Measured only on f32 GEMMs
 // with AVX2; it also covers a kernel whose large output is a broadcast of a
 // dot's result, which the elementwise walk would have streamed.

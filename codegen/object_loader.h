@@ -4,7 +4,7 @@
 // Halide runtime's entry points, libm) resolved against the process with
 // dlsym. This replaces `ld -shared` and dlopen, which cost about 6 ms of an
 // elementwise kernel's 45 ms cold compile, most of it starting `ld`
-// (docs/performance.md).
+// (docs/performance_log.md).
 //
 // Only what LLVM's x86-64 back end emits for position-independent code in
 // the small code model is accepted; anything else (another machine, an

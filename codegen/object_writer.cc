@@ -115,7 +115,7 @@ void FenceBeforeReturns(llvm::Function& f) {
 // How far ahead of a streamed load to prefetch unless the schedule chose a
 // distance: past what the core's own out-of-order window reaches and well
 // inside a 2 MiB page (for one stream the gain was flat from 4 to 16 KiB on
-// this machine, docs/performance.md).
+// this machine, docs/performance_log.md).
 constexpr int64_t kDefaultPrefetchBytes = 4096;
 
 // Prefetches `elements` of the load's own type ahead of `load`, or

@@ -6,7 +6,7 @@
 // - non-temporal stores: a kernel that streams a big output through the
 //   cache first reads every line it is about to overwrite
 //   (read-for-ownership), so here it moves 1.5x the bytes of a copy
-//   (docs/performance.md);
+//   (docs/performance_log.md);
 // - software prefetch ahead of big inputs;
 // - division by a value the same in every lane through its reciprocal,
 //   still rounded correctly (Halide 14 has no FMA to express it with).

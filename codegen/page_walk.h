@@ -15,7 +15,7 @@ namespace sharc::codegen {
 // plain a*x+b loop with non-temporal stores, ran in 7.2-7.5 ms walking one
 // page and 6.2-6.5 ms walking four (STREAM copy 6.9-7.1 ms), while one
 // vector per page instead of four was slower than one stream
-// (docs/performance.md, session 8). On Zen 3 (session 9) the plain loop is
+// (docs/performance_log.md, session 8). On Zen 3 (session 9) the plain loop is
 // faster walking one page (21 against 16 GB/s) and the kernel's walk runs
 // level with it, so the walk stays. On Zen 4 (session 18) reads alone are
 // 1.4x slower walked four pages side by side, and long sums read front to

@@ -36,7 +36,7 @@ bool FeedsReduction(const hlo::Instruction* inst,
 // loading the kernel's input, whose loads carry the prefetch of the next
 // row (object_writer.h). layernorm's x - mean over [4096,1024] on 2 threads:
 // 0.94-0.99 -> 0.88-0.93 ms in three alternations, level within the noise on
-// 1 thread (docs/performance.md). The walk stops at inputs, at reductions,
+// 1 thread (docs/performance_log.md). The walk stops at inputs, at reductions,
 // and at per-row values (dims `rows`) and scalars, which Halide hoists out
 // of the row's loop whatever they cost; any other value (a per-column
 // vector, say) is counted like the row's own.

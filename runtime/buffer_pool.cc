@@ -15,7 +15,7 @@ namespace {
 
 // Arrays this large are placed on 2 MiB boundaries and offered transparent
 // huge pages: a kernel streaming them then misses the TLB 512x less often
-// and faults them in 512x fewer times (docs/performance.md).
+// and faults them in 512x fewer times (docs/performance_log.md).
 constexpr int64_t kHugePageBytes = int64_t{2} << 20;
 constexpr int64_t kHugePageMinBytes = int64_t{4} << 20;
 

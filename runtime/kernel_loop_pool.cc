@@ -18,7 +18,7 @@
 
 namespace sharc::runtime {
 
-// The default pool: see docs/performance.md ("Kernels' parallel loops") for
+// The default pool: see docs/performance_log.md ("Kernels' parallel loops") for
 // bm_kernel_threads measured with each.
 const KernelLoopPool kDefaultKernelLoopPool = KernelLoopPool::kOpenMpExecutor;
 
@@ -241,7 +241,7 @@ class LoopExecutor {
   // time, which are still in its core's L2. With one shared counter the
   // rows moved between cores from run to run: a 256^3 GEMM on two threads
   // took 0.151-0.168 ms with one counter, 0.140-0.158 ms with shares
-  // (docs/performance.md, session 7).
+  // (docs/performance_log.md, session 7).
   static void Work(Job& job, int participant) {
     const int parts = static_cast<int>(job.ranges.size());
     for (int k = 0; k < parts; ++k) {

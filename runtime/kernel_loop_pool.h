@@ -45,7 +45,7 @@ enum class KernelLoopPool {
   kDeviceThreads = 0,
   // Always an OpenMP team (`omp parallel for`) of the device's share on the
   // device thread. Its closing barrier waits for every helper to be
-  // scheduled: on a loaded host 10x slower (docs/performance.md).
+  // scheduled: on a loaded host 10x slower (docs/performance_log.md).
   kOpenMpTeams = 1,
   // Always the runner the library came with (Halide's pool), whatever the
   // share: what the runtime did before kernel_loop_pool existed.

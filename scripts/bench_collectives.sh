@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # In-process collectives (bm_collectives) against Open MPI (bm_mpi_collectives
 # under mpirun -np 2 and -np 4) and memcpy, on 4 KiB..64 MiB; prints a
-# markdown table (see docs/performance.md, "Collectives").
+# markdown table (see docs/performance_log.md, "Collectives").
 #
 #   scripts/bench_collectives.sh [build-dir]      (default: build-bench)
 #   MIN_TIME=0.5 scripts/bench_collectives.sh     (seconds per gbench case)

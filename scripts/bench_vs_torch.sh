@@ -3,7 +3,7 @@
 # floats, softmax and layernorm over rows of [4096,1024], a 64M-float sum)
 # against torch eager (Debian's python3-torch, installed on first use) and
 # STREAM copy, on 1 thread, run back to back in one window; prints a markdown
-# table (docs/performance.md, "Against torch eager").
+# table (docs/performance_log.md, "Against torch eager").
 #
 #   scripts/bench_vs_torch.sh [build-dir]          (default: build-bench)
 #   THREADS=2 scripts/bench_vs_torch.sh
