@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "hlo/ops/custom_call_targets.h"
 #include "spmd/propagation_internal.h"
 #include "spmd/sharding_projection.h"
 #include "spmd/sharding_rule.h"
@@ -60,7 +61,7 @@ bool IsElementwise(Opcode op) {
 
 namespace {
 bool IsShardingCustomCall(const Instruction& inst) {
-  return inst.opcode() == Opcode::kCustomCall && inst.attr_string("custom_call_target") == "Sharding";
+  return hlo::IsCustomCallTo(inst, hlo::kShardingTarget);
 }
 }  // namespace
 
