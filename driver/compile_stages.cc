@@ -1,39 +1,11 @@
-#include "tools/compile_pipeline.h"
+#include "driver/compile_stages.h"
 
 #include "absl/strings/str_cat.h"
+#include "driver/compiler_passes.h"
+#include "driver/module_loader.h"
 #include "hlo/base/status_macros.h"
-#include "spmd/partition/partitioner.h"
-#include "spmd/shard_map_lowering.h"
-#include "tools/module_loader.h"
 
-namespace sharc::tools {
-
-absl::StatusOr<CompileOptions> CompileOptionsFromFlags(const ParsedArgs& args) {
-  CompileOptions options;
-  if (auto d = args.Get("devices")) {
-    ASSIGN_OR_RETURN(options.devices, ParseIntFlag("devices", *d, 1, 1 << 20));
-  }
-  if (auto m = args.Get("mesh")) {
-    absl::StatusOr<spmd::Mesh> mesh = spmd::Mesh::Parse(*m);
-    if (!mesh.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--mesh: ", mesh.status().message()));
-    }
-    if (options.devices && *options.devices != mesh->num_devices()) {
-      return absl::InvalidArgumentError(absl::StrCat("--mesh ", mesh->ToString(), " has ",
-                                                     mesh->num_devices(), " devices but --devices ",
-                                                     *options.devices));
-    }
-    options.mesh = *mesh;
-  }
-  if (auto mode = args.Get("mapreduce-mode")) {
-    absl::StatusOr<spmd::MapReduceMode> parsed = spmd::ParseMapReduceMode(*mode);
-    if (!parsed.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--mapreduce-mode: ", parsed.status().message()));
-    }
-    options.mapreduce_mode = *parsed;
-  }
-  return options;
-}
+namespace sharc::driver {
 
 absl::Status PrepareModule(hlo::Module& module, const CompileOptions& options) {
   hlo::ModuleConfig& config = module.mutable_config();
@@ -42,9 +14,10 @@ absl::Status PrepareModule(hlo::Module& module, const CompileOptions& options) {
     config.num_partitions = options.mesh->num_devices();
   }
   if (options.devices) config.num_partitions = *options.devices;
-  RETURN_IF_ERROR(spmd::LowerMapReduce(module, options.mapreduce_mode));
-  if (!options.lower_shard_maps) return absl::OkStatus();
-  return spmd::LowerShardMaps(module);
+  CompilerSpec spec;
+  spec.mapreduce_mode = options.mapreduce_mode;
+  spec.lower_shard_maps = options.lower_shard_maps;
+  return CompilerPipeline(spec, Stage::kPrepare, Stage::kPrepare, options.pipeline).Run(module);
 }
 
 absl::StatusOr<std::unique_ptr<hlo::Module>> LoadPreparedModule(const std::string& path,
@@ -59,25 +32,29 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> LoadPreparedModule(const std::strin
 }
 
 absl::StatusOr<spmd::PropagationResult> PropagateModule(hlo::Module& module,
-                                                        std::optional<int64_t> devices) {
+                                                        std::optional<int64_t> devices,
+                                                        const hlo::PipelineOptions& pipeline) {
   if (devices) module.mutable_config().num_partitions = *devices;
-  RETURN_IF_ERROR(spmd::LowerMapReduce(module, spmd::MapReduceMode::kAnnotated));
-  RETURN_IF_ERROR(spmd::LowerShardMaps(module));
-  return spmd::PropagateShardings(module);
+  hlo::Pipeline passes = CompilerPipeline(CompilerSpec(), Stage::kPrepare, Stage::kPropagate, pipeline);
+  RETURN_IF_ERROR(passes.Run(module));
+  return static_cast<const PropagatePass&>(*passes.passes().back()).result();
 }
 
 absl::StatusOr<std::unique_ptr<hlo::Module>> PartitionGlobal(
     hlo::Module& global, std::optional<int64_t> devices, bool propagate,
-    spmd::PartitionOptions::Stage stop_after) {
+    spmd::PartitionOptions::Stage stop_after, const hlo::PipelineOptions& pipeline) {
   if (propagate) {
-    RETURN_IF_ERROR(PropagateModule(global, devices).status());
+    RETURN_IF_ERROR(PropagateModule(global, devices, pipeline).status());
   } else if (devices) {
     global.mutable_config().num_partitions = *devices;
   }
-  spmd::PartitionOptions options;
-  options.num_devices = global.config().num_partitions;
-  options.stop_after = stop_after;
-  return spmd::PartitionModule(global, options);
+  CompilerSpec spec;
+  spec.partition.num_devices = global.config().num_partitions;
+  spec.partition.stop_after = stop_after;
+  std::unique_ptr<hlo::Module> local = global.Clone();
+  RETURN_IF_ERROR(
+      CompilerPipeline(spec, Stage::kPartition, Stage::kPartition, pipeline).Run(*local));
+  return local;
 }
 
 std::unique_ptr<hlo::Module> StripInternalAnnotations(const hlo::Module& module) {
@@ -92,4 +69,4 @@ std::unique_ptr<hlo::Module> StripInternalAnnotations(const hlo::Module& module)
   return copy;
 }
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

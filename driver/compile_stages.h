@@ -1,6 +1,8 @@
-// The compile stages as the subcommands use them: propagate shardings over
-// N devices, then partition. `sharc propagate`, `partition`, `report` and
-// `compare` all go through here so they agree on what a module means.
+// The compile stages as the subcommands and the embedding APIs use them,
+// each a part of the one pass list (driver/compiler_passes.h): prepare a
+// module for N devices, propagate, partition. `sharc propagate`,
+// `partition`, `report` and `compare` and the Python package all go through
+// here so they agree on what a module means.
 #pragma once
 
 #include <memory>
@@ -8,13 +10,13 @@
 
 #include "absl/status/statusor.h"
 #include "hlo/ir/module.h"
+#include "hlo/passes/pipeline.h"
 #include "spmd/mapreduce_lowering.h"
 #include "spmd/mesh.h"
 #include "spmd/partition/partitioner.h"
 #include "spmd/propagation.h"
-#include "tools/flags.h"
 
-namespace sharc::tools {
+namespace sharc::driver {
 
 // What the compiling subcommands share beyond the module itself.
 struct CompileOptions {
@@ -25,21 +27,13 @@ struct CompileOptions {
   // global program on one device keeps them (the interpreter runs their
   // bodies per mesh device itself).
   bool lower_shard_maps = true;
+  // --verify-passes, --dump-to, --dump-pass-re.
+  hlo::PipelineOptions pipeline = hlo::DefaultPipelineOptions();
 };
 
-// The flags behind CompileOptions, for the subcommands' flag tables.
-inline constexpr FlagSpec kMeshFlag = {"mesh", FlagKind::kValue};
-inline constexpr FlagSpec kMapReduceModeFlag = {"mapreduce-mode", FlagKind::kValue};
-
-// Reads --devices, --mesh and --mapreduce-mode (usage errors as InvalidArgument).
-// In usage texts they read:
-//   --mesh AXES           named mesh, e.g. clients=2,data=2 (overrides the header)
-//   --mapreduce-mode M    MapReduce lowering: annotated (default), ns or loop
-absl::StatusOr<CompileOptions> CompileOptionsFromFlags(const ParsedArgs& args);
-
-// Applies the device count and mesh to the module's header, lowers its
-// MapReduce blocks (spmd/mapreduce_lowering.h) in the chosen mode and its
-// shard_maps (spmd/shard_map_lowering.h).
+// Applies the device count and mesh to the module's header, then runs the
+// kPrepare passes: lowers its MapReduce blocks (spmd/mapreduce_lowering.h)
+// in the chosen mode and its shard_maps (spmd/shard_map_lowering.h).
 absl::Status PrepareModule(hlo::Module& module, const CompileOptions& options);
 
 // LoadModule + PrepareModule; the error message is a complete diagnostic.
@@ -47,19 +41,22 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> LoadPreparedModule(const std::strin
                                                                 const CompileOptions& options);
 
 // Applies `--devices N` (overriding the header's num_partitions) and runs
-// propagation in place. MapReduce blocks still in the module are lowered in
-// the default (annotated) mode first, and shard_maps lowered.
-absl::StatusOr<spmd::PropagationResult> PropagateModule(hlo::Module& module,
-                                                        std::optional<int64_t> devices);
+// the passes through propagation in place: MapReduce blocks still in the
+// module are lowered in the default (annotated) mode first, and shard_maps
+// lowered.
+absl::StatusOr<spmd::PropagationResult> PropagateModule(
+    hlo::Module& module, std::optional<int64_t> devices,
+    const hlo::PipelineOptions& pipeline = hlo::DefaultPipelineOptions());
 
-// Propagates (unless `propagate` is false) and partitions a copy of `global`,
-// through the partitioner pass `stop_after`.
+// Propagates `global` in place (unless `propagate` is false) and runs the
+// partitioner's passes on a copy, through `stop_after`.
 absl::StatusOr<std::unique_ptr<hlo::Module>> PartitionGlobal(
     hlo::Module& global, std::optional<int64_t> devices, bool propagate = true,
-    spmd::PartitionOptions::Stage stop_after = spmd::PartitionOptions::Stage::kLocalize);
+    spmd::PartitionOptions::Stage stop_after = spmd::PartitionOptions::Stage::kLocalize,
+    const hlo::PipelineOptions& pipeline = hlo::DefaultPipelineOptions());
 
 // A copy of `module` with every sharding removed except those on the entry
 // parameters and the entry root (the "unannotated" program of `compare`).
 std::unique_ptr<hlo::Module> StripInternalAnnotations(const hlo::Module& module);
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver
