@@ -2,7 +2,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "autodiff/shard_map_pruning.h"
-#include "hlo/ops/op_def.h"
+#include "hlo/passes/dce.h"
 
 namespace sharc::autodiff {
 
@@ -18,24 +18,9 @@ void SimplifyComputation(Computation& computation) {
       inst->ReplaceAllUsesWith(tuple->operand(inst->attr_int("index")));
     }
   }
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    std::vector<Instruction*> order = computation.instructions();
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      Instruction* inst = *it;
-      if (!inst->users().empty() || inst == computation.root() ||
-          inst->opcode() == Opcode::kParameter) {
-        continue;
-      }
-      const hlo::OpTraits& traits = hlo::GetOpDef(inst->opcode()).traits;
-      if (traits.side_effecting || traits.collective ||
-          inst->attr_bool("custom_call_has_side_effect")) {
-        continue;
-      }
-      changed |= computation.RemoveInstruction(inst).ok();
-    }
-  }
+  hlo::DceOptions dce;
+  dce.keep = hlo::DceOptions::Keep::kEffects;
+  hlo::RemoveDeadInstructions(computation, dce);
 }
 
 namespace {

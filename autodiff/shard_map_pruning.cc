@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "hlo/ir/module.h"
-#include "hlo/ops/named_collectives.h"
-#include "hlo/ops/op_def.h"
+#include "hlo/ops/shard_map_attrs.h"
+#include "hlo/passes/dce.h"
 #include "hlo/ops/shard_map_attrs.h"
 
 namespace sharc::autodiff {
@@ -31,24 +31,9 @@ int64_t CallerCount(const Computation& body) {
 // Removes the body's unused values, named collectives included (every
 // device runs this body, so each drops the same ones).
 void RemoveDeadCode(Computation& body) {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    std::vector<Instruction*> order = body.instructions();
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      Instruction* inst = *it;
-      if (!inst->users().empty() || inst == body.root() || inst->opcode() == Opcode::kParameter) {
-        continue;
-      }
-      const hlo::OpTraits& traits = hlo::GetOpDef(inst->opcode()).traits;
-      const bool named = hlo::FindNamedCollective(inst->opcode()) != nullptr;
-      if (traits.side_effecting || (traits.collective && !named) ||
-          inst->attr_bool("custom_call_has_side_effect")) {
-        continue;
-      }
-      changed |= body.RemoveInstruction(inst).ok();
-    }
-  }
+  hlo::DceOptions dce;
+  dce.keep = hlo::DceOptions::Keep::kEffectsExceptNamedCollectives;
+  hlo::RemoveDeadInstructions(body, dce);
 }
 
 void Prune(Instruction& shard_map) {

@@ -70,7 +70,7 @@ Literal Tokens(const StepSize& size) {
 fe::Jitted StepFunction(const StepSize& size, int64_t devices) {
   fe::JitOptions options;
   options.name = std::string("training_step_") + size.name;
-  options.backend = sharc::tools::Backend::kHalide;
+  options.backend = sharc::driver::Backend::kHalide;
   if (devices > 1) {
     options.mesh = sharc::spmd::Mesh::OneDimensional("data", devices);
     options.in_shardings =

@@ -4,13 +4,13 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "spmd/shard_map_lowering.h"
+#include "driver/compile_stages.h"
 
 namespace sharc::frontend {
 
 // A compiled program and the lock that keeps its runs one at a time.
 struct Jitted::Compiled {
-  std::shared_ptr<tools::CompiledProgram> program;
+  std::shared_ptr<driver::CompiledProgram> program;
   std::mutex run_mu;
 };
 
@@ -84,28 +84,24 @@ absl::StatusOr<std::shared_ptr<Jitted::Compiled>> Jitted::CompiledFor(
   }
   const TracedModule& program = **traced;
   // The traced module keeps the MapReduce blocks (so it prints like the
-  // papers' jaxprs); what runs has them lowered in the chosen mode.
+  // papers' jaxprs); what runs has them lowered in the chosen mode, through
+  // the compiler's first passes (driver/compiler_passes.h). On a mesh,
+  // shard_maps become the partitioner's manual regions; on one device the
+  // interpreter runs them.
   std::unique_ptr<hlo::Module> runnable = program.module->Clone();
-  if (absl::Status lowered = spmd::LowerMapReduce(*runnable, state_->options.mapreduce_mode);
-      !lowered.ok()) {
+  driver::ProgramOptions options;
+  options.num_devices = program.mesh.has_value() ? program.mesh->num_devices() : 1;
+  driver::CompileOptions prepare;
+  prepare.mapreduce_mode = state_->options.mapreduce_mode;
+  prepare.lower_shard_maps = options.num_devices > 1;
+  if (absl::Status lowered = driver::PrepareModule(*runnable, prepare); !lowered.ok()) {
     return absl::Status(lowered.code(), absl::StrCat(FormatLocation(state_->loc), ": compiling ",
                                                      program.module->name(), ": ",
                                                      lowered.message()));
   }
-  tools::ProgramOptions options;
-  options.num_devices = program.mesh.has_value() ? program.mesh->num_devices() : 1;
-  // On a mesh, shard_maps become the partitioner's manual regions (as
-  // tools::PrepareModule does); on one device the interpreter runs them.
-  if (options.num_devices > 1) {
-    if (absl::Status lowered = spmd::LowerShardMaps(*runnable); !lowered.ok()) {
-      return absl::Status(lowered.code(), absl::StrCat(FormatLocation(state_->loc), ": compiling ",
-                                                       program.module->name(), ": ",
-                                                       lowered.message()));
-    }
-  }
   options.backend = state_->options.backend;
-  absl::StatusOr<std::unique_ptr<tools::CompiledProgram>> compiled =
-      tools::CompiledProgram::Compile(*runnable, options);
+  absl::StatusOr<std::unique_ptr<driver::CompiledProgram>> compiled =
+      driver::CompiledProgram::Compile(*runnable, options);
   if (!compiled.ok()) {
     return absl::Status(compiled.status().code(),
                         absl::StrCat(FormatLocation(state_->loc), ": compiling ",
@@ -118,7 +114,7 @@ absl::StatusOr<std::shared_ptr<Jitted::Compiled>> Jitted::CompiledFor(
   return state_->compiled.emplace(key, std::move(entry)).first->second;
 }
 
-absl::StatusOr<std::shared_ptr<tools::CompiledProgram>> Jitted::Compile(
+absl::StatusOr<std::shared_ptr<driver::CompiledProgram>> Jitted::Compile(
     const ShapeTree& args) const {
   absl::StatusOr<std::shared_ptr<Compiled>> compiled = CompiledFor(args);
   if (!compiled.ok()) return compiled.status();

@@ -1,6 +1,6 @@
 // jit: trace a function of Tensors once per input signature, compile it and
 // run it on host literals -- on one device, or on the devices of a Mesh
-// through sharding propagation and SPMD partitioning (tools::CompiledProgram).
+// through sharding propagation and SPMD partitioning (driver::CompiledProgram).
 // Like jax.jit, the traced and the compiled program are cached by the input
 // structure, shapes and dtypes (the shardings are fixed per jitted function
 // by its options).
@@ -17,7 +17,7 @@
 #include "frontend/trees.h"
 #include "hlo/ir/literal.h"
 #include "hlo/ir/module.h"
-#include "tools/compiled_program.h"
+#include "driver/compiled_program.h"
 
 namespace sharc::frontend {
 
@@ -25,7 +25,7 @@ struct JitOptions : TraceModuleOptions {
   // Kernels: the reference interpreter's (the default: nothing to compile,
   // right for small programs and tests), or Halide's (compiled once per
   // signature and cached on disk; worth it for programs run many times).
-  tools::Backend backend = tools::Backend::kInterpreter;
+  driver::Backend backend = driver::Backend::kInterpreter;
 };
 
 class Jitted {
@@ -55,7 +55,7 @@ class Jitted {
   // The compiled program for the arguments' signature (compiled on first
   // use and cached, as a call would): its cost report, per-device program
   // and timed runs. Calls share it.
-  absl::StatusOr<std::shared_ptr<tools::CompiledProgram>> Compile(const ShapeTree& args) const;
+  absl::StatusOr<std::shared_ptr<driver::CompiledProgram>> Compile(const ShapeTree& args) const;
 
   // How many times the function was traced (cache misses).
   int64_t trace_count() const;

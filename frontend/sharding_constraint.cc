@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "frontend/trace_error.h"
 #include "frontend/tracer.h"
+#include "hlo/ops/custom_call_targets.h"
 
 namespace sharc::frontend {
 
@@ -19,7 +20,7 @@ Tensor with_sharding_constraint(const Tensor& x, const spmd::Mesh& mesh,
   }
   ThrowIfError(tracer->UseMesh(mesh), loc);
   Tensor annotated = Emit(hlo::Opcode::kCustomCall, {x},
-                          {{"custom_call_target", std::string("Sharding")}}, x.shape(), loc);
+                          {{"custom_call_target", std::string(hlo::kShardingTarget)}}, x.shape(), loc);
   annotated.instruction()->set_sharding(*sharding);
   return annotated;
 }

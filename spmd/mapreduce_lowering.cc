@@ -12,6 +12,7 @@
 #include "hlo/base/status_macros.h"
 #include "hlo/batching/vmap.h"
 #include "hlo/ir/scalar_reducer.h"
+#include "hlo/ops/custom_call_targets.h"
 #include "hlo/ops/op_util.h"
 #include "spmd/mesh.h"
 
@@ -143,7 +144,7 @@ class Lowering {
     ASSIGN_OR_RETURN(Sharding sharding,
                      ToSharding(*mesh_, PartitionSpec({{Placement()}}), rank));
     Instruction* c = Add(Opcode::kCustomCall, name, value->shape(), {value});
-    c->set_attr("custom_call_target", std::string("Sharding"));
+    c->set_attr("custom_call_target", std::string(hlo::kShardingTarget));
     if (rank > 1) {
       std::vector<int64_t> open;
       for (int64_t d = 1; d < rank; ++d) open.push_back(d);

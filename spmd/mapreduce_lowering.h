@@ -10,6 +10,16 @@
 //   ns         no internal constraints ("NS"): propagation decides alone.
 //   loop       map as an unrolled loop over the groups (the naive baseline),
 //              no internal constraints.
+//
+// Before (mesh={clients=2}):
+//   %b = f32[2,3] mapreduce.broadcast(%x), placement=clients
+//   ROOT %s = f32[3] mapreduce.sum(%b), placement=clients
+// After (annotated):
+//   %b.broadcast = f32[2,3] broadcast(%x), dimensions={1}
+//   %b = f32[2,3] custom-call(%b.broadcast), custom_call_target="Sharding",
+//          backend_config="unspecified_dims=[1]", sharding={devices=[2,1]0,1}
+//   %s.zero = f32[] constant(0)
+//   ROOT %s = f32[3] reduce(%b, %s.zero), dimensions={0}, to_apply=%sharc.add.f32
 #pragma once
 
 #include <cstdint>

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ops/custom_call_targets.h"
 #include "spmd/propagation_internal.h"
 #include "spmd/sharding_util.h"
 
@@ -31,10 +32,6 @@ using internal::State;
 namespace {
 
 using Cache = absl::flat_hash_set<const Instruction*>;
-
-bool IsTarget(const Instruction& inst, const char* target) {
-  return inst.opcode() == Opcode::kCustomCall && inst.attr_string("custom_call_target") == target;
-}
 
 absl::Status ValidateAnnotations(const Module& module) {
   const int64_t devices = module.config().num_partitions > 1 ? module.config().num_partitions : 0;
@@ -71,7 +68,8 @@ absl::Status ProcessShardingInstructions(State& state) {
         }
       }
       Instruction* member = inst;
-      if (IsTarget(*inst, "Sharding") && inst->has_sharding() && inst->operand_count() == 1) {
+      if (hlo::IsCustomCallTo(*inst, hlo::kShardingTarget) && inst->has_sharding() &&
+          inst->operand_count() == 1) {
         Instruction* operand = inst->operand(0);
         if (!inst->sharding()->IsUnknown() || operand->opcode() == Opcode::kParameter) {
           auto copy = Instruction::Create(Opcode::kCopy, inst->name() + ".sharding-copy",

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "hlo/ops/custom_call_targets.h"
 #include "spmd/propagation_internal.h"
 #include "spmd/reshape_sharding.h"
 #include "spmd/sharding_util.h"
@@ -21,10 +22,6 @@ int64_t OperandIndex(const Instruction& user, const Instruction& operand) {
     if (user.operand(i) == &operand) return i;
   }
   return -1;
-}
-
-bool IsTarget(const Instruction& inst, const char* target) {
-  return inst.opcode() == Opcode::kCustomCall && inst.attr_string("custom_call_target") == target;
 }
 
 std::optional<Sharding> FromDotUser(const Instruction& inst, const Instruction& user,
@@ -157,7 +154,8 @@ std::optional<Sharding> ShardingFromUser(const Instruction& inst, const Instruct
       return ProjectThrough(user, us, -1, 2, state);
     }
     case Opcode::kCustomCall:
-      if (IsTarget(user, "SPMDFullToShardShape") || IsTarget(user, "SPMDShardToFullShape"))
+      if (hlo::IsCustomCallTo(user, hlo::kFullToShardShapeTarget) ||
+          hlo::IsCustomCallTo(user, hlo::kShardToFullShapeTarget))
         return std::nullopt;
       [[fallthrough]];
     default:
@@ -173,7 +171,7 @@ bool InferFromUsers(Instruction& inst, State& state) {
   if (inst.has_sharding() && inst.sharding()->IsManual()) return false;
   if (!inst.has_sharding() || inst.sharding()->IsTileMaximal()) {
     for (const Instruction* user : inst.users()) {
-      if (!user->has_sharding() || IsTarget(*user, "SPMDFullToShardShape")) continue;
+      if (!user->has_sharding() || hlo::IsCustomCallTo(*user, hlo::kFullToShardShapeTarget)) continue;
       if (inst.shape().is_array() && user->sharding()->IsManual()) {
         state.Set(inst, Sharding::Manual(), user, "manual region (from a user)");
         return true;

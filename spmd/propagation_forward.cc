@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "hlo/ops/custom_call_targets.h"
 #include "spmd/propagation_internal.h"
 #include "spmd/reshape_sharding.h"
 #include "spmd/sharding_util.h"
@@ -55,7 +56,7 @@ bool ManualFromOperands(Instruction& inst, State& state) {
                         (inst.opcode() == Opcode::kCustomCall && inst.shape().is_tuple());
   if (!eligible) return false;
   if (inst.opcode() == Opcode::kCustomCall &&
-      inst.attr_string("custom_call_target") == "SPMDShardToFullShape")
+      inst.attr_string("custom_call_target") == hlo::kShardToFullShapeTarget)
     return false;
   if (state.aggressiveness == 0 &&
       (inst.opcode() == Opcode::kConcatenate || inst.opcode() == Opcode::kDynamicSlice))

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ir/computation.h"
+#include "hlo/ops/custom_call_targets.h"
 #include "hlo/ops/named_collectives.h"
 #include "hlo/ops/op_util.h"
 #include "hlo/ops/shard_map_attrs.h"
@@ -301,9 +302,9 @@ absl::Status LowerOne(hlo::Module& module, Computation& caller, Instruction* sha
     const hlo::AxisSpec& spec = in_specs[static_cast<size_t>(i)];
     ASSIGN_OR_RETURN(hlo::Sharding sharding, SpecSharding(mesh, spec, x->shape().rank()));
     ASSIGN_OR_RETURN(Shape local, hlo::LocalShape(x->shape(), spec, mesh));
-    Instruction* annotated = CustomCall(b, x, x->shape(), "Sharding", sharding);
+    Instruction* annotated = CustomCall(b, x, x->shape(), std::string(hlo::kShardingTarget), sharding);
     boundary.insert(annotated);
-    value[body->parameter(i)] = CustomCall(b, annotated, local, "SPMDFullToShardShape",
+    value[body->parameter(i)] = CustomCall(b, annotated, local, std::string(hlo::kFullToShardShapeTarget),
                                            hlo::Sharding::Manual());
   }
   RETURN_IF_ERROR(copier.Copy(*body, b, value));
@@ -321,7 +322,7 @@ absl::Status LowerOne(hlo::Module& module, Computation& caller, Instruction* sha
         shard_map->shape().is_tuple() ? shard_map->shape().tuple_shape(static_cast<int64_t>(k))
                                       : shard_map->shape();
     ASSIGN_OR_RETURN(hlo::Sharding sharding, SpecSharding(mesh, out_specs[k], global.rank()));
-    Instruction* full = CustomCall(b, leaf, global, "SPMDShardToFullShape", sharding);
+    Instruction* full = CustomCall(b, leaf, global, std::string(hlo::kShardToFullShapeTarget), sharding);
     boundary.insert(full);
     outputs.push_back(full);
   }

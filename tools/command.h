@@ -18,7 +18,7 @@ struct Command {
   // Full text for `sharc NAME --help`: synopsis, description and flags.
   absl::string_view usage;
   // Runs the command on the arguments after its name and returns an exit
-  // code (tools/exit_codes.h). Output goes to `out`, diagnostics to `err`.
+  // code (driver/exit_codes.h). Output goes to `out`, diagnostics to `err`.
   int (*run)(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 };
 

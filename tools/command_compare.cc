@@ -4,11 +4,18 @@
 #include "spmd/cost_report.h"
 #include "tools/command.h"
 #include "tools/compare_variants.h"
-#include "tools/exit_codes.h"
+#include "tools/compile_flags.h"
+#include "driver/exit_codes.h"
 #include "tools/flags.h"
-#include "tools/module_loader.h"
+#include "driver/module_loader.h"
 
 namespace sharc::tools {
+
+using driver::CompileOptions;
+using driver::DisplayName;
+using driver::LoadModule;
+using driver::kExitInputError;
+using driver::kExitOk;
 namespace {
 
 constexpr absl::string_view kUsage = R"(usage: sharc compare [FILE] [--devices N] [--mesh AXES] [--json]

@@ -2,11 +2,16 @@
 // canonical, `fmt` is a fixed point: fmt(fmt(x)) == fmt(x).
 #include "hlo/text/printer.h"
 #include "tools/command.h"
-#include "tools/exit_codes.h"
+#include "driver/exit_codes.h"
 #include "tools/flags.h"
-#include "tools/module_loader.h"
+#include "driver/module_loader.h"
 
 namespace sharc::tools {
+
+using driver::LoadModule;
+using driver::LoadOptions;
+using driver::kExitInputError;
+using driver::kExitOk;
 namespace {
 
 constexpr absl::string_view kUsage = R"(usage: sharc fmt [FILE] [--no-verify] [--devices N]

@@ -3,12 +3,14 @@
 #include "absl/strings/str_split.h"
 #include "autodiff/grad.h"
 #include "tools/command.h"
-#include "tools/exit_codes.h"
+#include "driver/exit_codes.h"
 #include "tools/flags.h"
-#include "tools/module_loader.h"
+#include "driver/module_loader.h"
 #include "tools/module_transform.h"
 
 namespace sharc::tools {
+
+using driver::kExitOk;
 namespace {
 
 constexpr absl::string_view kUsage = R"(usage: sharc grad [FILE] [--wrt I,J,...]

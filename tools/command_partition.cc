@@ -1,15 +1,24 @@
 // `sharc partition FILE`: the per-device program (after propagation).
 #include "hlo/text/printer.h"
 #include "tools/command.h"
-#include "tools/compile_pipeline.h"
-#include "tools/exit_codes.h"
+#include "driver/compile_stages.h"
+#include "tools/compile_flags.h"
+#include "driver/exit_codes.h"
 #include "tools/flags.h"
-#include "tools/module_loader.h"
+#include "driver/module_loader.h"
 
 namespace sharc::tools {
+
+using driver::CompileOptions;
+using driver::DisplayName;
+using driver::LoadPreparedModule;
+using driver::PartitionGlobal;
+using driver::kExitInputError;
+using driver::kExitOk;
 namespace {
 
 constexpr absl::string_view kUsage = R"(usage: sharc partition [FILE] [--devices N] [--mesh AXES] [--mapreduce-mode M] [--no-propagate] [--stop-after PASS]
+       [--verify-passes] [--dump-to DIR --dump-pass-re RE]
 
 Propagates shardings and prints the per-device program every device runs:
 per-device shapes, with the collectives (replica groups, channel ids) that make
@@ -27,6 +36,10 @@ flags:
                     value changes layout), reshard-to-collectives (the
                     reshards as global-view collectives), localize (default:
                     the per-device program)
+  --verify-passes   verify the module after every compiler pass
+  --dump-to DIR     with --dump-pass-re, write the module before and after
+  --dump-pass-re RE every compiler pass whose name matches RE into DIR
+                    (XLA's --xla_dump_to layout)
   -h, --help        show this text
 )";
 
@@ -39,7 +52,7 @@ extern const Command kPartitionCommand = {
 
 namespace {
 
-constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, kMapReduceModeFlag, {"no-propagate", FlagKind::kBool}, {"stop-after", FlagKind::kValue}};
+constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, kMapReduceModeFlag, {"no-propagate", FlagKind::kBool}, {"stop-after", FlagKind::kValue}, kVerifyPassesFlag, kDumpToFlag, kDumpPassReFlag};
 
 int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, kFlags);
@@ -65,7 +78,8 @@ int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::o
     err << module.status().message() << "\n";
     return kExitInputError;
   }
-  auto local = PartitionGlobal(**module, devices, !parsed->Has("no-propagate"), stop_after);
+  auto local = PartitionGlobal(**module, devices, !parsed->Has("no-propagate"), stop_after,
+                               compile->pipeline);
   if (!local.ok()) {
     err << DisplayName(path) << ": error: " << local.status().message() << "\n";
     return kExitInputError;

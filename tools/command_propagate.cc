@@ -3,13 +3,21 @@
 // value's sharding.
 #include "hlo/text/printer.h"
 #include "tools/command.h"
-#include "tools/compile_pipeline.h"
-#include "tools/exit_codes.h"
+#include "driver/compile_stages.h"
+#include "tools/compile_flags.h"
+#include "driver/exit_codes.h"
 #include "tools/flags.h"
-#include "tools/module_loader.h"
+#include "driver/module_loader.h"
 #include "tools/sharding_dot.h"
 
 namespace sharc::tools {
+
+using driver::CompileOptions;
+using driver::DisplayName;
+using driver::LoadPreparedModule;
+using driver::PropagateModule;
+using driver::kExitInputError;
+using driver::kExitOk;
 namespace {
 
 constexpr absl::string_view kUsage = R"(usage: sharc propagate [FILE] [--devices N] [--mesh AXES] [--mapreduce-mode M] [--format=text|dot] [--explain NAME]

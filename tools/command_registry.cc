@@ -1,9 +1,11 @@
 #include <iostream>
 
 #include "tools/command.h"
-#include "tools/exit_codes.h"
+#include "driver/exit_codes.h"
 
 namespace sharc::tools {
+
+using driver::kExitUsage;
 
 // Defined in command_<name>.cc. A new subcommand adds a line here.
 extern const Command kVerifyCommand;

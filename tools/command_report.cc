@@ -1,12 +1,20 @@
 // `sharc report FILE`: the per-device cost of the partitioned program.
 #include "spmd/cost_report.h"
 #include "tools/command.h"
-#include "tools/compile_pipeline.h"
-#include "tools/exit_codes.h"
+#include "driver/compile_stages.h"
+#include "tools/compile_flags.h"
+#include "driver/exit_codes.h"
 #include "tools/flags.h"
-#include "tools/module_loader.h"
+#include "driver/module_loader.h"
 
 namespace sharc::tools {
+
+using driver::CompileOptions;
+using driver::DisplayName;
+using driver::LoadPreparedModule;
+using driver::PartitionGlobal;
+using driver::kExitInputError;
+using driver::kExitOk;
 namespace {
 
 constexpr absl::string_view kUsage = R"(usage: sharc report [FILE] [--devices N] [--mesh AXES] [--mapreduce-mode M] [--json] [--show NAME]

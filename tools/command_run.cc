@@ -1,7 +1,7 @@
 // `sharc run FILE`: run a module on inputs from .npy files (or synthetic
 // ones) and summarise / save its results. With --devices 1 the global
 // program is interpreted; with N > 1 it is propagated, partitioned and run
-// on N simulated devices (tools/spmd_runner.h). Inputs and outputs are the
+// on N simulated devices (driver/spmd_runner.h). Inputs and outputs are the
 // global arrays either way, so the two runs can be compared.
 #include <algorithm>
 #include <cstdint>
@@ -22,16 +22,33 @@
 #include "hlo/eval/interpreter.h"
 #include "runtime/npy.h"
 #include "tools/command.h"
-#include "tools/compile_pipeline.h"
-#include "tools/exit_codes.h"
+#include "driver/compile_stages.h"
+#include "tools/compile_flags.h"
+#include "driver/exit_codes.h"
 #include "tools/flags.h"
 #include "tools/literal_summary.h"
-#include "tools/module_loader.h"
+#include "driver/module_loader.h"
 #include "tools/random_inputs.h"
 #include "tools/result_check.h"
-#include "tools/spmd_runner.h"
+#include "driver/spmd_runner.h"
 
 namespace sharc::tools {
+
+using driver::CompileOptions;
+using driver::DescribeDeviceMesh;
+using driver::IsMainProcess;
+using driver::LaunchedByMpirun;
+using driver::LoadModule;
+using driver::ParseBackend;
+using driver::PartitionedRunOptions;
+using driver::PrepareModule;
+using driver::Profile;
+using driver::RunPartitioned;
+using driver::kExitInputError;
+using driver::kExitInternal;
+using driver::kExitOk;
+using driver::kExitRuntimeFailure;
+using driver::kExitUsage;
 namespace {
 
 constexpr absl::string_view kUsage =
@@ -39,6 +56,7 @@ constexpr absl::string_view kUsage =
                  [--devices N] [--backend halide|interpreter] [--output-dir DIR]
                  [--collective-timeout DURATION] [--iterations K]
                  [--profile] [--profile-json FILE] [--trace FILE]
+                 [--verify-passes] [--dump-to DIR --dump-pass-re RE]
 
 Runs the entry computation of an HLO module and prints a summary of each
 result: its shape and its values (all of them up to 64 elements, otherwise
@@ -87,6 +105,11 @@ flags:
                            header's; runs on its devices unless --devices)
   --mapreduce-mode M       lowering of MapReduce blocks: annotated (default),
                            ns or loop
+  --verify-passes          verify the module after every compiler pass
+  --dump-to DIR            with --dump-pass-re, write the module before and
+  --dump-pass-re RE        after every compiler pass whose name matches RE
+                           (driver/compiler_passes.h lists them) into DIR,
+                           as XLA's --xla_dump_to does
   --check                  with --devices N > 1, also interpret the global
                            (unpartitioned) program and compare: integers
                            and pred exactly, floats to a tolerance of their
@@ -123,6 +146,9 @@ constexpr FlagSpec kFlags[] = {
     {"check", FlagKind::kBool},
     kMeshFlag,
     kMapReduceModeFlag,
+    kVerifyPassesFlag,
+    kDumpToFlag,
+    kDumpPassReFlag,
     {"collective-timeout", FlagKind::kValue},
     {"iterations", FlagKind::kValue},
     {"profile", FlagKind::kBool},
@@ -253,6 +279,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   compile->lower_shard_maps = devices > 1 || LaunchedByMpirun();
   PartitionedRunOptions run_options;
   run_options.num_devices = devices;
+  run_options.pipeline = compile->pipeline;
   if (auto value = parsed->Get("collective-timeout")) {
     absl::Duration timeout;
     double seconds = 0;

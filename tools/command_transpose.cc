@@ -2,12 +2,14 @@
 // its parameters.
 #include "autodiff/transpose_module.h"
 #include "tools/command.h"
-#include "tools/exit_codes.h"
+#include "driver/exit_codes.h"
 #include "tools/flags.h"
-#include "tools/module_loader.h"
+#include "driver/module_loader.h"
 #include "tools/module_transform.h"
 
 namespace sharc::tools {
+
+using driver::kExitOk;
 namespace {
 
 constexpr absl::string_view kUsage = R"(usage: sharc transpose [FILE] [--linear K]

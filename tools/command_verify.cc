@@ -1,11 +1,16 @@
 // `sharc verify FILE`: parse and verify; silent on success (like a compiler),
 // one diagnostic on stderr and exit 1 otherwise.
 #include "tools/command.h"
-#include "tools/exit_codes.h"
+#include "driver/exit_codes.h"
 #include "tools/flags.h"
-#include "tools/module_loader.h"
+#include "driver/module_loader.h"
 
 namespace sharc::tools {
+
+using driver::LoadModule;
+using driver::LoadOptions;
+using driver::kExitInputError;
+using driver::kExitOk;
 namespace {
 
 constexpr absl::string_view kUsage = R"(usage: sharc verify [FILE] [--devices N]

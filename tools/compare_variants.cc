@@ -5,6 +5,11 @@
 #include "hlo/base/status_macros.h"
 
 namespace sharc::tools {
+
+using driver::CompileOptions;
+using driver::PartitionGlobal;
+using driver::PrepareModule;
+using driver::StripInternalAnnotations;
 namespace {
 
 using Variants = std::vector<std::pair<std::string, std::unique_ptr<hlo::Module>>>;

@@ -13,9 +13,11 @@
 #include "absl/status/statusor.h"
 #include "hlo/ir/module.h"
 #include "spmd/cost_report.h"
-#include "tools/compile_pipeline.h"
+#include "driver/compile_stages.h"
 
 namespace sharc::tools {
+
+using driver::CompileOptions;
 
 using LabelledReports = std::vector<std::pair<std::string, spmd::CostReport>>;
 

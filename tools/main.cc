@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "tools/command.h"
-#include "tools/exit_codes.h"
-#include "tools/spmd_runner.h"
+#include "driver/exit_codes.h"
+#include "driver/spmd_runner.h"
 
 #ifdef SHARC_HAVE_MPI
 #include "runtime/mpi_session.h"
@@ -36,6 +36,7 @@ void PrintOverview(std::ostream& os) {
 
 int Main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   using namespace sharc::tools;
+  using namespace sharc::driver;
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     PrintOverview(err);
@@ -80,10 +81,10 @@ int GuardedMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return code;
   } catch (const std::bad_alloc&) {
     err << "sharc: error: out of memory\n";
-    return sharc::tools::kExitRuntimeFailure;
+    return sharc::driver::kExitRuntimeFailure;
   } catch (const std::exception& e) {
     err << "sharc: internal error: " << e.what() << "\n";
-    return sharc::tools::kExitInternal;
+    return sharc::driver::kExitInternal;
   }
 }
 
@@ -91,21 +92,21 @@ int GuardedMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
 
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
-  if (!sharc::tools::LaunchedByMpirun()) return GuardedMain(argc, argv, std::cout, std::cerr);
+  if (!sharc::driver::LaunchedByMpirun()) return GuardedMain(argc, argv, std::cout, std::cerr);
 #ifdef SHARC_HAVE_MPI
   if (absl::Status st = sharc::runtime::InitMpi(); !st.ok()) {
     std::cerr << "sharc: error: " << st.message() << "\n";
-    return sharc::tools::kExitRuntimeFailure;
+    return sharc::driver::kExitRuntimeFailure;
   }
 #endif
   // Process 0 speaks for the job; the others keep their output and show it
   // only if they fail.
-  const bool main_process = sharc::tools::IsMainProcess();
+  const bool main_process = sharc::driver::IsMainProcess();
   std::ostringstream quiet_out, quiet_err;
   int code = main_process ? GuardedMain(argc, argv, std::cout, std::cerr)
                           : GuardedMain(argc, argv, quiet_out, quiet_err);
 #ifdef SHARC_HAVE_MPI
-  if (code != sharc::tools::kExitOk) {
+  if (code != sharc::driver::kExitOk) {
     if (!main_process) {
       std::istringstream lines(quiet_err.str());
       for (std::string line; std::getline(lines, line);) {

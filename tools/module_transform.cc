@@ -3,10 +3,15 @@
 #include "hlo/base/status_macros.h"
 #include "hlo/text/printer.h"
 #include "spmd/variance.h"
-#include "tools/exit_codes.h"
-#include "tools/module_loader.h"
+#include "driver/exit_codes.h"
+#include "driver/module_loader.h"
 
 namespace sharc::tools {
+
+using driver::DisplayName;
+using driver::LoadModule;
+using driver::kExitInputError;
+using driver::kExitOk;
 
 absl::StatusOr<std::unique_ptr<hlo::Module>> ApplyTypedTransform(const hlo::Module& module,
                                                                  const ModuleTransform& transform) {

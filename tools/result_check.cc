@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/ops/convolution_dims.h"
+#include "hlo/ops/custom_call_targets.h"
 #include "hlo/ops/op_def.h"
 
 namespace sharc::tools {
@@ -19,7 +20,7 @@ absl::Status HasGlobalReference(const hlo::Module& module) {
     for (const Instruction* inst : comp->instructions()) {
       if (inst->opcode() != Opcode::kCustomCall || inst->operand_count() != 1) continue;
       const std::string& target = inst->attr_string("custom_call_target");
-      if (target != "SPMDFullToShardShape" && target != "SPMDShardToFullShape") continue;
+      if (!hlo::IsManualRegionMarker(target)) continue;
       if (inst->operand(0)->shape() == inst->shape()) continue;
       return absl::UnimplementedError(absl::StrCat(
           "unsupported: --check has no global reference for a manual region whose values differ "

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "autodiff/jvp_rules/linear_op.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ops/custom_call_targets.h"
 #include "hlo/ops/op_util.h"
 
 namespace sharc::autodiff {
@@ -117,7 +118,7 @@ void RegisterControlFlowJvpRules(JvpRuleRegistry& r) {
   r.Register(Opcode::kCustomCall, [](const Instruction& inst, const JvpArgs& a,
                                      JvpContext& ctx) -> absl::StatusOr<Instruction*> {
     // A sharding constraint is the identity on values.
-    if (inst.attr_string("custom_call_target") == "Sharding" && inst.operand_count() == 1) {
+    if (inst.attr_string("custom_call_target") == hlo::kShardingTarget && inst.operand_count() == 1) {
       return SameOpOnTangents(inst, a, ctx, {true});
     }
     return hlo::OpError(inst, "is not differentiable: custom-call target '",

@@ -6,6 +6,7 @@
 #include "autodiff/transpose_rule.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/batching/batch_util.h"
+#include "hlo/ops/custom_call_targets.h"
 #include "hlo/ops/op_util.h"
 
 namespace sharc::autodiff {
@@ -138,7 +139,7 @@ void RegisterControlFlowTransposeRules(TransposeRuleRegistry& r) {
   r.Register(Opcode::kConditional, ConditionalTranspose);
   r.Register(Opcode::kCustomCall, [](const Instruction& inst, const Cotangent& ct,
                                      TransposeContext& ctx) -> absl::StatusOr<std::vector<Cotangent>> {
-    if (inst.attr_string("custom_call_target") != "Sharding" || inst.operand_count() != 1) {
+    if (inst.attr_string("custom_call_target") != hlo::kShardingTarget || inst.operand_count() != 1) {
       return hlo::OpError(inst, "cannot be transposed: custom-call target '",
                           inst.attr_string("custom_call_target"), "' is opaque to autodiff");
     }

@@ -83,7 +83,7 @@ absl::StatusOr<std::unique_ptr<FedAvgTrainer>> FedAvgTrainer::Create(const FedAv
   // Compile now, so that rounds time only running.
   fe::HostTree args = fe::HostTree::list({trainer->params_, fe::HostTree(RoundData(config.corpus, 0))});
   const absl::Time start = absl::Now();
-  absl::StatusOr<std::shared_ptr<tools::CompiledProgram>> compiled =
+  absl::StatusOr<std::shared_ptr<driver::CompiledProgram>> compiled =
       trainer->round_.Compile(fe::ShapesOf(args));
   if (!compiled.ok()) return compiled.status();
   trainer->compile_seconds_ = absl::ToDoubleSeconds(absl::Now() - start);
@@ -105,7 +105,7 @@ fe::HostTree FedAvgTrainer::FirstRoundArgs() const {
 
 absl::StatusOr<std::vector<double>> FedAvgTrainer::TimeRounds(int64_t iterations) {
   fe::HostTree args = FirstRoundArgs();
-  absl::StatusOr<std::shared_ptr<tools::CompiledProgram>> compiled =
+  absl::StatusOr<std::shared_ptr<driver::CompiledProgram>> compiled =
       round_.Compile(fe::ShapesOf(args));
   if (!compiled.ok()) return compiled.status();
   return (*compiled)->TimeRuns(fe::Leaves(args), iterations);
@@ -113,10 +113,10 @@ absl::StatusOr<std::vector<double>> FedAvgTrainer::TimeRounds(int64_t iterations
 
 absl::StatusOr<RoundFigures> FedAvgTrainer::Measure(int64_t iterations) {
   fe::HostTree args = FirstRoundArgs();
-  absl::StatusOr<std::shared_ptr<tools::CompiledProgram>> compiled =
+  absl::StatusOr<std::shared_ptr<driver::CompiledProgram>> compiled =
       round_.Compile(fe::ShapesOf(args));
   if (!compiled.ok()) return compiled.status();
-  tools::CompiledProgram& program = **compiled;
+  driver::CompiledProgram& program = **compiled;
   // One plain run first: its per-device statistics, and a warm-up.
   if (absl::StatusOr<hlo::Literal> warm = program.Run(fe::Leaves(args)); !warm.ok()) {
     return warm.status();

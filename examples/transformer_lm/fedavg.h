@@ -15,7 +15,7 @@
 #include "examples/transformer_lm/model.h"
 #include "frontend/frontend.h"
 #include "spmd/mapreduce_lowering.h"
-#include "tools/compiled_program.h"
+#include "driver/compiled_program.h"
 
 namespace sharc::examples::lm {
 
@@ -25,7 +25,7 @@ struct FedAvgConfig {
   double learning_rate = 0.5;
   int64_t devices = 1;  // the mesh: one axis "clients" of this many devices
   spmd::MapReduceMode mode = spmd::MapReduceMode::kAnnotated;
-  tools::Backend backend = tools::Backend::kDefault;
+  driver::Backend backend = driver::Backend::kDefault;
   // The round's data arrives split over the devices by group (P(clients)),
   // as it would when every group's data lives with its device; false gives
   // every device all of it.

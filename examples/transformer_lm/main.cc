@@ -32,6 +32,7 @@
 
 namespace lm = sharc::examples::lm;
 namespace tools = sharc::tools;
+namespace driver = sharc::driver;
 
 namespace {
 
@@ -81,7 +82,7 @@ int main(int argc, char** argv) {
   absl::StatusOr<int64_t> iterations = int_flag("iterations", 3, 1000);
   if (!devices.ok()) return Fail(devices.status());
   if (!iterations.ok()) return Fail(iterations.status());
-  absl::StatusOr<tools::Backend> backend = tools::ParseBackend(parsed->Get("backend").value_or(""));
+  absl::StatusOr<driver::Backend> backend = driver::ParseBackend(parsed->Get("backend").value_or(""));
   if (!backend.ok()) return Fail(backend.status());
   std::vector<sharc::spmd::MapReduceMode> modes;
   for (absl::string_view name :

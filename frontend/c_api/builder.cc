@@ -3,7 +3,7 @@
 #include "frontend/c_api/builder.h"
 
 #include "frontend/c_api/arrays.h"
-#include "tools/sharding_text.h"
+#include "driver/sharding_text.h"
 #include "hlo/ir/scalar_reducer.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/verifier/verifier.h"
@@ -363,7 +363,7 @@ sharc_error* sharc_builder_set_mesh(sharc_builder* builder, const char* mesh) {
   return Guard(__func__, [&](const char* function) -> absl::Status {
     RETURN_IF_ERROR(CheckNotNull(builder, function, "builder"));
     RETURN_IF_ERROR(CheckNotNull(mesh, function, "mesh"));
-    absl::Status set = sharc::tools::SetModuleMesh(*builder->module, mesh);
+    absl::Status set = sharc::driver::SetModuleMesh(*builder->module, mesh);
     if (!set.ok()) return absl::InvalidArgumentError(absl::StrCat(function, ": ", set.message()));
     return absl::OkStatus();
   });
@@ -376,7 +376,7 @@ sharc_error* sharc_builder_set_sharding(sharc_builder* builder, sharc_value valu
     RETURN_IF_ERROR(CheckNotNull(sharding, function, "sharding"));
     ASSIGN_OR_RETURN(Instruction * x, BuilderValue(*builder, value, function, "value"));
     ASSIGN_OR_RETURN(sharc::hlo::Sharding parsed,
-                     sharc::tools::ParseShardingForValue(
+                     sharc::driver::ParseShardingForValue(
                          sharding, *builder->module, x->shape(),
                          absl::StrCat(function, ": %", x->name(), " (", x->shape().ToString(),
                                       ")")));

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "frontend/c_api/handles.h"
-#include "tools/exit_codes.h"
+#include "driver/exit_codes.h"
 
 static_assert(SHARC_ERROR_INVALID_ARGUMENT == static_cast<int>(absl::StatusCode::kInvalidArgument));
 static_assert(SHARC_ERROR_ABORTED == static_cast<int>(absl::StatusCode::kAborted));
@@ -64,7 +64,7 @@ const char* sharc_error_message(const sharc_error* error) {
 // The CLI's mapping (docs/cli.md): bad input and compile errors 1, failed
 // runs 3, bugs 70.
 int sharc_error_exit_code(const sharc_error* error) {
-  using namespace sharc::tools;
+  using namespace sharc::driver;
   switch (sharc_error_get_code(error)) {
     case SHARC_OK:
       return kExitOk;

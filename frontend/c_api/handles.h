@@ -23,7 +23,7 @@
 #include "spmd/cost_report.h"
 #include "spmd/mapreduce_lowering.h"
 #include "spmd/mesh.h"
-#include "tools/compiled_program.h"
+#include "driver/compiled_program.h"
 
 struct sharc_error {
   sharc_error_code code = SHARC_OK;
@@ -46,7 +46,7 @@ struct sharc_options {
   std::optional<sharc::spmd::Mesh> mesh;
   std::optional<int64_t> num_devices;
   sharc::spmd::MapReduceMode mapreduce_mode = sharc::spmd::MapReduceMode::kAnnotated;
-  sharc::tools::Backend backend = sharc::tools::Backend::kDefault;
+  sharc::driver::Backend backend = sharc::driver::Backend::kDefault;
   double collective_timeout_seconds = 60;
 };
 
@@ -54,7 +54,7 @@ struct sharc_program {
   // The module as compiled: options applied, MapReduce blocks and
   // shard_maps lowered.
   std::unique_ptr<sharc::hlo::Module> prepared;
-  std::unique_ptr<sharc::tools::CompiledProgram> compiled;
+  std::unique_ptr<sharc::driver::CompiledProgram> compiled;
   std::string notes;
   // CompiledProgram::Run must not run twice at once; the C API lets callers
   // share a program between threads, so runs (and reports, which read what

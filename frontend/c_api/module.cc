@@ -3,8 +3,8 @@
 #include "frontend/c_api/arrays.h"
 #include "frontend/c_api/handles.h"
 #include "hlo/verifier/runnable_types.h"
-#include "tools/sharding_text.h"
-#include "tools/module_loader.h"
+#include "driver/sharding_text.h"
+#include "driver/module_loader.h"
 
 namespace sharc::c_api {
 namespace {
@@ -12,8 +12,8 @@ namespace {
 // Parses and verifies as `sharc verify` does, with the same diagnostics.
 absl::StatusOr<std::unique_ptr<hlo::Module>> ParseText(std::string_view text,
                                                        const std::string& name) {
-  ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, tools::ParseModuleText(text, name));
-  RETURN_IF_ERROR(tools::VerifyLoadedModule(*module, name));
+  ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, driver::ParseModuleText(text, name));
+  RETURN_IF_ERROR(driver::VerifyLoadedModule(*module, name));
   absl::Status runnable = hlo::CheckRunnableTypes(*module);  // it will be run
   if (!runnable.ok()) {
     return absl::Status(runnable.code(), absl::StrCat(name, ": error: ", runnable.message()));
@@ -58,7 +58,7 @@ sharc_error* sharc_module_parse_file(const char* path, sharc_module** out) {
   return Guard(__func__, [&](const char* function) -> absl::Status {
     RETURN_IF_ERROR(CheckNotNull(path, function, "path"));
     RETURN_IF_ERROR(CheckNotNull(out, function, "out"));
-    ASSIGN_OR_RETURN(std::unique_ptr<sharc::hlo::Module> module, sharc::tools::LoadModule(path));
+    ASSIGN_OR_RETURN(std::unique_ptr<sharc::hlo::Module> module, sharc::driver::LoadModule(path));
     *out = new sharc_module{std::move(module)};
     return absl::OkStatus();
   });
@@ -109,7 +109,7 @@ sharc_error* sharc_module_set_mesh(sharc_module* module, const char* mesh) {
   return Guard(__func__, [&](const char* function) -> absl::Status {
     RETURN_IF_ERROR(CheckNotNull(module, function, "module"));
     RETURN_IF_ERROR(CheckNotNull(mesh, function, "mesh"));
-    absl::Status set = sharc::tools::SetModuleMesh(*module->module, mesh);
+    absl::Status set = sharc::driver::SetModuleMesh(*module->module, mesh);
     if (!set.ok()) return absl::InvalidArgumentError(absl::StrCat(function, ": ", set.message()));
     return absl::OkStatus();
   });
@@ -123,7 +123,7 @@ sharc_error* sharc_module_set_parameter_sharding(sharc_module* module, int64_t i
     RETURN_IF_ERROR(sharc::c_api::CheckParameterIndex(*module->module, index, function));
     sharc::hlo::Instruction* parameter = module->module->entry()->parameter(index);
     ASSIGN_OR_RETURN(sharc::hlo::Sharding parsed,
-                     sharc::tools::ParseShardingForValue(
+                     sharc::driver::ParseShardingForValue(
                          sharding, *module->module, parameter->shape(),
                          absl::StrCat(function, ": ", sharc::c_api::DescribeParameter(*parameter))));
     parameter->set_sharding(std::move(parsed));
@@ -137,7 +137,7 @@ sharc_error* sharc_module_set_root_sharding(sharc_module* module, const char* sh
     RETURN_IF_ERROR(CheckNotNull(sharding, function, "sharding"));
     sharc::hlo::Instruction* root = module->module->entry()->root();
     ASSIGN_OR_RETURN(sharc::hlo::Sharding parsed,
-                     sharc::tools::ParseShardingForValue(
+                     sharc::driver::ParseShardingForValue(
                          sharding, *module->module, root->shape(),
                          absl::StrCat(function, ": the root %", root->name(), " (",
                                       root->shape().ToString(), ")")));

@@ -79,13 +79,13 @@ sharc_error* sharc_options_set_backend(sharc_options* options, sharc_backend bac
     RETURN_IF_ERROR(CheckNotNull(options, function, "options"));
     switch (backend) {
       case SHARC_BACKEND_DEFAULT:
-        options->backend = sharc::tools::Backend::kDefault;
+        options->backend = sharc::driver::Backend::kDefault;
         return absl::OkStatus();
       case SHARC_BACKEND_HALIDE:
-        options->backend = sharc::tools::Backend::kHalide;
+        options->backend = sharc::driver::Backend::kHalide;
         return absl::OkStatus();
       case SHARC_BACKEND_INTERPRETER:
-        options->backend = sharc::tools::Backend::kInterpreter;
+        options->backend = sharc::driver::Backend::kInterpreter;
         return absl::OkStatus();
     }
     return absl::InvalidArgumentError(absl::StrCat(

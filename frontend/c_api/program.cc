@@ -1,22 +1,22 @@
 // Compiling a module into a program and running it on host arrays, through
-// tools::CompileForRun (the same engine as `sharc run`, the frontend's jit
+// driver::CompileForRun (the same engine as `sharc run`, the frontend's jit
 // and the Python package, so they agree on what a compiled program is).
 #include "frontend/c_api/arrays.h"
 #include "frontend/c_api/handles.h"
-#include "tools/compile_for_run.h"
+#include "driver/compile_for_run.h"
 
 namespace sharc::c_api {
 namespace {
 
 absl::Status Compile(const sharc_module& module, const sharc_options& options,
                      sharc_program& program) {
-  tools::RunRequest request;
+  driver::RunRequest request;
   request.mesh = options.mesh;
   request.num_devices = options.num_devices;
   request.mapreduce_mode = options.mapreduce_mode;
   request.backend = options.backend;
   request.collective_timeout_seconds = options.collective_timeout_seconds;
-  ASSIGN_OR_RETURN(tools::CompiledForRun compiled, tools::CompileForRun(*module.module, request));
+  ASSIGN_OR_RETURN(driver::CompiledForRun compiled, driver::CompileForRun(*module.module, request));
   program.prepared = std::move(compiled.prepared);
   program.compiled = std::move(compiled.compiled);
   program.notes = std::move(compiled.notes);

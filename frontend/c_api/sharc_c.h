@@ -89,7 +89,7 @@ typedef struct sharc_error sharc_error;
 SHARC_C_EXPORT sharc_error_code sharc_error_get_code(const sharc_error* error);
 /* The message; "" for NULL. Borrowed from `error`. */
 SHARC_C_EXPORT const char* sharc_error_message(const sharc_error* error);
-/* The `sharc` command's exit code for this error (tools/exit_codes.h,
+/* The `sharc` command's exit code for this error (driver/exit_codes.h,
  * docs/cli.md): 0 for NULL, 1 invalid input or compile error, 3 runtime
  * failure, 70 internal error. */
 SHARC_C_EXPORT int sharc_error_exit_code(const sharc_error* error);

@@ -22,7 +22,7 @@ absl::StatusOr<BatchedValue> BatchCustomCall(const Instruction& inst,
                                              absl::Span<const BatchedValue> operands,
                                              BatchingContext& ctx) {
   const std::string& target = inst.attr_string("custom_call_target");
-  const bool manual_marker = target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape";
+  const bool manual_marker = IsManualRegionMarker(target);
   if (!IsShapePreservingTarget(target) && !manual_marker) {
     return CannotBatch(inst, absl::StrCat("custom-call target \"", target,
                                           "\" is opaque to vmap (only Sharding, "
@@ -40,7 +40,7 @@ absl::StatusOr<BatchedValue> BatchCustomCall(const Instruction& inst,
     // marker itself leaving it. Were the batch dim split across devices, the
     // per-device values inside the region would need their own batch size.
     std::optional<Sharding> full = operands[0].inst->sharding();
-    if (target == "SPMDShardToFullShape" && inst.sharding().has_value()) {
+    if (target == kShardToFullShapeTarget && inst.sharding().has_value()) {
       ASSIGN_OR_RETURN(full, BatchSharding(*inst.sharding(), inst.shape(), BatchTree::Leaf(true),
                                            ctx.batch_size(), ctx.options()));
     }

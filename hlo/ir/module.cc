@@ -61,6 +61,14 @@ Computation* Module::FindComputation(std::string_view name) const {
   return nullptr;
 }
 
+void Module::ReplaceWith(std::unique_ptr<Module> other) {
+  name_ = std::move(other->name_);
+  config_ = std::move(other->config_);
+  computations_ = std::move(other->computations_);
+  entry_ = other->entry_;
+  for (const auto& comp : computations_) comp->parent_ = this;
+}
+
 std::unique_ptr<Module> Module::Clone() const {
   auto clone = std::make_unique<Module>(name_);
   clone->config_ = config_;

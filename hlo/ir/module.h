@@ -58,6 +58,10 @@ class Module {
 
   // A deep copy (computations, instructions, attributes, shardings).
   std::unique_ptr<Module> Clone() const;
+  // Becomes `other` (name, config, computations, entry), dropping what this
+  // module held: a pass that builds a new module (the partitioner's) still
+  // fits the in-place pass contract of hlo/passes/pass.h.
+  void ReplaceWith(std::unique_ptr<Module> other);
 
   // Canonical text (see hlo/text/printer.h).
   std::string ToString() const;

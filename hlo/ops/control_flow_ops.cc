@@ -243,8 +243,8 @@ absl::StatusOr<Shape> InferCustomCall(const Instruction& inst) {
   if (!inst.shape().valid()) {
     return OpError(inst, "to \"", target, "\" needs a declared result shape");
   }
-  bool full_to_shard = target == "SPMDFullToShardShape";
-  if (full_to_shard || target == "SPMDShardToFullShape") {
+  bool full_to_shard = target == kFullToShardShapeTarget;
+  if (IsManualRegionMarker(target)) {
     if (inst.operand_count() != 1) {
       return OpError(inst, "to \"", target, "\" expects 1 operand, got ", inst.operand_count());
     }
@@ -308,7 +308,7 @@ absl::StatusOr<Literal> EvaluateCustomCall(const Instruction& inst,
                                            EvalContext& ctx) {
   RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
   const std::string& target = inst.attr_string("custom_call_target");
-  if (target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape") {
+  if (IsManualRegionMarker(target)) {
     ASSIGN_OR_RETURN(Shape shape, InferCustomCall(inst));
     if (shape == operands[0]->shape()) return *operands[0];
     // In a global (one-partition) program there is no device to take a tile

@@ -5,13 +5,14 @@
 
 #include <string_view>
 
-#include "hlo/ops/spmd_global_view.h"
+#include "hlo/ops/custom_call_targets.h"
 
 namespace sharc::hlo {
 
 // The sharding annotation and the propagation barriers.
 inline bool IsShardingAnnotationTarget(std::string_view target) {
-  return target == "Sharding" || target == "ShardBarrierFrom" || target == "ShardBarrierTo";
+  return target == kShardingTarget || target == kShardBarrierFromTarget ||
+         target == kShardBarrierToTarget;
 }
 
 // Those, and the SPMD partitioner's global-view ops.

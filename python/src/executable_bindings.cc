@@ -1,5 +1,5 @@
 // sharc._sharc.compile and _Executable: a module compiled once for a mesh
-// (tools::CompileForRun, the engine of `sharc run`, jit and the C API) and
+// (driver::CompileForRun, the engine of `sharc run`, jit and the C API) and
 // run many times on NumPy arrays. Compiling can be interrupted with Ctrl-C;
 // neither compiling nor running holds the GIL.
 #include <pybind11/pybind11.h>
@@ -16,7 +16,7 @@
 #include "errors.h"
 #include "interruptible.h"
 #include "module_handle.h"
-#include "tools/compile_for_run.h"
+#include "driver/compile_for_run.h"
 
 namespace sharc::python {
 namespace {
@@ -24,7 +24,7 @@ namespace {
 namespace py = pybind11;
 
 struct ExecutableHandle {
-  tools::CompiledForRun program;
+  driver::CompiledForRun program;
   // CompiledProgram::Run must not run twice at once; Python threads may
   // share an executable, so runs take turns here.
   std::unique_ptr<std::mutex> run_mutex = std::make_unique<std::mutex>();
@@ -36,7 +36,7 @@ std::shared_ptr<ExecutableHandle> Compile(const ModuleHandle& module,
                                           const std::string& backend,
                                           const std::string& mapreduce_mode,
                                           double collective_timeout) {
-  tools::RunRequest request;
+  driver::RunRequest request;
   if (devices) {
     if (*devices < 1) throw py::value_error(absl::StrCat("devices must be at least 1, got ", *devices));
     request.num_devices = *devices;
@@ -48,8 +48,8 @@ std::shared_ptr<ExecutableHandle> Compile(const ModuleHandle& module,
     }
     request.mesh = *parsed;
   }
-  absl::StatusOr<tools::Backend> parsed_backend =
-      tools::ParseBackend(backend == "default" ? "" : backend);
+  absl::StatusOr<driver::Backend> parsed_backend =
+      driver::ParseBackend(backend == "default" ? "" : backend);
   if (!parsed_backend.ok()) {
     throw py::value_error(absl::StrCat("backend must be \"halide\", \"interpreter\" or "
                                        "\"default\", got \"", backend, "\""));
@@ -67,7 +67,7 @@ std::shared_ptr<ExecutableHandle> Compile(const ModuleHandle& module,
   auto global = std::shared_ptr<const hlo::Module>(module.module->Clone());
   auto handle = std::make_shared<ExecutableHandle>();
   absl::Status compiled = RunInterruptibly([global, request, handle]() -> absl::Status {
-    absl::StatusOr<tools::CompiledForRun> program = tools::CompileForRun(*global, request);
+    absl::StatusOr<driver::CompiledForRun> program = driver::CompileForRun(*global, request);
     if (!program.ok()) return program.status();
     handle->program = *std::move(program);
     return absl::OkStatus();
@@ -109,7 +109,7 @@ std::vector<hlo::Literal> Arguments(const ExecutableHandle& self, const py::sequ
 // is handed back without copies; a partitioned run splits the inputs and
 // assembles the result, through literals.
 py::object Call(ExecutableHandle& self, const py::args& args) {
-  tools::CompiledProgram& program = *self.program.compiled;
+  driver::CompiledProgram& program = *self.program.compiled;
   if (program.runs_on_buffers()) {
     std::vector<py::array> arrays = CheckedArguments(self, args);
     std::vector<runtime::Buffer> buffers;
@@ -151,13 +151,13 @@ std::vector<double> Time(ExecutableHandle& self, const py::sequence& args, int64
 py::tuple ProfileRuns(ExecutableHandle& self, const py::sequence& args, int64_t iterations) {
   if (iterations < 1) throw py::value_error("iterations must be at least 1");
   std::vector<hlo::Literal> literals = Arguments(self, args);
-  absl::StatusOr<tools::Profile> profile;
+  absl::StatusOr<driver::Profile> profile;
   {
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(*self.run_mutex);
     profile = self.program.compiled->ProfileRuns(literals, iterations);
   }
-  tools::Profile p = ValueOrThrow(std::move(profile), Stage::kRun);
+  driver::Profile p = ValueOrThrow(std::move(profile), Stage::kRun);
   return py::make_tuple(p.ToJson(), p.ToText(), p.ToChromeTrace());
 }
 

@@ -21,10 +21,10 @@
 #include "spmd/mesh.h"
 #include "spmd/propagation.h"
 #include "tools/compare_variants.h"
-#include "tools/compile_pipeline.h"
-#include "tools/module_loader.h"
+#include "driver/compile_stages.h"
+#include "driver/module_loader.h"
 #include "tools/module_transform.h"
-#include "tools/sharding_text.h"
+#include "driver/sharding_text.h"
 
 namespace sharc::python {
 namespace {
@@ -33,8 +33,8 @@ namespace py = pybind11;
 
 std::unique_ptr<hlo::Module> ParseAndVerify(const std::string& text, const std::string& name) {
   std::unique_ptr<hlo::Module> module =
-      ValueOrThrow(tools::ParseModuleText(text, name), Stage::kParse);
-  ThrowIfError(tools::VerifyLoadedModule(*module, name), Stage::kVerify);
+      ValueOrThrow(driver::ParseModuleText(text, name), Stage::kParse);
+  ThrowIfError(driver::VerifyLoadedModule(*module, name), Stage::kVerify);
   return module;
 }
 
@@ -43,8 +43,8 @@ ModuleHandle Parse(const std::string& text, const std::string& filename) {
 }
 
 ModuleHandle Load(const std::string& path) {
-  std::string text = ValueOrThrow(tools::ReadTextInput(path), Stage::kParse);
-  return ModuleHandle{ParseAndVerify(text, tools::DisplayName(path))};
+  std::string text = ValueOrThrow(driver::ReadTextInput(path), Stage::kParse);
+  return ModuleHandle{ParseAndVerify(text, driver::DisplayName(path))};
 }
 
 }  // namespace
@@ -77,10 +77,10 @@ py::dict Describe(const hlo::Module& module, const hlo::Instruction& value) {
 namespace {
 
 // The options the compiling stages share, from Python keywords.
-tools::CompileOptions ResolveOptions(std::optional<int64_t> devices,
+driver::CompileOptions ResolveOptions(std::optional<int64_t> devices,
                                      std::optional<std::string> mesh,
                                      const std::string& mapreduce_mode) {
-  tools::CompileOptions options;
+  driver::CompileOptions options;
   if (devices && *devices < 1) {
     throw py::value_error(absl::StrCat("devices must be at least 1, got ", *devices));
   }
@@ -106,20 +106,20 @@ tools::CompileOptions ResolveOptions(std::optional<int64_t> devices,
 }
 
 std::unique_ptr<hlo::Module> Prepared(const hlo::Module& module,
-                                      const tools::CompileOptions& options) {
+                                      const driver::CompileOptions& options) {
   std::unique_ptr<hlo::Module> copy = module.Clone();
-  ThrowIfError(tools::PrepareModule(*copy, options), Stage::kPartition);
+  ThrowIfError(driver::PrepareModule(*copy, options), Stage::kPartition);
   return copy;
 }
 
 ModuleHandle Propagate(const ModuleHandle& self, std::optional<int64_t> devices,
                        std::optional<std::string> mesh, const std::string& mapreduce_mode) {
-  tools::CompileOptions options = ResolveOptions(devices, std::move(mesh), mapreduce_mode);
+  driver::CompileOptions options = ResolveOptions(devices, std::move(mesh), mapreduce_mode);
   std::unique_ptr<hlo::Module> module = Prepared(*self.module, options);
   absl::Status propagated;
   {
     py::gil_scoped_release release;
-    propagated = tools::PropagateModule(*module, options.devices).status();
+    propagated = driver::PropagateModule(*module, options.devices).status();
   }
   ThrowIfError(propagated, Stage::kPartition);
   return ModuleHandle{std::move(module)};
@@ -128,10 +128,10 @@ ModuleHandle Propagate(const ModuleHandle& self, std::optional<int64_t> devices,
 py::dict Explain(const ModuleHandle& self, const std::string& name,
                  std::optional<int64_t> devices, std::optional<std::string> mesh,
                  const std::string& mapreduce_mode) {
-  tools::CompileOptions options = ResolveOptions(devices, std::move(mesh), mapreduce_mode);
+  driver::CompileOptions options = ResolveOptions(devices, std::move(mesh), mapreduce_mode);
   std::unique_ptr<hlo::Module> module = Prepared(*self.module, options);
   spmd::PropagationResult result =
-      ValueOrThrow(tools::PropagateModule(*module, options.devices), Stage::kPartition);
+      ValueOrThrow(driver::PropagateModule(*module, options.devices), Stage::kPartition);
   absl::StatusOr<spmd::ShardingExplanation> explanation =
       spmd::ExplainShardingSteps(*module, result, name);
   if (absl::IsNotFound(explanation.status())) {
@@ -158,14 +158,14 @@ py::dict Explain(const ModuleHandle& self, const std::string& name,
 ModuleHandle Partition(const ModuleHandle& self, std::optional<int64_t> devices,
                        std::optional<std::string> mesh, const std::string& mapreduce_mode,
                        bool propagate, const std::string& stop_after) {
-  tools::CompileOptions options = ResolveOptions(devices, std::move(mesh), mapreduce_mode);
+  driver::CompileOptions options = ResolveOptions(devices, std::move(mesh), mapreduce_mode);
   absl::StatusOr<spmd::PartitionOptions::Stage> stage = spmd::ParsePartitionStage(stop_after);
   if (!stage.ok()) throw py::value_error(absl::StrCat("stop_after: ", stage.status().message()));
   std::unique_ptr<hlo::Module> module = Prepared(*self.module, options);
   absl::StatusOr<std::unique_ptr<hlo::Module>> local;
   {
     py::gil_scoped_release release;
-    local = tools::PartitionGlobal(*module, options.devices, propagate, *stage);
+    local = driver::PartitionGlobal(*module, options.devices, propagate, *stage);
   }
   return ModuleHandle{ValueOrThrow(std::move(local), Stage::kPartition)};
 }
@@ -181,7 +181,7 @@ ModuleHandle Transform(const ModuleHandle& self, const tools::ModuleTransform& t
 
 py::list Compare(const ModuleHandle& self, std::optional<int64_t> devices,
                  std::optional<std::string> mesh) {
-  tools::CompileOptions options = ResolveOptions(devices, std::move(mesh), "annotated");
+  driver::CompileOptions options = ResolveOptions(devices, std::move(mesh), "annotated");
   absl::StatusOr<tools::LabelledReports> reports;
   {
     py::gil_scoped_release release;
@@ -197,7 +197,7 @@ py::list Compare(const ModuleHandle& self, std::optional<int64_t> devices,
 void SetSharding(hlo::Module& module, hlo::Instruction& value, const std::string& sharding,
                  const std::string& what) {
   absl::StatusOr<hlo::Sharding> parsed =
-      tools::ParseShardingForValue(sharding, module, value.shape(), what);
+      driver::ParseShardingForValue(sharding, module, value.shape(), what);
   if (!parsed.ok()) throw py::value_error(std::string(parsed.status().message()));
   value.set_sharding(*std::move(parsed));
 }
@@ -222,7 +222,7 @@ void RegisterModule(py::module_& m) {
       .def("clone", [](const ModuleHandle& self) { return ModuleHandle{self.module->Clone()}; })
       .def("verify",
            [](const ModuleHandle& self) {
-             ThrowIfError(tools::VerifyLoadedModule(*self.module, self.module->name()),
+             ThrowIfError(driver::VerifyLoadedModule(*self.module, self.module->name()),
                           Stage::kVerify);
            })
       .def_property_readonly("name", [](const ModuleHandle& self) { return self.module->name(); })
@@ -251,7 +251,7 @@ void RegisterModule(py::module_& m) {
            })
       .def("set_mesh",
            [](ModuleHandle& self, const std::string& mesh) {
-             absl::Status set = tools::SetModuleMesh(*self.module, mesh);
+             absl::Status set = driver::SetModuleMesh(*self.module, mesh);
              if (!set.ok()) throw py::value_error(std::string(set.message()));
            })
       .def("set_parameter_sharding",

@@ -9,11 +9,6 @@ namespace sharc::spmd {
 using hlo::Instruction;
 using hlo::Sharding;
 
-bool IsCustomCallTo(const Instruction& inst, std::string_view target) {
-  return inst.opcode() == hlo::Opcode::kCustomCall &&
-         inst.attr_string("custom_call_target") == target;
-}
-
 std::string FreshGlobalName(const hlo::Computation& comp, const std::string& base) {
   if (comp.FindInstruction(base) == nullptr) return base;
   for (int64_t i = 1;; ++i) {

@@ -10,11 +10,12 @@
 #include "hlo/ir/computation.h"
 #include "hlo/ir/instruction.h"
 #include "hlo/ir/sharding.h"
+#include "hlo/ops/custom_call_targets.h"
 #include "hlo/ops/spmd_global_view.h"
 
 namespace sharc::spmd {
 
-bool IsCustomCallTo(const hlo::Instruction& inst, std::string_view target);
+using hlo::IsCustomCallTo;
 
 // A name not yet used in `comp`, derived from `base`.
 std::string FreshGlobalName(const hlo::Computation& comp, const std::string& base);

@@ -220,17 +220,17 @@ class ReshardInserter {
         // already went through these passes (`--stop-after`): on global
         // values they are the identity, and their sharding is the layout
         // asked for there.
-        if (IsCustomCallTo(inst, "Sharding") ||
+        if (IsCustomCallTo(inst, hlo::kShardingTarget) ||
             hlo::IsSpmdGlobalViewTarget(inst.attr_string("custom_call_target"))) {
           Instruction* value = values_.at(inst.operand(0));
           if (SameDataLayout(ShardingOrReplicated(*value), own)) return value;
           return AddGlobalView(*out_, hlo::kSpmdReshard, value, own, inst.name());
         }
-        if (IsCustomCallTo(inst, "SPMDFullToShardShape")) {
+        if (IsCustomCallTo(inst, hlo::kFullToShardShapeTarget)) {
           // The operand's shard becomes this device's manual value.
           return Clone(inst, {Operand(inst, 0, ShardingOrReplicated(*inst.operand(0)))}, Sharding::Manual());
         }
-        if (IsCustomCallTo(inst, "SPMDShardToFullShape")) {
+        if (IsCustomCallTo(inst, hlo::kShardToFullShapeTarget)) {
           return Clone(inst, {values_.at(inst.operand(0))}, own);
         }
         // Any other custom-call of a manual region (manual, or a tuple of

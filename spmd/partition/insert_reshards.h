@@ -16,6 +16,15 @@
 //     their parameters carrying that sharding;
 //   - "Sharding" custom-calls are gone (a reshard, or nothing).
 // Shapes stay global, and the module still interprets to the same values.
+//
+// Before (a transpose whose result is wanted split like its operand):
+//   %x = f32[8,4] parameter(0), sharding={devices=[2,1]0,1}
+//   ROOT %t = f32[4,8] transpose(%x), dimensions={1,0}, sharding={devices=[2,1]0,1}
+// After (the op splits its output's dim 1; the reshard moves the split):
+//   %x = f32[8,4] parameter(0), sharding={devices=[2,1]0,1}
+//   %t.local = f32[4,8] transpose(%x), dimensions={1,0}, sharding={devices=[1,2]0,1}
+//   ROOT %t = f32[4,8] custom-call(%t.local), custom_call_target="SpmdReshard",
+//                                             sharding={devices=[2,1]0,1}
 #pragma once
 
 #include <memory>

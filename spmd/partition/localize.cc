@@ -277,7 +277,7 @@ class Localizer {
       }
       case Opcode::kCustomCall: {
         const std::string& target = inst.attr_string("custom_call_target");
-        if (target == hlo::kSpmdReshard || target == "Sharding") {
+        if (target == hlo::kSpmdReshard || target == hlo::kShardingTarget) {
           return At(inst, absl::FailedPreconditionError(absl::StrCat(
                               "custom-call \"", target, "\" is still in the module: run "
                               "InsertReshards and ReshardToCollectives before Localize")));
@@ -291,8 +291,8 @@ class Localizer {
           if (!v.ok()) return At(inst, v.status());
           return Named(b, inst, ops[0], *v);
         }
-        if (target == "SPMDFullToShardShape") return b.Reshape(ops[0], inst.shape().dims());
-        if (target == "SPMDShardToFullShape") {
+        if (target == hlo::kFullToShardShapeTarget) return b.Reshape(ops[0], inst.shape().dims());
+        if (target == hlo::kShardToFullShapeTarget) {
           return b.Reshape(ops[0], own.ShardShape(inst.shape()).dims());
         }
         if (IsManualLike(own)) return EmitLocal(b, inst, ops, inst.shape());

@@ -12,6 +12,19 @@
 //     result: the reducer's init value before a reduce, zero before a dot;
 //   - a split iota adds this device's offset.
 // It does not decide anything: every layout was chosen by pass 1.
+//
+// Before (global shapes; the example of insert_reshards.h after pass 2):
+//   %x = f32[8,4] parameter(0), sharding={devices=[2,1]0,1}
+//   %t.local = f32[4,8] transpose(%x), dimensions={1,0}, sharding={devices=[1,2]0,1}
+//   ROOT %t = f32[4,8] custom-call(%t.local), custom_call_target="SpmdAllToAll", ...
+// After (what each of the 2 devices runs):
+//   %x = f32[4,4] parameter(0)
+//   %t.local = f32[4,4] transpose(%x), dimensions={1,0}
+//   %reshape.0 = f32[2,2,4] reshape(%t.local)
+//   %all-to-all.1 = f32[2,2,4] all-to-all(%reshape.0), channel_id=1,
+//                                replica_groups={{0,1}}, dimensions={0}
+//   %transpose.2 = f32[2,2,4] transpose(%all-to-all.1), dimensions={1,0,2}
+//   ROOT %t = f32[2,8] reshape(%transpose.2)
 #pragma once
 
 #include <memory>

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ops/op_def.h"
+#include "hlo/passes/dce.h"
 #include "spmd/partition/insert_reshards.h"
 #include "spmd/partition/localize.h"
 #include "spmd/partition/reshard_to_collectives.h"
@@ -73,15 +74,12 @@ absl::StatusOr<std::unique_ptr<Module>> PartitionModule(const Module& global,
   RETURN_IF_ERROR(ReshardToCollectives(*explicit_module));
   if (options.stop_after == Stage::kReshardToCollectives) return explicit_module;
   ASSIGN_OR_RETURN(std::unique_ptr<Module> out, Localize(*explicit_module, n));
-  // Drop what the new program does not use.
-  for (Computation* comp : out->computations()) {
-    std::vector<Instruction*> insts = comp->instructions();
-    for (auto it = insts.rbegin(); it != insts.rend(); ++it) {
-      Instruction* inst = *it;
-      if (inst->users().empty() && inst != comp->root() && inst->opcode() != Opcode::kParameter)
-        RETURN_IF_ERROR(comp->RemoveInstruction(inst));
-    }
-  }
+  // Drop what the new program does not use: collectives included, since
+  // each exists only to feed a value (the compiler's pass list runs this as
+  // its `dce` pass).
+  hlo::DceOptions dce;
+  dce.keep = hlo::DceOptions::Keep::kNothing;
+  for (Computation* comp : out->computations()) hlo::RemoveDeadInstructions(*comp, dce);
   return out;
 }
 

@@ -4,6 +4,10 @@
 // all-to-all, collective-permute, or a chain of them. A reshard between two
 // layouts that hold the same data disappears. The last step keeps the
 // reshard's name. Shapes stay global.
+//
+// Before:  ROOT %t = f32[4,8] custom-call(%t.local), custom_call_target="SpmdReshard", ...
+// After:   ROOT %t = f32[4,8] custom-call(%t.local), custom_call_target="SpmdAllToAll", ...
+// (the split moves from dim 1 to dim 0: one all-to-all).
 #pragma once
 
 #include "absl/status/status.h"

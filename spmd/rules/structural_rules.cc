@@ -4,6 +4,7 @@
 #include "spmd/sharding_rule.h"
 
 #include "absl/strings/str_cat.h"
+#include "hlo/ops/custom_call_targets.h"
 
 namespace sharc::spmd {
 
@@ -21,9 +22,9 @@ void RegisterStructuralRules(ShardingRuleRegistry& registry) {
   }
   registry.Register(Opcode::kCustomCall, [](const Instruction& inst) -> absl::StatusOr<ShardingRule> {
     const std::string& target = inst.attr_string("custom_call_target");
-    if (target == "Sharding" && inst.shape().is_array()) return PointwiseRule(inst);
+    if (target == hlo::kShardingTarget && inst.shape().is_array()) return PointwiseRule(inst);
     ShardingRule rule;
-    if (target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape") {
+    if (hlo::IsManualRegionMarker(target)) {
       rule.kind = ShardingRule::Kind::kManualBoundary;
       return rule;
     }

@@ -14,8 +14,8 @@
 #include "autodiff/grad.h"
 #include "tests/autodiff/autodiff_test_util.h"
 #include "tests/testlib/status_matchers.h"
-#include "tools/compile_pipeline.h"
-#include "tools/spmd_runner.h"
+#include "driver/compile_stages.h"
+#include "driver/spmd_runner.h"
 
 namespace sharc::autodiff {
 namespace {
@@ -104,10 +104,10 @@ TEST(PartitionedRandomGradTest, PartitionedGradientsMatchUnpartitioned) {
     std::mt19937_64 rng(seed * 7919);
     std::vector<Literal> args = testing::RandomArgs(*gradient->entry(), rng);
     const Literal expected = testing::Run(*gradient, args);
-    tools::CompileOptions options;
+    driver::CompileOptions options;
     options.devices = devices;
-    ASSERT_OK(tools::PrepareModule(*gradient, options));
-    absl::StatusOr<Literal> partitioned = tools::RunPartitioned(*gradient, args, devices);
+    ASSERT_OK(driver::PrepareModule(*gradient, options));
+    absl::StatusOr<Literal> partitioned = driver::RunPartitioned(*gradient, args, devices);
     ASSERT_TRUE(partitioned.ok()) << partitioned.status() << "\n" << gradient->ToString();
     testing::ExpectNear(*partitioned, expected, 1e-9, absl::StrCat("seed ", seed));
   }

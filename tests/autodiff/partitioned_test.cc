@@ -9,8 +9,8 @@
 #include "autodiff/grad.h"
 #include "tests/autodiff/autodiff_test_util.h"
 #include "tests/testlib/status_matchers.h"
-#include "tools/compile_pipeline.h"
-#include "tools/spmd_runner.h"
+#include "driver/compile_stages.h"
+#include "driver/spmd_runner.h"
 
 namespace sharc::autodiff {
 namespace {
@@ -40,10 +40,10 @@ void ExpectPartitionedMatches(const Module& module, const std::vector<Literal>& 
                               int64_t devices, const std::string& what) {
   Literal expected = testing::Run(module, args);
   std::unique_ptr<Module> prepared = module.Clone();
-  tools::CompileOptions options;
+  driver::CompileOptions options;
   options.devices = devices;
-  ASSERT_OK(tools::PrepareModule(*prepared, options));
-  auto partitioned = tools::RunPartitioned(*prepared, args, devices);
+  ASSERT_OK(driver::PrepareModule(*prepared, options));
+  auto partitioned = driver::RunPartitioned(*prepared, args, devices);
   ASSERT_TRUE(partitioned.ok()) << what << ": " << partitioned.status();
   testing::ExpectNear(*partitioned, expected, 1e-12, what);
 }

@@ -16,8 +16,8 @@
 #include "absl/strings/str_replace.h"
 #include "tests/autodiff/shard_map_test_util.h"
 #include "tests/testlib/status_matchers.h"
-#include "tools/compile_pipeline.h"
-#include "tools/spmd_runner.h"
+#include "driver/compile_stages.h"
+#include "driver/spmd_runner.h"
 
 namespace sharc::autodiff {
 namespace {
@@ -68,11 +68,11 @@ void ExpectPartitionedMatches(const Module& module, const std::vector<Literal>& 
                               int64_t devices, const std::string& what) {
   Literal expected = testing::Run(module, args);
   std::unique_ptr<Module> prepared = module.Clone();
-  tools::CompileOptions options;
+  driver::CompileOptions options;
   options.devices = devices;
-  absl::Status st = tools::PrepareModule(*prepared, options);
+  absl::Status st = driver::PrepareModule(*prepared, options);
   ASSERT_TRUE(st.ok()) << what << ": " << st;
-  auto partitioned = tools::RunPartitioned(*prepared, args, devices);
+  auto partitioned = driver::RunPartitioned(*prepared, args, devices);
   ASSERT_TRUE(partitioned.ok()) << what << ": " << partitioned.status();
   ExpectNear(*partitioned, expected, 1e-9, what);
 }
@@ -551,10 +551,10 @@ TEST(ShardMapGradTest, DataParallelGradientHasOneAllReducePerParameter) {
 
   // Lowered and partitioned: exactly one all-reduce per parameter gradient.
   std::unique_ptr<Module> lowered = grad->Clone();
-  tools::CompileOptions options;
+  driver::CompileOptions options;
   options.devices = 4;
-  ASSERT_OK(tools::PrepareModule(*lowered, options));
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> partitioned, tools::PartitionGlobal(*lowered, 4));
+  ASSERT_OK(driver::PrepareModule(*lowered, options));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> partitioned, driver::PartitionGlobal(*lowered, 4));
   EXPECT_EQ(CountOps(*partitioned, hlo::Opcode::kAllReduce), 2) << hlo::PrintModule(*partitioned);
 }
 

@@ -17,7 +17,7 @@ FedAvgConfig SmallConfig(int64_t groups, spmd::MapReduceMode mode, bool shard_da
   config.devices = groups;
   config.mode = mode;
   config.shard_data = shard_data;
-  config.backend = tools::Backend::kInterpreter;
+  config.backend = driver::Backend::kInterpreter;
   return config;
 }
 

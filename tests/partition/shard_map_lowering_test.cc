@@ -13,7 +13,7 @@
 #include "spmd/shard_map_lowering.h"
 #include "tests/partition/partition_test_util.h"
 #include "tests/testlib/status_matchers.h"
-#include "tools/spmd_runner.h"
+#include "driver/spmd_runner.h"
 
 namespace sharc::spmd {
 namespace {
@@ -294,7 +294,7 @@ TEST_P(ShardMapLoweringTest, PartitionedRunEqualsTheReference) {
       args.push_back(testing_util::RandomLiteral(p->shape(), rng));
     }
     ASSERT_OK_AND_ASSIGN(hlo::Literal want, hlo::Evaluate(*module, args));
-    ASSERT_OK_AND_ASSIGN(hlo::Literal got, tools::RunPartitioned(
+    ASSERT_OK_AND_ASSIGN(hlo::Literal got, driver::RunPartitioned(
                                                *lowered, args, lowered->config().num_partitions));
     EXPECT_OK(testing_util::CompareLiterals(want, got, GetParam().name)) << text;
   }

@@ -18,7 +18,7 @@
 #include "spmd/mesh.h"
 #include "spmd/propagation.h"
 #include "tests/spmd/propagation_test_util.h"
-#include "tools/spmd_runner.h"
+#include "driver/spmd_runner.h"
 
 namespace sharc::spmd {
 namespace {
@@ -141,7 +141,7 @@ void ExpectEverywhere(const std::string& text, const std::vector<Literal>& args,
     ASSERT_TRUE(one_device.ok()) << one_device.status();
     ExpectNear(*one_device, want);
     const int64_t devices = lowered->config().num_partitions;
-    absl::StatusOr<Literal> partitioned = tools::RunPartitioned(*lowered, args, devices);
+    absl::StatusOr<Literal> partitioned = driver::RunPartitioned(*lowered, args, devices);
     ASSERT_TRUE(partitioned.ok()) << partitioned.status() << "\n" << lowered->ToString();
     ExpectNear(*partitioned, want);
   }

@@ -1,4 +1,4 @@
-#include "tools/module_loader.h"
+#include "driver/module_loader.h"
 
 #include <sys/stat.h>
 
@@ -14,7 +14,7 @@
 #include "hlo/verifier/runnable_types.h"
 #include "hlo/verifier/verifier.h"
 
-namespace sharc::tools {
+namespace sharc::driver {
 
 std::string DisplayName(const std::string& path) { return path == "-" ? "<stdin>" : path; }
 
@@ -122,4 +122,4 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> LoadModule(const std::string& path,
   return module;
 }
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "hlo/ir/module.h"
 
-namespace sharc::tools {
+namespace sharc::driver {
 
 // Reading more than this is refused (matches the parser's own bound).
 inline constexpr int64_t kMaxModuleFileBytes = int64_t{1} << 30;
@@ -52,4 +52,4 @@ absl::Status VerifyLoadedModule(const hlo::Module& module, const std::string& na
 absl::StatusOr<std::unique_ptr<hlo::Module>> LoadModule(const std::string& path,
                                                         const LoadOptions& options = {});
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

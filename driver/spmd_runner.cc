@@ -1,12 +1,12 @@
-#include "tools/spmd_runner.h"
+#include "driver/spmd_runner.h"
 
 #include <cstdlib>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "tools/compiled_program.h"
+#include "driver/compiled_program.h"
 
-namespace sharc::tools {
+namespace sharc::driver {
 namespace {
 
 // Open MPI's launch environment (mpirun sets it for every process).
@@ -47,6 +47,7 @@ absl::StatusOr<hlo::Literal> RunPartitioned(const hlo::Module& global,
   program_options.collective_timeout = options.collective_timeout;
   program_options.show_progress = options.show_progress;
   program_options.note = options.note;
+  program_options.pipeline = options.pipeline;
   absl::StatusOr<std::unique_ptr<CompiledProgram>> program =
       CompiledProgram::Compile(global, program_options);
   if (!program.ok()) return program.status();
@@ -68,4 +69,4 @@ absl::StatusOr<hlo::Literal> RunPartitioned(const hlo::Module& global,
   return result;
 }
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

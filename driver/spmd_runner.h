@@ -16,9 +16,10 @@
 #include "absl/time/time.h"
 #include "hlo/ir/literal.h"
 #include "hlo/ir/module.h"
-#include "tools/compiled_program.h"
+#include "hlo/passes/pipeline.h"
+#include "driver/compiled_program.h"
 
-namespace sharc::tools {
+namespace sharc::driver {
 
 struct PartitionedRunOptions {
   int64_t num_devices = 1;
@@ -35,9 +36,11 @@ struct PartitionedRunOptions {
   // mesh only) and append each run's wall time, compilation excluded.
   int64_t timed_iterations = 0;
   std::vector<double>* run_seconds = nullptr;
-  // Then profile this many runs (tools/profile.h) into `profile`.
+  // Then profile this many runs (driver/profile.h) into `profile`.
   int64_t profiled_iterations = 0;
   Profile* profile = nullptr;
+  // Verifying, dumping around the compiler's passes (hlo/passes/pipeline.h).
+  hlo::PipelineOptions pipeline = hlo::DefaultPipelineOptions();
 };
 
 // True when this process was started by mpirun as one of several
@@ -50,7 +53,7 @@ bool IsMainProcess();
 // the user's note.
 std::string DescribeDeviceMesh(int64_t num_devices);
 
-// Compiles `global` (tools/compiled_program.h) and runs it once, plus
+// Compiles `global` (driver/compiled_program.h) and runs it once, plus
 // `timed_iterations` timed runs. `global` must be verified. Compile errors (propagation, partitioning,
 // inputs that do not fit the shardings) come back as InvalidArgument or
 // whatever the pass returned; run failures are wrapped as Aborted so the
@@ -64,4 +67,4 @@ absl::StatusOr<hlo::Literal> RunPartitioned(const hlo::Module& global,
                                             const std::vector<hlo::Literal>& args,
                                             int64_t num_devices);
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

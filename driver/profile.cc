@@ -1,4 +1,4 @@
-#include "tools/profile.h"
+#include "driver/profile.h"
 
 #include <algorithm>
 #include <map>
@@ -12,7 +12,7 @@
 #include "hlo/ops/op_def.h"
 #include "spmd/cost_model.h"
 
-namespace sharc::tools {
+namespace sharc::driver {
 namespace {
 
 bool IsCollective(const hlo::Instruction& inst) {
@@ -210,4 +210,4 @@ std::string Profile::ToChromeTrace() const {
                       "\n], \"displayTimeUnit\": \"ms\"}\n");
 }
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

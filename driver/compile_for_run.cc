@@ -1,4 +1,4 @@
-#include "tools/compile_for_run.h"
+#include "driver/compile_for_run.h"
 
 #include <mutex>
 #include <utility>
@@ -6,10 +6,10 @@
 #include "hlo/base/status_macros.h"
 #include "hlo/verifier/runnable_types.h"
 #include "hlo/verifier/verifier.h"
-#include "tools/compile_pipeline.h"
-#include "tools/spmd_runner.h"
+#include "driver/compile_stages.h"
+#include "driver/spmd_runner.h"
 
-namespace sharc::tools {
+namespace sharc::driver {
 namespace {
 
 absl::StatusOr<CompileOptions> ResolveCompileOptions(const RunRequest& request,
@@ -17,6 +17,7 @@ absl::StatusOr<CompileOptions> ResolveCompileOptions(const RunRequest& request,
   CompileOptions resolved;
   resolved.mesh = request.mesh;
   resolved.mapreduce_mode = request.mapreduce_mode;
+  resolved.pipeline = request.pipeline;
   if (request.mesh && request.num_devices && *request.num_devices != request.mesh->num_devices()) {
     return absl::InvalidArgumentError(absl::StrCat("the mesh ", request.mesh->ToString(), " has ",
                                                    request.mesh->num_devices(),
@@ -56,6 +57,7 @@ absl::StatusOr<CompiledForRun> CompileForRun(const hlo::Module& module, const Ru
   ProgramOptions program_options;
   program_options.num_devices = *compile_options.devices;
   program_options.backend = request.backend;
+  program_options.pipeline = request.pipeline;
   program_options.collective_timeout = absl::Seconds(request.collective_timeout_seconds);
   // Kernel compilation may note from worker threads; the sink closes before
   // the result is handed out, so callers can read the notes without a lock.
@@ -83,4 +85,4 @@ absl::StatusOr<CompiledForRun> CompileForRun(const hlo::Module& module, const Ru
   return result;
 }
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

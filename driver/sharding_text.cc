@@ -1,4 +1,4 @@
-#include "tools/sharding_text.h"
+#include "driver/sharding_text.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -6,7 +6,7 @@
 #include "hlo/text/parser.h"
 #include "spmd/mesh.h"
 
-namespace sharc::tools {
+namespace sharc::driver {
 namespace {
 
 absl::string_view ToAbsl(std::string_view text) { return {text.data(), text.size()}; }
@@ -84,4 +84,4 @@ absl::Status SetModuleMesh(hlo::Module& module, std::string_view text) {
   return absl::OkStatus();
 }
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

@@ -1,6 +1,7 @@
 // A global program compiled once for a device count and run many times:
 // sharding propagation, SPMD partitioning, fusion and Halide kernels (or the
-// reference interpreter's), and a device mesh that stays up between runs.
+// reference interpreter's) -- the passes of driver/compiler_passes.h -- and
+// a device mesh that stays up between runs.
 // `sharc run`, the frontend's jit and the C API all run programs through
 // this, so they agree on what a compiled program is and pay the compile
 // once.
@@ -27,11 +28,12 @@
 #include "absl/time/time.h"
 #include "hlo/ir/literal.h"
 #include "hlo/ir/module.h"
+#include "hlo/passes/pipeline.h"
 #include "runtime/executable.h"
 #include "spmd/cost_report.h"
-#include "tools/profile.h"
+#include "driver/profile.h"
 
-namespace sharc::tools {
+namespace sharc::driver {
 
 enum class Backend {
   // Halide kernels; the interpreter's when Halide cannot run the per-device
@@ -57,12 +59,14 @@ struct ProgramOptions {
   bool show_progress = false;
   // Receives notes for the user (the interpreter fallback); none if unset.
   std::function<void(std::string_view)> note;
+  // Verifying, dumping around the compiler's passes (hlo/passes/pipeline.h).
+  hlo::PipelineOptions pipeline = hlo::DefaultPipelineOptions();
 };
 
 class CompiledProgram {
  public:
   // Compiles `global`, a verified module whose MapReduce blocks and
-  // shard_maps are already lowered (tools::PrepareModule). Compile errors
+  // shard_maps are already lowered (driver::PrepareModule). Compile errors
   // (propagation, partitioning, kernels) come back as InvalidArgument or
   // whatever the pass returned; a per-device program that does not verify
   // is Internal.
@@ -92,7 +96,7 @@ class CompiledProgram {
                                                int64_t iterations);
 
   // Runs `iterations` times with every kernel and collective timed and
-  // returns where the time went (tools/profile.h). Needs the in-process
+  // returns where the time went (driver/profile.h). Needs the in-process
   // mesh (compiled kernels or the interpreter's; not under mpirun).
   absl::StatusOr<Profile> ProfileRuns(const std::vector<hlo::Literal>& args, int64_t iterations);
 
@@ -126,4 +130,4 @@ class CompiledProgram {
   std::vector<runtime::ExecutionStats> last_stats_;
 };
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

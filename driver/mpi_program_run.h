@@ -14,7 +14,7 @@
 #include "hlo/ir/module.h"
 #include "runtime/executable.h"
 
-namespace sharc::tools {
+namespace sharc::driver {
 
 // Returns, on process 0, every device's result (in device order); the other
 // processes get an empty vector. `entry` is the propagated global entry
@@ -24,4 +24,4 @@ absl::StatusOr<std::vector<hlo::Literal>> RunOnMpiProcesses(
     const std::vector<hlo::Literal>& args, const runtime::Executable& executable,
     int64_t num_devices, absl::Duration timeout);
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

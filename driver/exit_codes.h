@@ -2,7 +2,7 @@
 // (docs/cli.md) so scripts and CI can tell bad input from a broken run.
 #pragma once
 
-namespace sharc::tools {
+namespace sharc::driver {
 
 enum ExitCode : int {
   kExitOk = 0,
@@ -18,4 +18,4 @@ enum ExitCode : int {
   kExitInternal = 70,
 };
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

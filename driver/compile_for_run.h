@@ -17,11 +17,12 @@
 
 #include "absl/status/statusor.h"
 #include "hlo/ir/module.h"
+#include "hlo/passes/pipeline.h"
 #include "spmd/mapreduce_lowering.h"
 #include "spmd/mesh.h"
-#include "tools/compiled_program.h"
+#include "driver/compiled_program.h"
 
-namespace sharc::tools {
+namespace sharc::driver {
 
 struct RunRequest {
   // Overrides the module's mesh (and so its device count).
@@ -31,6 +32,8 @@ struct RunRequest {
   spmd::MapReduceMode mapreduce_mode = spmd::MapReduceMode::kAnnotated;
   Backend backend = Backend::kDefault;
   double collective_timeout_seconds = 60;
+  // Verifying, dumping around the compiler's passes (hlo/passes/pipeline.h).
+  hlo::PipelineOptions pipeline = hlo::DefaultPipelineOptions();
 };
 
 struct CompiledForRun {
@@ -49,4 +52,4 @@ struct CompiledForRun {
 // their devices in-process only.
 absl::StatusOr<CompiledForRun> CompileForRun(const hlo::Module& module, const RunRequest& request);
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

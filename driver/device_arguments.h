@@ -12,7 +12,7 @@
 #include "hlo/ir/sharding.h"
 #include "runtime/buffer.h"
 
-namespace sharc::tools {
+namespace sharc::driver {
 
 // Device `d`'s part of every entry argument, by the parameters' shardings.
 absl::StatusOr<std::vector<runtime::Buffer>> DeviceArgumentBuffers(
@@ -21,4 +21,4 @@ absl::StatusOr<std::vector<runtime::Buffer>> DeviceArgumentBuffers(
 // The root's value on one device as a literal (a tuple root gives a tuple).
 absl::StatusOr<hlo::Literal> DeviceResultLiteral(const runtime::Buffer& result);
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

@@ -11,7 +11,7 @@
 #include "hlo/ir/module.h"
 #include "hlo/ir/sharding.h"
 
-namespace sharc::tools {
+namespace sharc::driver {
 
 // The sharding `text` denotes for a value of `shape` in `module`, checked
 // against the shape (rank, tuple leaves). Errors start with `what`.
@@ -23,4 +23,4 @@ absl::StatusOr<hlo::Sharding> ParseShardingForValue(std::string_view text,
 // Sets the module header's mesh and num_partitions from "clients=2,data=2".
 absl::Status SetModuleMesh(hlo::Module& module, std::string_view text);
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

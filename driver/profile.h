@@ -17,7 +17,7 @@
 #include "runtime/executable.h"
 #include "runtime/machine_limits.h"
 
-namespace sharc::tools {
+namespace sharc::driver {
 
 inline constexpr int kProfileSchemaVersion = 1;
 
@@ -69,4 +69,4 @@ Profile BuildProfile(const std::vector<std::vector<std::vector<runtime::StepEven
                      const std::vector<double>& run_seconds, int64_t num_devices,
                      const runtime::MachineLimits& limits);
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

@@ -1,11 +1,11 @@
-#include "tools/mpi_program_run.h"
+#include "driver/mpi_program_run.h"
 
 #include <functional>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "tools/device_arguments.h"
+#include "driver/device_arguments.h"
 
 #ifdef SHARC_HAVE_MPI
 #include "runtime/mesh_runtime.h"
@@ -14,7 +14,7 @@
 #include "runtime/mpi_session.h"
 #endif
 
-namespace sharc::tools {
+namespace sharc::driver {
 
 #ifndef SHARC_HAVE_MPI
 absl::StatusOr<std::vector<hlo::Literal>> RunOnMpiProcesses(
@@ -102,4 +102,4 @@ absl::StatusOr<std::vector<hlo::Literal>> RunOnMpiProcesses(
 }
 #endif
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

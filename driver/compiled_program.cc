@@ -1,4 +1,4 @@
-#include "tools/compiled_program.h"
+#include "driver/compiled_program.h"
 
 #include <algorithm>
 #include <thread>
@@ -15,14 +15,13 @@
 #include "runtime/kernel_loop_pool.h"
 #include "runtime/mesh_runtime.h"
 #include "spmd/partition/device_values.h"
-#include "spmd/partition/partitioner.h"
-#include "spmd/propagation.h"
 #include "spmd/sharding_util.h"
-#include "tools/device_arguments.h"
-#include "tools/mpi_program_run.h"
-#include "tools/spmd_runner.h"
+#include "driver/compiler_passes.h"
+#include "driver/device_arguments.h"
+#include "driver/mpi_program_run.h"
+#include "driver/spmd_runner.h"
 
-namespace sharc::tools {
+namespace sharc::driver {
 namespace {
 
 absl::Status Prefix(const absl::Status& status, absl::string_view what) {
@@ -88,24 +87,32 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Compile(
   const bool partition = options.num_devices > 1 || LaunchedByMpirun();
   program->partitioned_ = partition;
 
-  // Propagation works in place; the caller's module stays as written.
+  // The passes of driver/compiler_passes.h, a stage at a time: propagation
+  // works in place on a copy (the caller's module stays as written), the
+  // partitioner on another, and kernels are prepared on a third once the
+  // backend is chosen.
+  CompilerSpec spec;
+  spec.partition.num_devices = options.num_devices;
+  spec.precompile.show_progress = options.show_progress;
+  auto run_stage = [&](Stage stage, hlo::Module& module) {
+    return CompilerPipeline(spec, stage, stage, options.pipeline).Run(module);
+  };
   program->propagated_ = global.Clone();
   if (partition) {
-    if (auto result = spmd::PropagateShardings(*program->propagated_); !result.ok()) {
-      return Prefix(result.status(), "sharding propagation failed");
+    if (absl::Status st = run_stage(Stage::kPropagate, *program->propagated_); !st.ok()) {
+      return Prefix(st, "sharding propagation failed");
     }
-    spmd::PartitionOptions partition_options;
-    partition_options.num_devices = options.num_devices;
-    absl::StatusOr<std::unique_ptr<hlo::Module>> local =
-        spmd::PartitionModule(*program->propagated_, partition_options);
-    if (!local.ok()) return Prefix(local.status(), "partitioning failed");
+    std::unique_ptr<hlo::Module> local = program->propagated_->Clone();
+    if (absl::Status st = run_stage(Stage::kPartition, *local); !st.ok()) {
+      return Prefix(st, "partitioning failed");
+    }
     // A partitioner bug should surface as a clear compile error, not as a
     // confusing failure inside a kernel.
-    if (absl::Status verified = hlo::VerifyModule(**local); !verified.ok()) {
+    if (absl::Status verified = hlo::VerifyModule(*local); !verified.ok()) {
       return absl::InternalError(
           absl::StrCat("the partitioned module does not verify: ", verified.message()));
     }
-    program->per_device_ = *std::move(local);
+    program->per_device_ = std::move(local);
   } else {
     program->per_device_ = global.Clone();
   }
@@ -123,11 +130,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Compile(
     if (options.note) options.note(absl::StrCat("running with the interpreter: ", st.message()));
     engine.factory.UseInterpreter();
   } else {
-    codegen::PrecompileOptions precompile;
-    precompile.show_progress = options.show_progress;
-    if (absl::Status prepared = codegen::PrepareForHalide(*runnable, precompile); !prepared.ok()) {
-      return prepared;
-    }
+    RETURN_IF_ERROR(run_stage(Stage::kKernels, *runnable));
   }
   program->uses_halide_ = engine.factory.uses_halide();
 
@@ -343,4 +346,4 @@ absl::StatusOr<spmd::CostReport> CompiledProgram::Report(int top_buffers) const 
   return spmd::AnalyzeCost(*per_device_, propagated_.get(), top_buffers);
 }
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

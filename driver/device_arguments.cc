@@ -1,4 +1,4 @@
-#include "tools/device_arguments.h"
+#include "driver/device_arguments.h"
 
 #include <utility>
 
@@ -6,7 +6,7 @@
 #include "spmd/partition/device_values.h"
 #include "spmd/sharding_util.h"
 
-namespace sharc::tools {
+namespace sharc::driver {
 
 absl::StatusOr<std::vector<runtime::Buffer>> DeviceArgumentBuffers(
     const hlo::Computation& entry, const std::vector<hlo::Literal>& args, int64_t d) {
@@ -38,4 +38,4 @@ absl::StatusOr<hlo::Literal> DeviceResultLiteral(const runtime::Buffer& result) 
   return hlo::Literal::Tuple(std::move(elements));
 }
 
-}  // namespace sharc::tools
+}  // namespace sharc::driver

@@ -1,0 +1,36 @@
+// The custom-call targets sharc gives meaning to, named once: the sharding
+// annotation and propagation barriers (XLA's and Shardy's spellings), the
+// manual-region markers shard_maps lower to, and (spmd_global_view.h) the
+// partitioner's global-view steps. Every pass that recognises or emits one
+// uses these names, so a misspelling is a compile error, not a silently
+// skipped op.
+#pragma once
+
+#include <string_view>
+
+#include "hlo/ir/instruction.h"
+#include "hlo/ops/spmd_global_view.h"
+
+namespace sharc::hlo {
+
+// A value's sharding (jax.lax.with_sharding_constraint, XLA's annotation).
+inline constexpr std::string_view kShardingTarget = "Sharding";
+// Propagation barriers: no sharding crosses from the operand / to the user.
+inline constexpr std::string_view kShardBarrierFromTarget = "ShardBarrierFrom";
+inline constexpr std::string_view kShardBarrierToTarget = "ShardBarrierTo";
+// Entering a manual region: global value -> per-device block.
+inline constexpr std::string_view kFullToShardShapeTarget = "SPMDFullToShardShape";
+// Leaving one: per-device blocks -> global value.
+inline constexpr std::string_view kShardToFullShapeTarget = "SPMDShardToFullShape";
+
+// True for a custom-call to `target`.
+inline bool IsCustomCallTo(const Instruction& inst, std::string_view target) {
+  return inst.opcode() == Opcode::kCustomCall && inst.attr_string("custom_call_target") == target;
+}
+
+// Either manual-region marker.
+inline bool IsManualRegionMarker(std::string_view target) {
+  return target == kFullToShardShapeTarget || target == kShardToFullShapeTarget;
+}
+
+}  // namespace sharc::hlo
