@@ -9,7 +9,7 @@
 namespace sharc::tools {
 namespace {
 
-constexpr absl::string_view kUsage = R"(usage: sharc partition [FILE] [--devices N] [--mesh AXES] [--mapreduce-mode M] [--no-propagate] [--stop-after PASS]
+constexpr absl::string_view kUsage = R"(usage: sharc partition [FILE] [--devices N] [--mesh AXES] [--mapreduce-mode M] [--no-propagate] [--stop-after PASS] [--explain NAME]
 
 Propagates shardings and prints the per-device program every device runs:
 per-device shapes, with the collectives (replica groups, channel ids) that make
@@ -27,6 +27,10 @@ flags:
                     value changes layout), reshard-to-collectives (the
                     reshards as global-view collectives), localize (default:
                     the per-device program)
+  --explain NAME    instead of the program, say how NAME is partitioned: the
+                    plans considered (how to split the op's dims across the
+                    devices), the bytes each would send per device, step by
+                    step, and why the chosen one won
   -h, --help        show this text
 )";
 
@@ -39,7 +43,7 @@ extern const Command kPartitionCommand = {
 
 namespace {
 
-constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, kMapReduceModeFlag, {"no-propagate", FlagKind::kBool}, {"stop-after", FlagKind::kValue}};
+constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, kMapReduceModeFlag, {"no-propagate", FlagKind::kBool}, {"stop-after", FlagKind::kValue}, {"explain", FlagKind::kValue}};
 
 int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, kFlags);
@@ -64,6 +68,38 @@ int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::o
   if (!module.ok()) {
     err << module.status().message() << "\n";
     return kExitInputError;
+  }
+  if (parsed->Has("explain")) {
+    // The steps of PartitionGlobal, with the partitioner's own options.
+    hlo::Module& global = **module;
+    if (!parsed->Has("no-propagate")) {
+      absl::Status st = PropagateModule(global, devices).status();
+      if (!st.ok()) {
+        err << DisplayName(path) << ": error: " << st.message() << "\n";
+        return kExitInputError;
+      }
+    } else if (devices) {
+      global.mutable_config().num_partitions = *devices;
+    }
+    spmd::PartitionOptions options;
+    options.num_devices = global.config().num_partitions;
+    options.stop_after = stop_after;
+    if (auto name = parsed->Get("explain")) {
+      absl::StatusOr<std::string> text = spmd::ExplainPartitionChoice(global, *name, options);
+      if (!text.ok()) {
+        err << DisplayName(path) << ": error: " << text.status().message() << "\n";
+        return kExitInputError;
+      }
+      out << *text;
+      return kExitOk;
+    }
+    auto local = spmd::PartitionModule(global, options);
+    if (!local.ok()) {
+      err << DisplayName(path) << ": error: " << local.status().message() << "\n";
+      return kExitInputError;
+    }
+    out << hlo::PrintModule(**local);
+    return kExitOk;
   }
   auto local = PartitionGlobal(**module, devices, !parsed->Has("no-propagate"), stop_after);
   if (!local.ok()) {

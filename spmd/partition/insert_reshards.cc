@@ -28,6 +28,7 @@ struct InsertContext {
   // many copies of each body exist.
   absl::flat_hash_map<std::string, Computation*> bodies;
   absl::flat_hash_map<std::string, int64_t> body_copies;
+  StrategyLog* log = nullptr;
 };
 
 class ReshardInserter {
@@ -104,7 +105,11 @@ class ReshardInserter {
   absl::StatusOr<Instruction*> SplitByRule(const Instruction& inst, const ShardingRule& rule) {
     std::vector<Sharding> current;
     for (const Instruction* op : inst.operands()) current.push_back(ShardingOrReplicated(*values_.at(op)));
-    ASSIGN_OR_RETURN(OpStrategy strategy, ChooseStrategy(inst, rule, current, ShardingOrReplicated(inst)));
+    const bool explain = context_.log != nullptr && context_.log->name == inst.name();
+    StrategyExplanation explanation;
+    ASSIGN_OR_RETURN(OpStrategy strategy, ChooseStrategy(inst, rule, current, ShardingOrReplicated(inst),
+                                                         explain ? &explanation : nullptr));
+    if (explain) context_.log->accounts.push_back(explanation.ToText(inst));
     std::vector<Instruction*> operands;
     for (int64_t i = 0; i < inst.operand_count(); ++i) {
       operands.push_back(Operand(inst, i, strategy.operand_targets[static_cast<size_t>(i)]));
@@ -114,34 +119,14 @@ class ReshardInserter {
     std::vector<std::vector<int64_t>> groups =
         GroupsAlongDims(strategy.iteration, strategy.split_reduction_factors);
     result->set_name(FreshGlobalName(*out_, inst.name() + ".partial"));
-    // If the instruction's own sharding splits one dim exactly across the
-    // reduction groups (member i keeping block i), one reduce-scatter
-    // replaces the all-reduce and the slice after it.
+    // strategy.h decided whether one reduce-scatter replaces the all-reduce
+    // and the slice after it.
     Instruction* complete =
-        ScatterDim(inst, strategy, groups)
+        strategy.scatter_dim
             ? AddGlobalView(*out_, hlo::kSpmdReduceScatter, result, *inst.sharding(), inst.name())
             : AddGlobalView(*out_, hlo::kSpmdAllReduce, result, strategy.local_result, inst.name());
     complete->set_attr("backend_config", FormatReplicaGroups(groups));
     return complete;
-  }
-
-  // The result dim a reduce-scatter can produce directly, if any: the
-  // instruction's sharding must equal the reduced layout with exactly one
-  // more split dim, divisible, whose device groups are the reduction groups.
-  static std::optional<int64_t> ScatterDim(const Instruction& inst, const OpStrategy& strategy,
-                                           const std::vector<std::vector<int64_t>>& groups) {
-    if (!inst.has_sharding() || !inst.shape().is_array()) return std::nullopt;
-    const Sharding& own = *inst.sharding();
-    if (!own.IsTiled() || own.HasManualSubgroup()) return std::nullopt;
-    for (int64_t d = 0; d < inst.shape().rank(); ++d) {
-      const int64_t n = static_cast<int64_t>(groups[0].size());
-      if (own.TileCount(d) != n * strategy.local_result.TileCount(d)) continue;
-      if (strategy.local_result.TileCount(d) != 1 || inst.shape().dim(d) % n != 0) continue;
-      if (!(ReplicateDims(own, {d}) == strategy.local_result)) continue;
-      if (GroupsAlongDims(own, {d}) != groups) continue;
-      return d;
-    }
-    return std::nullopt;
   }
 
   absl::StatusOr<Instruction*> Rewrite(const Instruction& inst,
@@ -274,12 +259,14 @@ class ReshardInserter {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Module>> InsertReshards(const Module& global) {
+absl::StatusOr<std::unique_ptr<Module>> InsertReshards(const Module& global,
+                                                       const InsertReshardsOptions& options) {
   if (global.entry() == nullptr) return absl::InvalidArgumentError("module has no entry");
   auto out = std::make_unique<Module>(global.name());
   out->mutable_config() = global.config();
   InsertContext context;
   context.module = out.get();
+  context.log = options.log;
   context.scalar_copies = CopyScalarComputations(global, *out);
   ReshardInserter inserter(context);
   ASSIGN_OR_RETURN(Computation * entry, inserter.Run(*global.entry(), std::nullopt, std::nullopt));

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -41,5 +42,14 @@ absl::StatusOr<PartitionOptions::Stage> ParsePartitionStage(std::string_view nam
 
 absl::StatusOr<std::unique_ptr<hlo::Module>> PartitionModule(const hlo::Module& global,
                                                              const PartitionOptions& options = {});
+
+// `sharc partition --explain NAME`: which plans the partitioner considered
+// for the instruction named `name` (each an iteration sharding of the op's
+// factors), what each would send per device (operand reshards step by step,
+// the completion of split reductions, the result's reshard), and why the
+// chosen one won. An instruction with no choice (no factor rule, a manual
+// region, control flow) says how it is partitioned instead.
+absl::StatusOr<std::string> ExplainPartitionChoice(const hlo::Module& global, std::string_view name,
+                                                   const PartitionOptions& options = {});
 
 }  // namespace sharc::spmd
