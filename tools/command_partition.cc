@@ -9,7 +9,7 @@
 namespace sharc::tools {
 namespace {
 
-constexpr absl::string_view kUsage = R"(usage: sharc partition [FILE] [--devices N] [--mesh AXES] [--mapreduce-mode M] [--no-propagate] [--stop-after PASS] [--explain NAME]
+constexpr absl::string_view kUsage = R"(usage: sharc partition [FILE] [--devices N] [--mesh AXES] [--mapreduce-mode M] [--no-propagate] [--stop-after PASS] [--explain NAME] [--no-halo-exchange]
 
 Propagates shardings and prints the per-device program every device runs:
 per-device shapes, with the collectives (replica groups, channel ids) that make
@@ -27,6 +27,8 @@ flags:
                     value changes layout), reshard-to-collectives (the
                     reshards as global-view collectives), localize (default:
                     the per-device program)
+  --no-halo-exchange  slice, pad and reverse along a split dim gather the dim
+                    instead of exchanging halos with collective-permutes
   --explain NAME    instead of the program, say how NAME is partitioned: the
                     plans considered (how to split the op's dims across the
                     devices), the bytes each would send per device, step by
@@ -43,7 +45,7 @@ extern const Command kPartitionCommand = {
 
 namespace {
 
-constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, kMapReduceModeFlag, {"no-propagate", FlagKind::kBool}, {"stop-after", FlagKind::kValue}, {"explain", FlagKind::kValue}};
+constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, kMapReduceModeFlag, {"no-propagate", FlagKind::kBool}, {"stop-after", FlagKind::kValue}, {"explain", FlagKind::kValue}, {"no-halo-exchange", FlagKind::kBool}};
 
 int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, kFlags);
@@ -69,7 +71,7 @@ int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::o
     err << module.status().message() << "\n";
     return kExitInputError;
   }
-  if (parsed->Has("explain")) {
+  if (parsed->Has("explain") || parsed->Has("no-halo-exchange")) {
     // The steps of PartitionGlobal, with the partitioner's own options.
     hlo::Module& global = **module;
     if (!parsed->Has("no-propagate")) {
@@ -84,6 +86,7 @@ int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::o
     spmd::PartitionOptions options;
     options.num_devices = global.config().num_partitions;
     options.stop_after = stop_after;
+    options.halo_exchange = !parsed->Has("no-halo-exchange");
     if (auto name = parsed->Get("explain")) {
       absl::StatusOr<std::string> text = spmd::ExplainPartitionChoice(global, *name, options);
       if (!text.ok()) {

@@ -4,6 +4,7 @@
 #include "hlo/base/status_macros.h"
 #include "spmd/partition/computation_copy.h"
 #include "spmd/partition/global_view.h"
+#include "spmd/partition/halo.h"
 #include "spmd/partition/reshard.h"
 #include "spmd/partition/strategy.h"
 #include "spmd/sharding_rule.h"
@@ -29,6 +30,7 @@ struct InsertContext {
   absl::flat_hash_map<std::string, Computation*> bodies;
   absl::flat_hash_map<std::string, int64_t> body_copies;
   StrategyLog* log = nullptr;
+  bool halo_exchange = true;
 };
 
 class ReshardInserter {
@@ -109,7 +111,12 @@ class ReshardInserter {
     StrategyExplanation explanation;
     ASSIGN_OR_RETURN(OpStrategy strategy, ChooseStrategy(inst, rule, current, ShardingOrReplicated(inst),
                                                          explain ? &explanation : nullptr));
-    if (explain) context_.log->accounts.push_back(explanation.ToText(inst));
+    std::string account = explain ? explanation.ToText(inst) : "";
+    if (std::optional<Instruction*> halo = HaloExchange(inst, strategy, current, &account)) {
+      if (explain) context_.log->accounts.push_back(account);
+      return *halo;
+    }
+    if (explain) context_.log->accounts.push_back(account);
     std::vector<Instruction*> operands;
     for (int64_t i = 0; i < inst.operand_count(); ++i) {
       operands.push_back(Operand(inst, i, strategy.operand_targets[static_cast<size_t>(i)]));
@@ -127,6 +134,36 @@ class ReshardInserter {
             : AddGlobalView(*out_, hlo::kSpmdAllReduce, result, strategy.local_result, inst.name());
     complete->set_attr("backend_config", FormatReplicaGroups(groups));
     return complete;
+  }
+
+  // Slice, pad or reverse along a split dim by halo exchange (halo.h):
+  // the operand takes the result's sharding and each device fetches the
+  // window it needs. Taken when it sends no more than `strategy`, the best
+  // plan keeping the changed dims whole (ties go to the halo, as GSPMD
+  // always exchanges halos here).
+  std::optional<Instruction*> HaloExchange(const Instruction& inst, const OpStrategy& strategy,
+                                           const std::vector<Sharding>& current,
+                                           std::string* account) {
+    if (!context_.halo_exchange || !inst.has_sharding()) return std::nullopt;
+    const Sharding& own = *inst.sharding();
+    std::optional<HaloPlan> plan = PlanHalo(inst, own);
+    if (!plan) return std::nullopt;
+    const int64_t bytes =
+        ReshardBytesSent(inst.operand(0)->shape(), current[0], own) + plan->bytes_sent;
+    const bool take = bytes <= strategy.bytes_sent;
+    if (context_.log != nullptr && context_.log->name == inst.name()) {
+      absl::StrAppend(account, "halo exchange (operand in the result's sharding ", own.ToString(),
+                      ", each device fetching its window with collective-permutes): ", bytes,
+                      " B: ",
+                      take ? "chosen instead (it sends no more than the plan chosen above)"
+                           : "not taken (it sends more)",
+                      "\n");
+    }
+    if (!take) return std::nullopt;
+    std::vector<Instruction*> operands{Operand(inst, 0, own)};
+    for (int64_t i = 1; i < inst.operand_count(); ++i)
+      operands.push_back(Operand(inst, i, Sharding::Replicated()));
+    return Clone(inst, operands, own);
   }
 
   absl::StatusOr<Instruction*> Rewrite(const Instruction& inst,
@@ -267,6 +304,7 @@ absl::StatusOr<std::unique_ptr<Module>> InsertReshards(const Module& global,
   InsertContext context;
   context.module = out.get();
   context.log = options.log;
+  context.halo_exchange = options.halo_exchange;
   context.scalar_copies = CopyScalarComputations(global, *out);
   ReshardInserter inserter(context);
   ASSIGN_OR_RETURN(Computation * entry, inserter.Run(*global.entry(), std::nullopt, std::nullopt));

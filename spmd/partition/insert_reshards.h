@@ -36,6 +36,11 @@ struct StrategyLog {
 };
 
 struct InsertReshardsOptions {
+  // Slice, pad and reverse along a split dim fetch only the window each
+  // device needs with collective-permutes (halo.h) when that sends fewer
+  // bytes than the best plan that keeps the dim whole. On by default, as in
+  // GSPMD.
+  bool halo_exchange = true;
   StrategyLog* log = nullptr;
 };
 

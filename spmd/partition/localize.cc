@@ -5,6 +5,7 @@
 #include "hlo/ops/convolution_dims.h"
 #include "spmd/partition/computation_copy.h"
 #include "spmd/partition/global_view.h"
+#include "spmd/partition/halo.h"
 #include "spmd/partition/local_builder.h"
 #include "spmd/partition/reshard.h"
 #include "spmd/sharding_util.h"
@@ -302,6 +303,15 @@ class Localizer {
         break;
     }
     if (IsManualLike(own)) return EmitLocal(b, inst, ops, inst.shape());
+    // A slice, pad or reverse whose result stays split along a dim it
+    // changes: InsertReshards chose a halo exchange (the other plans keep
+    // such dims whole), and gave the operand the same sharding.
+    if (std::optional<HaloPlan> plan = PlanHalo(inst, own);
+        plan && SameDataLayout(ShardingOrReplicated(*inst.operand(0)), own)) {
+      absl::StatusOr<Instruction*> v = LowerHalo(b, inst, ops, own, *plan);
+      if (!v.ok()) return At(inst, v.status());
+      return Named(b, inst, ops[0], *v);
+    }
     MaskPadding(b, inst, ops);
     ShiftScatterIndices(b, inst, ops);
     return EmitLocal(b, inst, ops, own.ShardShape(inst.shape()));

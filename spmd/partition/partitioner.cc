@@ -69,6 +69,7 @@ absl::StatusOr<std::unique_ptr<Module>> PartitionModule(const Module& global,
   RETURN_IF_ERROR(CheckShardings(global, n, options.unsharded));
 
   InsertReshardsOptions insert;
+  insert.halo_exchange = options.halo_exchange;
   ASSIGN_OR_RETURN(std::unique_ptr<Module> explicit_module, InsertReshards(global, insert));
   explicit_module->mutable_config().num_partitions = n;
   if (options.stop_after == Stage::kInsertReshards) return explicit_module;
@@ -101,6 +102,7 @@ absl::StatusOr<std::string> ExplainPartitionChoice(const Module& global, std::st
   StrategyLog log;
   log.name = std::string(name);
   InsertReshardsOptions insert;
+  insert.halo_exchange = options.halo_exchange;
   insert.log = &log;
   RETURN_IF_ERROR(InsertReshards(global, insert).status());
   if (log.accounts.empty()) {

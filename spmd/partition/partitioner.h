@@ -34,6 +34,10 @@ struct PartitionOptions {
   enum class Unsharded { kReplicate, kError } unsharded = Unsharded::kReplicate;
   // The last pass to run (the module after it is returned).
   enum class Stage { kInsertReshards, kReshardToCollectives, kLocalize } stop_after = Stage::kLocalize;
+  // Slice, pad and reverse along a split dim exchange halos with
+  // collective-permutes instead of gathering the dim, when that sends fewer
+  // bytes (spmd/partition/halo.h). On by default, as in XLA.
+  bool halo_exchange = true;
 };
 
 // Pass names as the CLI spells them: insert-reshards, reshard-to-collectives,
