@@ -1,6 +1,7 @@
 #include "spmd/partition/halo.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -27,6 +28,38 @@ struct DimAccess {
   std::vector<int64_t> start, used_lo, used_hi;
   int64_t window = 0;
 };
+
+// The identity of a reduce-window's reducer, when it is one binary op of
+// its two parameters (add, multiply, maximum, minimum; the last two on
+// floating-point types). Positions outside the operand are masked with it:
+// the reference semantics skip them, and the init value enters each window
+// once, in the local reduce-window.
+std::optional<double> ReducerIdentity(const Instruction& inst) {
+  const hlo::Computation* c = inst.attr_computation("to_apply");
+  if (c == nullptr || c->num_parameters() != 2) return std::nullopt;
+  const Instruction* root = c->root();
+  if (root->operand_count() != 2 ||
+      root->operand(0)->opcode() != Opcode::kParameter ||
+      root->operand(1)->opcode() != Opcode::kParameter ||
+      root->operand(0) == root->operand(1)) {
+    return std::nullopt;
+  }
+  const bool fp = hlo::IsFloatingPoint(inst.shape().type());
+  switch (root->opcode()) {
+    case Opcode::kAdd:
+      return 0.0;
+    case Opcode::kMultiply:
+      return 1.0;
+    case Opcode::kMaximum:
+      if (fp) return -std::numeric_limits<double>::infinity();
+      return std::nullopt;
+    case Opcode::kMinimum:
+      if (fp) return std::numeric_limits<double>::infinity();
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
 
 // How result block i along `d` reads the operand, per op. `n` tiles of `t`
 // operand and `u` result elements.
@@ -71,6 +104,20 @@ std::optional<DimAccess> Access(const Instruction& inst, int64_t d, int64_t n, i
         hi = N - i * t;
         break;
       }
+      case Opcode::kReduceWindow: {
+        // size, stride, pad_lo, pad_hi, base and window dilation; the
+        // window of result block i covers padded positions
+        // [i*u*stride, (i*u + u - 1)*stride + size).
+        const std::vector<int64_t>& w = inst.attr_int_lists("window")[static_cast<size_t>(d)];
+        const int64_t size = w[0], stride = w[1], low = w[2], high = w[3];
+        a.changed = !(size == 1 && stride == 1 && low == 0 && high == 0 && w[4] == 1 && w[5] == 1);
+        if (w[4] != 1 || w[5] != 1) return std::nullopt;
+        a.window = (u - 1) * stride + size;
+        start = i * u * stride - low;
+        lo = std::max<int64_t>(start, 0);
+        hi = valid > 0 ? std::min(start + (valid - 1) * stride + size, N) : lo;
+        break;
+      }
       default:
         return std::nullopt;
     }
@@ -98,6 +145,26 @@ std::vector<int64_t> Table(const std::vector<int64_t>& by_device, int64_t num_de
   return t;
 }
 
+// Replaces the window's positions outside the operand ([0, size) along
+// h.dim, this device's window starting at h.start) by `fill`.
+Instruction* MaskOutside(LocalBuilder& b, Instruction* w, const HaloDim& h, int64_t size,
+                         Instruction* fill) {
+  Shape index_shape(PrimitiveType::kS32, w->shape().dims());
+  auto iota = Instruction::Create(Opcode::kIota, b.FreshName("iota"), index_shape);
+  iota->set_attr("iota_dimension", h.dim);
+  Instruction* idx = b.Add(std::move(iota));
+  Instruction* start = b.Broadcast(
+      b.PerDeviceValue(Table(h.start, b.num_devices()), "halo.start"), index_shape, {});
+  Instruction* global =
+      b.Add(Instruction::Create(Opcode::kAdd, b.FreshName("add"), index_shape, {idx, start}));
+  Instruction* ge = Compare(b, global, b.Broadcast(b.ConstantS32(0), index_shape, {}), "GE");
+  Instruction* lt = Compare(b, global, b.Broadcast(b.ConstantS32(size), index_shape, {}), "LT");
+  Instruction* inside =
+      b.Add(Instruction::Create(Opcode::kAnd, b.FreshName("and"),
+                                Shape(PrimitiveType::kPred, w->shape().dims()), {ge, lt}));
+  return Select(b, inside, w, b.Broadcast(fill, w->shape(), {}));
+}
+
 // The K operand tiles each device's window touches, concatenated along
 // the dim, then the W-element window itself.
 Instruction* FetchWindow(LocalBuilder& b, Instruction* x, const HaloDim& h) {
@@ -122,9 +189,36 @@ Instruction* FetchWindow(LocalBuilder& b, Instruction* x, const HaloDim& h) {
       round_of[p] = static_cast<int64_t>(k);
     }
     Instruction* piece = x;
+    // Only the rows some receiver reads travel; they are padded back to a
+    // whole tile where they arrive (the rest is never read).
+    Instruction* halo = x;
+    const int64_t lo = rounds.empty() ? 0 : h.send_lo[r], hi = rounds.empty() ? 0 : h.send_hi[r];
+    const int64_t t = h.operand_tile;
+    if (!rounds.empty() && (lo > 0 || hi < t)) {
+      hlo::IntListList spec;
+      std::vector<int64_t> dims = x->shape().dims();
+      for (int64_t k = 0; k < x->shape().rank(); ++k)
+        spec.push_back(k == d ? std::vector<int64_t>{lo, hi, 1}
+                              : std::vector<int64_t>{0, x->shape().dim(k), 1});
+      dims[d] = hi - lo;
+      auto c = Instruction::Create(Opcode::kSlice, b.FreshName("halo.send"),
+                                   Shape(x->shape().type(), dims), {x});
+      c->set_attr("slice", std::move(spec));
+      halo = b.Add(std::move(c));
+    }
     for (size_t k = 0; k < rounds.size(); ++k) {
       std::sort(rounds[k].begin(), rounds[k].end());
-      Instruction* received = b.CollectivePermute(x, rounds[k]);
+      Instruction* received = b.CollectivePermute(halo, rounds[k]);
+      if (halo != x) {
+        hlo::IntListList config;
+        for (int64_t e = 0; e < x->shape().rank(); ++e)
+          config.push_back(e == d ? std::vector<int64_t>{lo, t - hi, 0}
+                                  : std::vector<int64_t>{0, 0, 0});
+        auto c = Instruction::Create(Opcode::kPad, b.FreshName("halo.received"), x->shape(),
+                                     {received, b.ScalarConstant(x->shape().type(), 0)});
+        c->set_attr("padding", std::move(config));
+        received = b.Add(std::move(c));
+      }
       std::vector<int64_t> mine(static_cast<size_t>(devices), 0);
       bool everyone = true;
       for (int64_t p = 0; p < devices; ++p) {
@@ -169,8 +263,16 @@ Instruction* FetchWindow(LocalBuilder& b, Instruction* x, const HaloDim& h) {
 
 std::optional<HaloPlan> PlanHalo(const Instruction& inst, const Sharding& s) {
   const Opcode op = inst.opcode();
-  if (op != Opcode::kSlice && op != Opcode::kPad && op != Opcode::kReverse) return std::nullopt;
+  if (op != Opcode::kSlice && op != Opcode::kPad && op != Opcode::kReverse &&
+      op != Opcode::kReduceWindow) {
+    return std::nullopt;
+  }
   if (!s.IsTiled() || s.HasManualSubgroup() || !inst.shape().is_array()) return std::nullopt;
+  // Variadic reduce-windows (tuple results) are left to the default plans.
+  if (op == Opcode::kReduceWindow &&
+      (inst.operand_count() != 2 || !ReducerIdentity(inst).has_value())) {
+    return std::nullopt;
+  }
   const Shape& in = inst.operand(0)->shape();
   int64_t devices = 0;
   for (int64_t id : s.tile_assignment().devices()) devices = std::max(devices, id + 1);
@@ -199,6 +301,8 @@ std::optional<HaloPlan> PlanHalo(const Instruction& inst, const Sharding& s) {
         h.tiles = std::max(h.tiles, FloorDiv(start + h.window - 1, t) - q + 1);
       }
     }
+    h.send_lo.assign(static_cast<size_t>(h.tiles), t);
+    h.send_hi.assign(static_cast<size_t>(h.tiles), 0);
     for (const auto& group : groups) {
       for (int64_t i = 0; i < static_cast<int64_t>(group.size()); ++i) {
         const int64_t p = group[i];
@@ -206,26 +310,37 @@ std::optional<HaloPlan> PlanHalo(const Instruction& inst, const Sharding& s) {
         h.start[p] = start;
         for (int64_t r = 0; r < h.tiles; ++r) {
           const int64_t j = q + r;
-          const bool needed = j >= 0 && j < n && a->used_lo[i] < a->used_hi[i] &&
-                              std::max(j * t, a->used_lo[i]) < std::min((j + 1) * t, a->used_hi[i]);
+          const int64_t lo = std::max(j * t, a->used_lo[i]), hi = std::min((j + 1) * t, a->used_hi[i]);
+          const bool needed = j >= 0 && j < n && lo < hi;
           const int64_t src = needed ? group[j] : -1;
           h.source[p].push_back(src);
-          if (src >= 0 && src != p) ++sends[src];
+          if (src >= 0 && src != p) {
+            h.send_lo[r] = std::min(h.send_lo[r], lo - j * t);
+            h.send_hi[r] = std::max(h.send_hi[r], hi - j * t);
+          }
         }
+      }
+    }
+    // Rows each device sends along this dim, times the bytes of a row of
+    // its operand block.
+    const int64_t row_bytes = s.ShardShape(in).byte_size() / t;
+    for (int64_t p = 0; p < devices; ++p) {
+      for (int64_t r = 0; r < h.tiles; ++r) {
+        const int64_t src = h.source[p].empty() ? -1 : h.source[p][r];
+        if (src >= 0 && src != p) sends[src] += (h.send_hi[r] - h.send_lo[r]) * row_bytes;
       }
     }
     plan.dims.push_back(std::move(h));
   }
   if (plan.dims.empty()) return std::nullopt;
-  int64_t most = 0;
-  for (int64_t k : sends) most = std::max(most, k);
-  plan.bytes_sent = most * s.ShardShape(in).byte_size();
+  for (int64_t k : sends) plan.bytes_sent = std::max(plan.bytes_sent, k);
   return plan;
 }
 
 absl::StatusOr<Instruction*> LowerHalo(LocalBuilder& b, const Instruction& inst,
                                        const std::vector<Instruction*>& operands,
-                                       const Sharding& s, const HaloPlan& plan) {
+                                       const Sharding& s, const HaloPlan& plan,
+                                       hlo::Computation* to_apply) {
   Instruction* x = operands[0];
   const Shape& in = inst.operand(0)->shape();
   const int64_t rank = in.rank();
@@ -280,6 +395,10 @@ absl::StatusOr<Instruction*> LowerHalo(LocalBuilder& b, const Instruction& inst,
       }
       break;
     }
+    case Opcode::kReduceWindow:
+      // Not separable by dims (its init value would enter once per pass):
+      // one local reduce-window after every window is fetched.
+      break;
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("no halo exchange for ", inst.Describe()));
@@ -314,21 +433,15 @@ absl::StatusOr<Instruction*> LowerHalo(LocalBuilder& b, const Instruction& inst,
       }
       case Opcode::kPad: {
         // Window positions outside the operand take the pad value.
-        Shape index_shape(PrimitiveType::kS32, w->shape().dims());
-        auto iota = Instruction::Create(Opcode::kIota, b.FreshName("iota"), index_shape);
-        iota->set_attr("iota_dimension", h.dim);
-        Instruction* idx = b.Add(std::move(iota));
-        Instruction* start = b.Broadcast(
-            b.PerDeviceValue(Table(h.start, b.num_devices()), "halo.start"), index_shape, {});
-        Instruction* global = b.Add(Instruction::Create(Opcode::kAdd, b.FreshName("add"),
-                                                        index_shape, {idx, start}));
-        Instruction* ge = Compare(b, global, b.Broadcast(b.ConstantS32(0), index_shape, {}), "GE");
-        Instruction* lt =
-            Compare(b, global, b.Broadcast(b.ConstantS32(in.dim(h.dim)), index_shape, {}), "LT");
-        Instruction* inside = b.Add(Instruction::Create(
-            Opcode::kAnd, b.FreshName("and"), Shape(PrimitiveType::kPred, w->shape().dims()),
-            {ge, lt}));
-        x = Select(b, inside, w, b.Broadcast(operands[1], w->shape(), {}));
+        x = MaskOutside(b, w, h, in.dim(h.dim), operands[1]);
+        break;
+      }
+      case Opcode::kReduceWindow: {
+        // Positions outside the operand hold the reducer's identity (the
+        // reference skips padding); the window op runs once, after the
+        // last dim.
+        x = MaskOutside(b, w, h, in.dim(h.dim),
+                        b.ScalarConstant(in.type(), *ReducerIdentity(inst)));
         break;
       }
       default: {  // reverse
@@ -338,6 +451,30 @@ absl::StatusOr<Instruction*> LowerHalo(LocalBuilder& b, const Instruction& inst,
         break;
       }
     }
+  }
+  if (inst.opcode() == Opcode::kReduceWindow) {
+    // The fetched windows start at the first position a block reads, with
+    // out-of-operand positions holding the init value: no padding left.
+    hlo::IntListList window = inst.attr_int_lists("window");
+    std::vector<int64_t> out = x->shape().dims();
+    for (int64_t d = 0; d < rank; ++d) {
+      std::vector<int64_t>& w = window[static_cast<size_t>(d)];
+      if (halo[d]) {
+        w[2] = w[3] = 0;
+      } else if (s.TileCount(d) > 1) {
+        continue;  // split, window trivial: the local dim as it is
+      }
+      out[d] = (x->shape().dim(d) + w[2] + w[3] - w[0]) / w[1] + 1;
+    }
+    for (const HaloDim& h : plan.dims) out[h.dim] = h.result_tile;
+    auto c = Instruction::Create(Opcode::kReduceWindow, b.FreshName(inst.name()),
+                                 Shape(inst.shape().type(), out), {x, operands[1]});
+    c->set_attr("window", std::move(window));
+    if (to_apply == nullptr) {
+      return absl::InternalError(absl::StrCat("halo exchange: no reducer for ", inst.Describe()));
+    }
+    c->set_attr("to_apply", to_apply);
+    x = b.Add(std::move(c));
   }
   return x;
 }

@@ -1,5 +1,5 @@
-// Halo exchanges: slice, pad and reverse along a split dim, as GSPMD does
-// them. Instead of gathering the dim, each device fetches only the window
+// Halo exchanges: slice, pad, reverse and reduce-window along a split dim,
+// as GSPMD does them. Instead of gathering the dim, each device fetches only the window
 // of the operand its own block of the result needs, from the one or few
 // devices that hold it, with collective-permutes, and applies the op to
 // that window locally.
@@ -15,10 +15,14 @@
 // Each device's window starts at a static position (a per-device table);
 // it spans K consecutive operand tiles, each fetched by a
 // collective-permute from the device holding it along the split dim (in
-// rounds, so that no device sends twice in one permute). Tiles holding
-// nothing a valid result element reads are not fetched. Elements of the
-// window outside the operand (a pad's low or high edge) are replaced by the
-// pad value.
+// rounds, so that no device sends twice in one permute). Of a tile only the
+// rows some receiver reads are sent (the halo), and tiles holding nothing a
+// valid result element reads are not fetched. Elements of the
+// window outside the operand (a pad's low or high edge, a reduce-window's
+// padding) are replaced by the pad value, or by the identity of the
+// reduce-window's reducer (add, multiply, maximum, minimum; the reference
+// skips padding positions), and a reduce-window then runs once on the
+// fetched windows with no padding left on those dims.
 #pragma once
 
 #include <optional>
@@ -42,6 +46,9 @@ struct HaloDim {
   // it, or -1 when nothing needed lies there (the local shard stands in).
   std::vector<int64_t> start;
   std::vector<std::vector<int64_t>> source;
+  // For each of the K tiles, the part of it any receiver reads ([lo, hi) in
+  // the tile's own positions): only that much is sent, the halo.
+  std::vector<int64_t> send_lo, send_hi;
 };
 
 struct HaloPlan {
@@ -50,16 +57,19 @@ struct HaloPlan {
   int64_t bytes_sent = 0;
 };
 
-// A plan for `inst` (slice, pad without interior padding on split dims, or
-// reverse) whose operand and result both have `sharding`, when some dim the
+// A plan for `inst` (slice, pad without interior padding on split dims,
+// reverse, or a single-input reduce-window whose reducer has a known
+// identity, without dilation on split dims) whose operand and result both have `sharding`, when some dim the
 // op changes is split; nullopt when no such dim is split or the op is not
 // one of these.
 std::optional<HaloPlan> PlanHalo(const hlo::Instruction& inst, const hlo::Sharding& sharding);
 
-// This device's block of `inst`'s result from its operand block `local`
-// (and, for pad, the local pad value), along `plan`.
+// This device's block of `inst`'s result from its local operands (the
+// operand block, and for pad and reduce-window the scalar), along `plan`;
+// `to_apply` is a reduce-window's reducer in the per-device module.
 absl::StatusOr<hlo::Instruction*> LowerHalo(LocalBuilder& b, const hlo::Instruction& inst,
                                             const std::vector<hlo::Instruction*>& operands,
-                                            const hlo::Sharding& sharding, const HaloPlan& plan);
+                                            const hlo::Sharding& sharding, const HaloPlan& plan,
+                                            hlo::Computation* to_apply = nullptr);
 
 }  // namespace sharc::spmd

@@ -303,12 +303,15 @@ class Localizer {
         break;
     }
     if (IsManualLike(own)) return EmitLocal(b, inst, ops, inst.shape());
-    // A slice, pad or reverse whose result stays split along a dim it
-    // changes: InsertReshards chose a halo exchange (the other plans keep
+    // A slice, pad, reverse or reduce-window whose result stays split along
+    // a dim it changes: InsertReshards chose a halo exchange (the other plans keep
     // such dims whole), and gave the operand the same sharding.
     if (std::optional<HaloPlan> plan = PlanHalo(inst, own);
         plan && SameDataLayout(ShardingOrReplicated(*inst.operand(0)), own)) {
-      absl::StatusOr<Instruction*> v = LowerHalo(b, inst, ops, own, *plan);
+      Computation* to_apply = inst.opcode() == Opcode::kReduceWindow
+                                  ? mapped_.at(inst.attr_computation("to_apply"))
+                                  : nullptr;
+      absl::StatusOr<Instruction*> v = LowerHalo(b, inst, ops, own, *plan, to_apply);
       if (!v.ok()) return At(inst, v.status());
       return Named(b, inst, ops[0], *v);
     }

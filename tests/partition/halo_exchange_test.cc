@@ -1,9 +1,10 @@
-// Halo exchanges (spmd/partition/halo.h): slice, pad and reverse along a
-// split dim fetch only the window each device needs, with collective-
-// permutes, instead of gathering the dim. Every case runs the per-device
-// program on simulated devices against the global program, over even and
-// uneven splits, offsets, strides, negative padding and permuted devices;
-// and the same module with halo exchanges off must gather instead.
+// Halo exchanges (spmd/partition/halo.h): slice, pad, reverse and
+// reduce-window along a split dim fetch only the window each device needs,
+// with collective-permutes, instead of gathering the dim. Every case runs
+// the per-device program on simulated devices against the global program,
+// over even and uneven splits, offsets, strides, negative padding, windows
+// wider than a tile and permuted devices; and the same module with halo
+// exchanges off must gather instead.
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
@@ -28,6 +29,18 @@ struct Case {
 std::string Module(const Case& c) {
   const std::string s = absl::StrCat("{devices=[4,1]", c.devices, "}");
   return absl::StrCat(R"(HloModule halo, num_partitions=4
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
 
 ENTRY main {
   x = f32[)", c.size, R"(,3] parameter(0), sharding=)", s, R"(
@@ -88,6 +101,20 @@ std::vector<Case> Cases() {
       }
       out.push_back({absl::StrCat("reverse_", n, tag), n, devices,
                      "reverse(x), dimensions={0,1}", n});
+      // reduce-windows: size, stride, padding; the init value (-7) is not
+      // the reducer's identity, so it must enter each window exactly once.
+      for (auto [k, st, lo, hi] : std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>{
+               {3, 1, 1, 1}, {2, 2, 0, 0}, {3, 2, 1, 0}, {5, 1, 0, 0}, {4, 3, 2, 2}, {1, 2, 0, 1}}) {
+        const int64_t m = (n + lo + hi - k) / st + 1;
+        for (const char* reducer : {"add", "max"}) {
+          out.push_back({absl::StrCat("reduce_window_", reducer, "_", n, "_", k, "_", st, "_", lo,
+                                      "_", hi, tag),
+                         n, devices,
+                         absl::StrCat("reduce-window(x, zero), window={size=", k, "x2 stride=", st,
+                                      "x1 pad=", lo, "_", hi, "x0_1}, to_apply=", reducer),
+                         m});
+        }
+      }
     }
   }
   return out;
