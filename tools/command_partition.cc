@@ -1,4 +1,5 @@
 // `sharc partition FILE`: the per-device program (after propagation).
+#include "absl/strings/numbers.h"
 #include "hlo/text/printer.h"
 #include "tools/command.h"
 #include "tools/compile_pipeline.h"
@@ -9,7 +10,7 @@
 namespace sharc::tools {
 namespace {
 
-constexpr absl::string_view kUsage = R"(usage: sharc partition [FILE] [--devices N] [--mesh AXES] [--mapreduce-mode M] [--no-propagate] [--stop-after PASS] [--explain NAME] [--no-halo-exchange]
+constexpr absl::string_view kUsage = R"(usage: sharc partition [FILE] [--devices N] [--mesh AXES] [--mapreduce-mode M] [--no-propagate] [--stop-after PASS] [--explain NAME] [--no-halo-exchange] [--windowed-einsum-mib N]
 
 Propagates shardings and prints the per-device program every device runs:
 per-device shapes, with the collectives (replica groups, channel ids) that make
@@ -29,6 +30,10 @@ flags:
                     the per-device program)
   --no-halo-exchange  slice, pad and reverse along a split dim gather the dim
                     instead of exchanging halos with collective-permutes
+  --windowed-einsum-mib N  a dot whose operand of at least N MiB would be
+                    all-gathered along a free dim runs as partial dots while
+                    the chunks rotate by collective-permutes (default 256, as
+                    XLA's threshold_for_windowed_einsum_mib; -1: never)
   --explain NAME    instead of the program, say how NAME is partitioned: the
                     plans considered (how to split the op's dims across the
                     devices), the bytes each would send per device, step by
@@ -45,7 +50,8 @@ extern const Command kPartitionCommand = {
 
 namespace {
 
-constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, kMapReduceModeFlag, {"no-propagate", FlagKind::kBool}, {"stop-after", FlagKind::kValue}, {"explain", FlagKind::kValue}, {"no-halo-exchange", FlagKind::kBool}};
+constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, kMapReduceModeFlag, {"no-propagate", FlagKind::kBool}, {"stop-after", FlagKind::kValue}, {"explain", FlagKind::kValue}, {"no-halo-exchange", FlagKind::kBool},
+                               {"windowed-einsum-mib", FlagKind::kValue}};
 
 int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, kFlags);
@@ -71,7 +77,8 @@ int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::o
     err << module.status().message() << "\n";
     return kExitInputError;
   }
-  if (parsed->Has("explain") || parsed->Has("no-halo-exchange")) {
+  if (parsed->Has("explain") || parsed->Has("no-halo-exchange") ||
+      parsed->Has("windowed-einsum-mib")) {
     // The steps of PartitionGlobal, with the partitioner's own options.
     hlo::Module& global = **module;
     if (!parsed->Has("no-propagate")) {
@@ -87,6 +94,14 @@ int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::o
     options.num_devices = global.config().num_partitions;
     options.stop_after = stop_after;
     options.halo_exchange = !parsed->Has("no-halo-exchange");
+    if (auto mib = parsed->Get("windowed-einsum-mib")) {
+      int64_t value = 0;
+      if (!absl::SimpleAtoi(*mib, &value) || value < -1 || value > (int64_t{1} << 40)) {
+        return UsageError(kPartitionCommand,
+                          "--windowed-einsum-mib expects a size in MiB (or -1 for never)", err);
+      }
+      options.windowed_einsum_threshold_mib = value;
+    }
     if (auto name = parsed->Get("explain")) {
       absl::StatusOr<std::string> text = spmd::ExplainPartitionChoice(global, *name, options);
       if (!text.ok()) {

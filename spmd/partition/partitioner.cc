@@ -75,7 +75,11 @@ absl::StatusOr<std::unique_ptr<Module>> PartitionModule(const Module& global,
   if (options.stop_after == Stage::kInsertReshards) return explicit_module;
   RETURN_IF_ERROR(ReshardToCollectives(*explicit_module));
   if (options.stop_after == Stage::kReshardToCollectives) return explicit_module;
-  ASSIGN_OR_RETURN(std::unique_ptr<Module> out, Localize(*explicit_module, n));
+  LocalizeOptions localize;
+  localize.windowed_einsum_threshold_bytes = options.windowed_einsum_threshold_mib < 0
+                                                 ? -1
+                                                 : options.windowed_einsum_threshold_mib << 20;
+  ASSIGN_OR_RETURN(std::unique_ptr<Module> out, Localize(*explicit_module, n, localize));
   // Drop what the new program does not use.
   for (Computation* comp : out->computations()) {
     std::vector<Instruction*> insts = comp->instructions();

@@ -38,6 +38,10 @@ struct PartitionOptions {
   // collective-permutes instead of gathering the dim, when that sends fewer
   // bytes (spmd/partition/halo.h). On by default, as in XLA.
   bool halo_exchange = true;
+  // A dot whose operand of at least this many MiB is all-gathered along a
+  // free dim runs as a windowed einsum (spmd/partition/windowed_einsum.h):
+  // XLA's threshold_for_windowed_einsum_mib, 256 by default. Negative: off.
+  int64_t windowed_einsum_threshold_mib = 256;
 };
 
 // Pass names as the CLI spells them: insert-reshards, reshard-to-collectives,
