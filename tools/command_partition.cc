@@ -1,4 +1,5 @@
 // `sharc partition FILE`: the per-device program (after propagation).
+#include "absl/strings/numbers.h"
 #include "hlo/text/printer.h"
 #include "tools/command.h"
 #include "driver/compile_stages.h"
@@ -13,11 +14,13 @@ using driver::CompileOptions;
 using driver::DisplayName;
 using driver::LoadPreparedModule;
 using driver::PartitionGlobal;
+using driver::PropagateModule;
 using driver::kExitInputError;
 using driver::kExitOk;
 namespace {
 
 constexpr absl::string_view kUsage = R"(usage: sharc partition [FILE] [--devices N] [--mesh AXES] [--mapreduce-mode M] [--no-propagate] [--stop-after PASS]
+       [--explain NAME] [--no-halo-exchange] [--windowed-einsum-mib N]
        [--verify-passes] [--dump-to DIR --dump-pass-re RE]
 
 Propagates shardings and prints the per-device program every device runs:
@@ -36,6 +39,16 @@ flags:
                     value changes layout), reshard-to-collectives (the
                     reshards as global-view collectives), localize (default:
                     the per-device program)
+  --no-halo-exchange  slice, pad and reverse along a split dim gather the dim
+                    instead of exchanging halos with collective-permutes
+  --windowed-einsum-mib N  a dot whose operand of at least N MiB would be
+                    all-gathered along a free dim runs as partial dots while
+                    the chunks rotate by collective-permutes (default 256, as
+                    XLA's threshold_for_windowed_einsum_mib; -1: never)
+  --explain NAME    instead of the program, say how NAME is partitioned: the
+                    plans considered (how to split the op's dims across the
+                    devices), the bytes each would send per device, step by
+                    step, and why the chosen one won
   --verify-passes   verify the module after every compiler pass
   --dump-to DIR     with --dump-pass-re, write the module before and after
   --dump-pass-re RE every compiler pass whose name matches RE into DIR
@@ -52,7 +65,8 @@ extern const Command kPartitionCommand = {
 
 namespace {
 
-constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, kMapReduceModeFlag, {"no-propagate", FlagKind::kBool}, {"stop-after", FlagKind::kValue}, kVerifyPassesFlag, kDumpToFlag, kDumpPassReFlag};
+constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, kMapReduceModeFlag, {"no-propagate", FlagKind::kBool}, {"stop-after", FlagKind::kValue}, {"explain", FlagKind::kValue}, {"no-halo-exchange", FlagKind::kBool},
+                               {"windowed-einsum-mib", FlagKind::kValue}, kVerifyPassesFlag, kDumpToFlag, kDumpPassReFlag};
 
 int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, kFlags);
@@ -77,6 +91,48 @@ int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::o
   if (!module.ok()) {
     err << module.status().message() << "\n";
     return kExitInputError;
+  }
+  if (parsed->Has("explain") || parsed->Has("no-halo-exchange") ||
+      parsed->Has("windowed-einsum-mib")) {
+    // The steps of PartitionGlobal, with the partitioner's own options.
+    hlo::Module& global = **module;
+    if (!parsed->Has("no-propagate")) {
+      absl::Status st = PropagateModule(global, devices, compile->pipeline).status();
+      if (!st.ok()) {
+        err << DisplayName(path) << ": error: " << st.message() << "\n";
+        return kExitInputError;
+      }
+    } else if (devices) {
+      global.mutable_config().num_partitions = *devices;
+    }
+    spmd::PartitionOptions options;
+    options.num_devices = global.config().num_partitions;
+    options.stop_after = stop_after;
+    options.halo_exchange = !parsed->Has("no-halo-exchange");
+    if (auto mib = parsed->Get("windowed-einsum-mib")) {
+      int64_t value = 0;
+      if (!absl::SimpleAtoi(*mib, &value) || value < -1 || value > (int64_t{1} << 40)) {
+        return UsageError(kPartitionCommand,
+                          "--windowed-einsum-mib expects a size in MiB (or -1 for never)", err);
+      }
+      options.windowed_einsum_threshold_mib = value;
+    }
+    if (auto name = parsed->Get("explain")) {
+      absl::StatusOr<std::string> text = spmd::ExplainPartitionChoice(global, *name, options);
+      if (!text.ok()) {
+        err << DisplayName(path) << ": error: " << text.status().message() << "\n";
+        return kExitInputError;
+      }
+      out << *text;
+      return kExitOk;
+    }
+    auto local = spmd::PartitionModule(global, options);
+    if (!local.ok()) {
+      err << DisplayName(path) << ": error: " << local.status().message() << "\n";
+      return kExitInputError;
+    }
+    out << hlo::PrintModule(**local);
+    return kExitOk;
   }
   auto local = PartitionGlobal(**module, devices, !parsed->Has("no-propagate"), stop_after,
                                compile->pipeline);

@@ -294,8 +294,11 @@ class Module:
                 devices: Optional[int] = None, mapreduce_mode: str = "annotated") -> Dict[str, Any]:
         """Where value `name`'s propagated sharding came from (``sharc propagate
         --explain``), as data: ``{"name", "sharding", "steps": [{"value", "how",
-        "priority", "from"}, ...], "text"}``, the steps leading back to an
-        annotation. KeyError if no instruction has that name."""
+        "priority", "from"}, ...], "text", "plan"}``, the steps leading back to an
+        annotation; "plan" is how the partitioner then splits it (``sharc
+        partition --explain``): the plans considered, the bytes each would
+        send per device, and why one won. KeyError if no instruction has that
+        name."""
         devices, mesh_text = _resolve_target(None, mesh, devices)
         return self._handle.explain(name.lstrip("%"), devices, mesh_text, mapreduce_mode)
 

@@ -152,6 +152,12 @@ py::dict Explain(const ModuleHandle& self, const std::string& name,
   out["sharding"] = explanation->sharding.empty() ? py::none() : py::cast(explanation->sharding);
   out["steps"] = steps;
   out["text"] = ValueOrThrow(spmd::ExplainSharding(*module, result, name), Stage::kPartition);
+  // The partitioner's choice of plan (`sharc partition --explain`), from the
+  // same implementation.
+  spmd::PartitionOptions partition;
+  partition.num_devices = module->config().num_partitions;
+  out["plan"] = ValueOrThrow(spmd::ExplainPartitionChoice(*module, name, partition),
+                             Stage::kPartition);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include "hlo/base/status_macros.h"
 #include "spmd/partition/computation_copy.h"
 #include "spmd/partition/global_view.h"
+#include "spmd/partition/halo.h"
 #include "spmd/partition/reshard.h"
 #include "spmd/partition/strategy.h"
 #include "spmd/sharding_rule.h"
@@ -28,6 +29,8 @@ struct InsertContext {
   // many copies of each body exist.
   absl::flat_hash_map<std::string, Computation*> bodies;
   absl::flat_hash_map<std::string, int64_t> body_copies;
+  StrategyLog* log = nullptr;
+  bool halo_exchange = true;
 };
 
 class ReshardInserter {
@@ -104,7 +107,16 @@ class ReshardInserter {
   absl::StatusOr<Instruction*> SplitByRule(const Instruction& inst, const ShardingRule& rule) {
     std::vector<Sharding> current;
     for (const Instruction* op : inst.operands()) current.push_back(ShardingOrReplicated(*values_.at(op)));
-    ASSIGN_OR_RETURN(OpStrategy strategy, ChooseStrategy(inst, rule, current, ShardingOrReplicated(inst)));
+    const bool explain = context_.log != nullptr && context_.log->name == inst.name();
+    StrategyExplanation explanation;
+    ASSIGN_OR_RETURN(OpStrategy strategy, ChooseStrategy(inst, rule, current, ShardingOrReplicated(inst),
+                                                         explain ? &explanation : nullptr));
+    std::string account = explain ? explanation.ToText(inst) : "";
+    if (std::optional<Instruction*> halo = HaloExchange(inst, strategy, current, &account)) {
+      if (explain) context_.log->accounts.push_back(account);
+      return *halo;
+    }
+    if (explain) context_.log->accounts.push_back(account);
     std::vector<Instruction*> operands;
     for (int64_t i = 0; i < inst.operand_count(); ++i) {
       operands.push_back(Operand(inst, i, strategy.operand_targets[static_cast<size_t>(i)]));
@@ -114,34 +126,44 @@ class ReshardInserter {
     std::vector<std::vector<int64_t>> groups =
         GroupsAlongDims(strategy.iteration, strategy.split_reduction_factors);
     result->set_name(FreshGlobalName(*out_, inst.name() + ".partial"));
-    // If the instruction's own sharding splits one dim exactly across the
-    // reduction groups (member i keeping block i), one reduce-scatter
-    // replaces the all-reduce and the slice after it.
+    // strategy.h decided whether one reduce-scatter replaces the all-reduce
+    // and the slice after it.
     Instruction* complete =
-        ScatterDim(inst, strategy, groups)
+        strategy.scatter_dim
             ? AddGlobalView(*out_, hlo::kSpmdReduceScatter, result, *inst.sharding(), inst.name())
             : AddGlobalView(*out_, hlo::kSpmdAllReduce, result, strategy.local_result, inst.name());
     complete->set_attr("backend_config", FormatReplicaGroups(groups));
     return complete;
   }
 
-  // The result dim a reduce-scatter can produce directly, if any: the
-  // instruction's sharding must equal the reduced layout with exactly one
-  // more split dim, divisible, whose device groups are the reduction groups.
-  static std::optional<int64_t> ScatterDim(const Instruction& inst, const OpStrategy& strategy,
-                                           const std::vector<std::vector<int64_t>>& groups) {
-    if (!inst.has_sharding() || !inst.shape().is_array()) return std::nullopt;
+  // Slice, pad or reverse along a split dim by halo exchange (halo.h):
+  // the operand takes the result's sharding and each device fetches the
+  // window it needs. Taken when it sends no more than `strategy`, the best
+  // plan keeping the changed dims whole (ties go to the halo, as GSPMD
+  // always exchanges halos here).
+  std::optional<Instruction*> HaloExchange(const Instruction& inst, const OpStrategy& strategy,
+                                           const std::vector<Sharding>& current,
+                                           std::string* account) {
+    if (!context_.halo_exchange || !inst.has_sharding()) return std::nullopt;
     const Sharding& own = *inst.sharding();
-    if (!own.IsTiled() || own.HasManualSubgroup()) return std::nullopt;
-    for (int64_t d = 0; d < inst.shape().rank(); ++d) {
-      const int64_t n = static_cast<int64_t>(groups[0].size());
-      if (own.TileCount(d) != n * strategy.local_result.TileCount(d)) continue;
-      if (strategy.local_result.TileCount(d) != 1 || inst.shape().dim(d) % n != 0) continue;
-      if (!(ReplicateDims(own, {d}) == strategy.local_result)) continue;
-      if (GroupsAlongDims(own, {d}) != groups) continue;
-      return d;
+    std::optional<HaloPlan> plan = PlanHalo(inst, own);
+    if (!plan) return std::nullopt;
+    const int64_t bytes =
+        ReshardBytesSent(inst.operand(0)->shape(), current[0], own) + plan->bytes_sent;
+    const bool take = bytes <= strategy.bytes_sent;
+    if (context_.log != nullptr && context_.log->name == inst.name()) {
+      absl::StrAppend(account, "halo exchange (operand in the result's sharding ", own.ToString(),
+                      ", each device fetching its window with collective-permutes): ", bytes,
+                      " B: ",
+                      take ? "chosen instead (it sends no more than the plan chosen above)"
+                           : "not taken (it sends more)",
+                      "\n");
     }
-    return std::nullopt;
+    if (!take) return std::nullopt;
+    std::vector<Instruction*> operands{Operand(inst, 0, own)};
+    for (int64_t i = 1; i < inst.operand_count(); ++i)
+      operands.push_back(Operand(inst, i, Sharding::Replicated()));
+    return Clone(inst, operands, own);
   }
 
   absl::StatusOr<Instruction*> Rewrite(const Instruction& inst,
@@ -274,12 +296,15 @@ class ReshardInserter {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Module>> InsertReshards(const Module& global) {
+absl::StatusOr<std::unique_ptr<Module>> InsertReshards(const Module& global,
+                                                       const InsertReshardsOptions& options) {
   if (global.entry() == nullptr) return absl::InvalidArgumentError("module has no entry");
   auto out = std::make_unique<Module>(global.name());
   out->mutable_config() = global.config();
   InsertContext context;
   context.module = out.get();
+  context.log = options.log;
+  context.halo_exchange = options.halo_exchange;
   context.scalar_copies = CopyScalarComputations(global, *out);
   ReshardInserter inserter(context);
   ASSIGN_OR_RETURN(Computation * entry, inserter.Run(*global.entry(), std::nullopt, std::nullopt));

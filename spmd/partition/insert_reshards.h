@@ -28,12 +28,32 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "hlo/ir/module.h"
 
 namespace sharc::spmd {
 
-absl::StatusOr<std::unique_ptr<hlo::Module>> InsertReshards(const hlo::Module& global);
+// For `sharc partition --explain NAME`: what the strategy choice
+// (strategy.h) weighed for the instructions named `name` (one account per
+// copy, as a body used with several shardings is rewritten once per set).
+struct StrategyLog {
+  std::string name;
+  std::vector<std::string> accounts;
+};
+
+struct InsertReshardsOptions {
+  // Slice, pad and reverse along a split dim fetch only the window each
+  // device needs with collective-permutes (halo.h) when that sends fewer
+  // bytes than the best plan that keeps the dim whole. On by default, as in
+  // GSPMD.
+  bool halo_exchange = true;
+  StrategyLog* log = nullptr;
+};
+
+absl::StatusOr<std::unique_ptr<hlo::Module>> InsertReshards(
+    const hlo::Module& global, const InsertReshardsOptions& options = {});
 
 }  // namespace sharc::spmd

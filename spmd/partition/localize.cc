@@ -5,6 +5,7 @@
 #include "hlo/ops/convolution_dims.h"
 #include "spmd/partition/computation_copy.h"
 #include "spmd/partition/global_view.h"
+#include "spmd/partition/halo.h"
 #include "spmd/partition/local_builder.h"
 #include "spmd/partition/reshard.h"
 #include "spmd/sharding_util.h"
@@ -26,8 +27,8 @@ absl::Status At(const Instruction& inst, const absl::Status& status) {
 
 class Localizer {
  public:
-  Localizer(PartitionContext& context, ComputationMap& mapped)
-      : context_(context), mapped_(mapped) {}
+  Localizer(PartitionContext& context, ComputationMap& mapped, const LocalizeOptions& options)
+      : context_(context), mapped_(mapped), options_(options) {}
 
   absl::StatusOr<Computation*> Run(const Computation& comp) {
     Computation* out = context_.module->AddComputation(std::make_unique<Computation>(comp.name()));
@@ -302,6 +303,32 @@ class Localizer {
         break;
     }
     if (IsManualLike(own)) return EmitLocal(b, inst, ops, inst.shape());
+    // A slice, pad, reverse or reduce-window whose result stays split along
+    // a dim it changes: InsertReshards chose a halo exchange (the other plans keep
+    // such dims whole), and gave the operand the same sharding.
+    if (std::optional<HaloPlan> plan = PlanHalo(inst, own);
+        plan && SameDataLayout(ShardingOrReplicated(*inst.operand(0)), own)) {
+      Computation* to_apply = inst.opcode() == Opcode::kReduceWindow
+                                  ? mapped_.at(inst.attr_computation("to_apply"))
+                                  : nullptr;
+      absl::StatusOr<Instruction*> v = LowerHalo(b, inst, ops, own, *plan, to_apply);
+      if (!v.ok()) return At(inst, v.status());
+      return Named(b, inst, ops[0], *v);
+    }
+    if (std::optional<WindowedDotPlan> plan =
+            PlanWindowedDot(inst, options_.windowed_einsum_threshold_bytes)) {
+      // The operand block from before the all-gather, which is left unused.
+      std::vector<Instruction*> blocks = ops;
+      blocks[static_cast<size_t>(plan->operand)] = Local(inst.operand(plan->operand)->operand(0));
+      auto emit = [&](const std::vector<Instruction*>& operands, const Shape& shape) {
+        return b.Add(CloneWith(inst, operands, shape, b.FreshName(inst.name() + ".window"),
+                               mapped_));
+      };
+      absl::StatusOr<Instruction*> v =
+          LowerWindowedDot(b, inst, *plan, blocks, own.ShardShape(inst.shape()), emit);
+      if (!v.ok()) return At(inst, v.status());
+      return Named(b, inst, ops[0], *v);
+    }
     MaskPadding(b, inst, ops);
     ShiftScatterIndices(b, inst, ops);
     return EmitLocal(b, inst, ops, own.ShardShape(inst.shape()));
@@ -312,7 +339,7 @@ class Localizer {
   absl::StatusOr<Computation*> Callee(const Computation& callee) {
     auto it = context_.localized_bodies.find(&callee);
     if (it != context_.localized_bodies.end()) return it->second;
-    Localizer inner(context_, mapped_);
+    Localizer inner(context_, mapped_, options_);
     ASSIGN_OR_RETURN(Computation * out, inner.Run(callee));
     context_.localized_bodies[&callee] = out;
     return out;
@@ -320,13 +347,15 @@ class Localizer {
 
   PartitionContext& context_;
   ComputationMap& mapped_;
+  const LocalizeOptions& options_;
   absl::flat_hash_map<const Instruction*, Instruction*> locals_;
 };
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Module>> Localize(const Module& explicit_global,
-                                                 int64_t num_devices) {
+                                                 int64_t num_devices,
+                                                 const LocalizeOptions& options) {
   if (explicit_global.entry() == nullptr) return absl::InvalidArgumentError("module has no entry");
   auto out = std::make_unique<Module>(explicit_global.name());
   out->mutable_config() = explicit_global.config();
@@ -335,7 +364,7 @@ absl::StatusOr<std::unique_ptr<Module>> Localize(const Module& explicit_global,
   context.module = out.get();
   context.num_devices = num_devices;
   ComputationMap mapped = CopyScalarComputations(explicit_global, *out);
-  Localizer localizer(context, mapped);
+  Localizer localizer(context, mapped, options);
   ASSIGN_OR_RETURN(Computation * entry, localizer.Run(*explicit_global.entry()));
   out->set_entry(entry);
   out->SortCalleesFirst();

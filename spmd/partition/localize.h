@@ -10,8 +10,10 @@
 //     all-reduce, reduce-scatter) or a dynamic-slice at partition-id offsets;
 //   - padding of unevenly split dims is masked where it would change a
 //     result: the reducer's init value before a reduce, zero before a dot;
-//   - a split iota adds this device's offset.
-// It does not decide anything: every layout was chosen by pass 1.
+//   - a split iota adds this device's offset;
+//   - slice, pad, reverse and reduce-window halos (halo.h) and windowed
+//     einsums (windowed_einsum.h) become their collective-permutes.
+// It does not decide layouts: every layout was chosen by pass 1.
 //
 // Before (global shapes; the example of insert_reshards.h after pass 2):
 //   %x = f32[8,4] parameter(0), sharding={devices=[2,1]0,1}
@@ -31,10 +33,20 @@
 
 #include "absl/status/statusor.h"
 #include "hlo/ir/module.h"
+#include "spmd/partition/windowed_einsum.h"
 
 namespace sharc::spmd {
 
+struct LocalizeOptions {
+  // A dot whose operand of at least this many bytes (global) is all-gathered
+  // along a free dim runs as a windowed einsum (windowed_einsum.h); negative:
+  // never. How the gather and the dot are executed is the one choice this
+  // pass makes; the layouts are pass 1's.
+  int64_t windowed_einsum_threshold_bytes = kDefaultWindowedEinsumThresholdMib * 1024 * 1024;
+};
+
 absl::StatusOr<std::unique_ptr<hlo::Module>> Localize(const hlo::Module& explicit_global,
-                                                      int64_t num_devices);
+                                                      int64_t num_devices,
+                                                      const LocalizeOptions& options = {});
 
 }  // namespace sharc::spmd

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/passes/dce.h"
@@ -68,12 +69,18 @@ absl::StatusOr<std::unique_ptr<Module>> PartitionModule(const Module& global,
   const int64_t n = options.num_devices > 0 ? options.num_devices : global.config().num_partitions;
   RETURN_IF_ERROR(CheckShardings(global, n, options.unsharded));
 
-  ASSIGN_OR_RETURN(std::unique_ptr<Module> explicit_module, InsertReshards(global));
+  InsertReshardsOptions insert;
+  insert.halo_exchange = options.halo_exchange;
+  ASSIGN_OR_RETURN(std::unique_ptr<Module> explicit_module, InsertReshards(global, insert));
   explicit_module->mutable_config().num_partitions = n;
   if (options.stop_after == Stage::kInsertReshards) return explicit_module;
   RETURN_IF_ERROR(ReshardToCollectives(*explicit_module));
   if (options.stop_after == Stage::kReshardToCollectives) return explicit_module;
-  ASSIGN_OR_RETURN(std::unique_ptr<Module> out, Localize(*explicit_module, n));
+  LocalizeOptions localize;
+  localize.windowed_einsum_threshold_bytes = options.windowed_einsum_threshold_mib < 0
+                                                 ? -1
+                                                 : options.windowed_einsum_threshold_mib << 20;
+  ASSIGN_OR_RETURN(std::unique_ptr<Module> out, Localize(*explicit_module, n, localize));
   // Drop what the new program does not use: collectives included, since
   // each exists only to feed a value (the compiler's pass list runs this as
   // its `dce` pass).
@@ -81,6 +88,34 @@ absl::StatusOr<std::unique_ptr<Module>> PartitionModule(const Module& global,
   dce.keep = hlo::DceOptions::Keep::kNothing;
   for (Computation* comp : out->computations()) hlo::RemoveDeadInstructions(*comp, dce);
   return out;
+}
+
+absl::StatusOr<std::string> ExplainPartitionChoice(const Module& global, std::string_view name,
+                                                   const PartitionOptions& options) {
+  if (global.entry() == nullptr) return absl::InvalidArgumentError("module has no entry");
+  const Instruction* found = nullptr;
+  for (const Computation* comp : global.computations())
+    if (found == nullptr) found = comp->FindInstruction(std::string(name));
+  if (found == nullptr) {
+    return absl::NotFoundError(absl::StrCat("no instruction named '", std::string(name), "'"));
+  }
+  const int64_t n = options.num_devices > 0 ? options.num_devices : global.config().num_partitions;
+  RETURN_IF_ERROR(CheckShardings(global, n, options.unsharded));
+  StrategyLog log;
+  log.name = std::string(name);
+  InsertReshardsOptions insert;
+  insert.halo_exchange = options.halo_exchange;
+  insert.log = &log;
+  RETURN_IF_ERROR(InsertReshards(global, insert).status());
+  if (log.accounts.empty()) {
+    return absl::StrCat(found->name(), " = ", found->shape().ToString(), " ",
+                        hlo::OpcodeName(found->opcode()),
+                        ": no choice of plan (no factor rule, or control flow, a parameter, a "
+                        "constant, a tuple or part of a manual region); its sharding is ",
+                        found->has_sharding() ? found->sharding()->ToString() : "{replicated}",
+                        "\n");
+  }
+  return absl::StrJoin(log.accounts, "\n");
 }
 
 }  // namespace sharc::spmd

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -33,6 +34,14 @@ struct PartitionOptions {
   enum class Unsharded { kReplicate, kError } unsharded = Unsharded::kReplicate;
   // The last pass to run (the module after it is returned).
   enum class Stage { kInsertReshards, kReshardToCollectives, kLocalize } stop_after = Stage::kLocalize;
+  // Slice, pad and reverse along a split dim exchange halos with
+  // collective-permutes instead of gathering the dim, when that sends fewer
+  // bytes (spmd/partition/halo.h). On by default, as in XLA.
+  bool halo_exchange = true;
+  // A dot whose operand of at least this many MiB is all-gathered along a
+  // free dim runs as a windowed einsum (spmd/partition/windowed_einsum.h):
+  // XLA's threshold_for_windowed_einsum_mib, 256 by default. Negative: off.
+  int64_t windowed_einsum_threshold_mib = 256;
 };
 
 // Pass names as the CLI spells them: insert-reshards, reshard-to-collectives,
@@ -41,5 +50,14 @@ absl::StatusOr<PartitionOptions::Stage> ParsePartitionStage(std::string_view nam
 
 absl::StatusOr<std::unique_ptr<hlo::Module>> PartitionModule(const hlo::Module& global,
                                                              const PartitionOptions& options = {});
+
+// `sharc partition --explain NAME`: which plans the partitioner considered
+// for the instruction named `name` (each an iteration sharding of the op's
+// factors), what each would send per device (operand reshards step by step,
+// the completion of split reductions, the result's reshard), and why the
+// chosen one won. An instruction with no choice (no factor rule, a manual
+// region, control flow) says how it is partitioned instead.
+absl::StatusOr<std::string> ExplainPartitionChoice(const hlo::Module& global, std::string_view name,
+                                                   const PartitionOptions& options = {});
 
 }  // namespace sharc::spmd

@@ -1,9 +1,11 @@
 #include "spmd/partition/strategy.h"
 
 #include <algorithm>
-#include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "hlo/ops/spmd_global_view.h"
+#include "spmd/partition/reshard.h"
 #include "spmd/sharding_projection.h"
 #include "spmd/sharding_util.h"
 
@@ -91,28 +93,121 @@ Sharding Project(const Sharding& iteration, const DimFactors& to, const Sharding
   return s ? *s : Sharding::Replicated();
 }
 
-// Communication needed to go from `from` to `to` for a value of `shape`:
-// 0 if equal or a local slice, else the value's bytes.
-int64_t ReshardBytes(const Shape& shape, const Sharding& from, const Sharding& to) {
+Sharding DataLayout(const Sharding& s) {
+  return s.IsMaximal() || s.IsUnknown() ? Sharding::Replicated() : s;
+}
+
+std::string StepName(std::string_view target) {
+  if (target == hlo::kSpmdAllGather) return "all-gather";
+  if (target == hlo::kSpmdAllSlice) return "local slice";
+  if (target == hlo::kSpmdAllToAll) return "all-to-all";
+  if (target == hlo::kSpmdCollectivePermute) return "collective-permute";
+  return std::string(target);
+}
+
+// Bytes one device sends for one reshard step (the counts of
+// cost_report.h: all-gather (n-1)/n of its result, all-to-all (n-1)/n of its
+// buffer, collective-permute the whole buffer).
+int64_t StepBytes(const Shape& shape, const Sharding& from, const ReshardStep& step) {
+  const Sharding to = DataLayout(step.after);
+  if (step.target == hlo::kSpmdAllGather) {
+    // Gathered one dim at a time within device groups (reshard.cc).
+    std::vector<int64_t> dims;
+    for (int64_t d = 0; d < shape.rank(); ++d)
+      if (from.TileCount(d) != to.TileCount(d)) dims.push_back(d);
+    std::sort(dims.rbegin(), dims.rend());
+    Sharding current = from;
+    int64_t bytes = 0;
+    for (int64_t d : dims) {
+      const int64_t n = current.TileCount(d);
+      if (n <= 1) continue;
+      bytes += (n - 1) * current.ShardShape(shape).byte_size();
+      current = ReplicateDims(current, {d});
+    }
+    return bytes;
+  }
+  if (step.target == hlo::kSpmdAllToAll) {
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      const int64_t n = from.TileCount(d);
+      if (n > 1 && to.TileCount(d) == 1) return (n - 1) * from.ShardShape(shape).byte_size() / n;
+    }
+    return 0;
+  }
+  if (step.target == hlo::kSpmdCollectivePermute) {
+    if (from.tile_assignment().devices() == to.tile_assignment().devices()) return 0;
+    return to.ShardShape(shape).byte_size();
+  }
+  return 0;  // a local slice
+}
+
+std::string Bytes(int64_t b) { return absl::StrCat(b, " B"); }
+
+}  // namespace
+
+int64_t ReshardBytesSent(const Shape& shape, const Sharding& from_in, const Sharding& to_in,
+                         std::vector<std::string>* steps) {
   if (shape.is_tuple()) {
     int64_t total = 0;
     for (int64_t i = 0; i < shape.tuple_size(); ++i)
-      total += ReshardBytes(shape.tuple_shape(i), from.ElementSharding(shape, i),
-                            to.ElementSharding(shape, i));
+      total += ReshardBytesSent(shape.tuple_shape(i), from_in.ElementSharding(shape, i),
+                                to_in.ElementSharding(shape, i), steps);
     return total;
   }
-  auto layout = [](const Sharding& s) { return s.IsMaximal() ? Sharding::Replicated() : s; };
-  Sharding f = layout(from), t = layout(to);
-  if (f == t || f.IsManual() || t.IsManual()) return 0;
-  if (f.IsReplicated() || IsSubTilingOrEqual(shape, t, f)) return 0;
-  return shape.byte_size();
+  const Sharding from = DataLayout(from_in), to = DataLayout(to_in);
+  // Manual values cross region boundaries without communication.
+  if (from == to || from.IsManual() || to.IsManual()) return 0;
+  absl::StatusOr<std::vector<ReshardStep>> plan = PlanReshard(shape, from, to);
+  if (!plan.ok()) {
+    // No plan (the partitioner reports the error when it gets there): cost
+    // it as moving the whole value.
+    if (steps) steps->push_back(absl::StrCat("no reshard plan: ", Bytes(shape.byte_size())));
+    return shape.byte_size();
+  }
+  Sharding current = from;
+  int64_t total = 0;
+  for (size_t k = 0; k < plan->size(); ++k) {
+    const ReshardStep& step = (*plan)[k];
+    const int64_t b = StepBytes(shape, current, step);
+    if (steps) {
+      // Intermediate layouts are named; the last is the target.
+      steps->push_back(absl::StrCat(
+          StepName(step.target),
+          k + 1 < plan->size() ? absl::StrCat(" to ", DataLayout(step.after).ToString()) : "",
+          ": ", Bytes(b)));
+    }
+    total += b;
+    current = DataLayout(step.after);
+  }
+  return total;
+}
+
+namespace {
+
+// The result dim a reduce-scatter can produce directly, if any: the
+// instruction's sharding must equal the reduced layout with exactly one
+// more split dim, divisible, whose device groups are the reduction groups.
+std::optional<int64_t> ScatterDim(const Instruction& inst, const Sharding& own,
+                                  const Sharding& local_result,
+                                  const std::vector<std::vector<int64_t>>& groups) {
+  if (!inst.shape().is_array() || groups.empty()) return std::nullopt;
+  if (!own.IsTiled() || own.HasManualSubgroup()) return std::nullopt;
+  const int64_t n = static_cast<int64_t>(groups[0].size());
+  for (int64_t d = 0; d < inst.shape().rank(); ++d) {
+    if (own.TileCount(d) != n * local_result.TileCount(d)) continue;
+    if (local_result.TileCount(d) != 1 || inst.shape().dim(d) % n != 0) continue;
+    if (!(ReplicateDims(own, {d}) == local_result)) continue;
+    if (GroupsAlongDims(own, {d}) != groups) continue;
+    return d;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
 
 absl::StatusOr<OpStrategy> ChooseStrategy(const Instruction& inst, const ShardingRule& rule,
                                           const std::vector<Sharding>& operand_shardings,
-                                          const Sharding& result_sharding) {
+                                          const Sharding& result_sharding,
+                                          StrategyExplanation* explanation) {
   // Candidates, in preference order for ties.
   std::vector<Sharding> candidates;
   auto add = [&](std::optional<Sharding> s) {
@@ -141,17 +236,27 @@ absl::StatusOr<OpStrategy> ChooseStrategy(const Instruction& inst, const Shardin
   add(Sharding::Replicated());
 
   std::optional<OpStrategy> best;
-  std::tuple<int64_t, int64_t> best_cost{0, 0};
+  std::pair<bool, int64_t> best_cost{false, 0};
   for (const Sharding& iteration : candidates) {
     OpStrategy s;
     s.iteration = iteration;
-    int64_t comm_operands = 0, bytes = 0;
+    StrategyCandidate account;
+    account.iteration = iteration;
+    std::vector<std::string>* moves = explanation ? &account.moves : nullptr;
+    int64_t bytes = 0;
+    bool moves_operands = false;
     for (size_t i = 0; i < inst.operands().size(); ++i) {
       Sharding target = i < rule.operands.size() ? Project(iteration, rule.operands[i], rule)
                                                  : Sharding::Replicated();
       const Sharding& current = operand_shardings[i];
-      int64_t moved = ReshardBytes(inst.operand(static_cast<int64_t>(i))->shape(), current, target);
-      if (moved > 0) ++comm_operands;
+      const Instruction* op = inst.operand(static_cast<int64_t>(i));
+      std::vector<std::string> steps;
+      int64_t moved = ReshardBytesSent(op->shape(), current, target, moves ? &steps : nullptr);
+      moves_operands |= !SameDataLayout(current, target);
+      if (moves && !steps.empty()) {
+        moves->push_back(absl::StrCat("operand ", i, " (", op->name(), ") ", current.ToString(),
+                                      " -> ", target.ToString(), ": ", absl::StrJoin(steps, ", ")));
+      }
       bytes += moved;
       s.operand_targets.push_back(std::move(target));
     }
@@ -164,16 +269,91 @@ absl::StatusOr<OpStrategy> ChooseStrategy(const Instruction& inst, const Shardin
     std::vector<Sharding> leaves;
     for (const DimFactors& r : rule.results) leaves.push_back(Project(iteration, r, rule));
     s.local_result = inst.shape().is_tuple() ? Sharding::Tuple(leaves) : leaves[0];
-    if (!s.split_reduction_factors.empty()) bytes += inst.shape().byte_size();
-    bytes += ReshardBytes(inst.shape(), s.local_result, result_sharding);
-    std::tuple<int64_t, int64_t> cost{comm_operands, bytes};
+    Sharding completed = s.local_result;
+    if (!s.split_reduction_factors.empty()) {
+      // All-reduce 2(n-1)/n of the partial result, reduce-scatter (n-1)/n.
+      std::vector<std::vector<int64_t>> groups =
+          GroupsAlongDims(iteration, s.split_reduction_factors);
+      const int64_t n = static_cast<int64_t>(groups[0].size());
+      const int64_t partial = s.local_result.ShardShape(inst.shape()).byte_size();
+      s.scatter_dim = ScatterDim(inst, result_sharding, s.local_result, groups);
+      int64_t b = 0;
+      if (s.scatter_dim) {
+        b = (n - 1) * partial / n;
+        completed = result_sharding;
+      } else {
+        b = 2 * (n - 1) * partial / n;
+      }
+      if (moves) {
+        moves->push_back(absl::StrCat("partial result ", s.local_result.ToString(), ": ",
+                                      s.scatter_dim ? "reduce-scatter" : "all-reduce", " over ", n,
+                                      " devices: ", Bytes(b)));
+      }
+      bytes += b;
+    }
+    std::vector<std::string> steps;
+    bytes += ReshardBytesSent(inst.shape(), completed, result_sharding, moves ? &steps : nullptr);
+    if (moves && !steps.empty()) {
+      moves->push_back(absl::StrCat("result ", completed.ToString(), " -> ",
+                                    result_sharding.ToString(), ": ", absl::StrJoin(steps, ", ")));
+    }
+    s.bytes_sent = bytes;
+    // First the split plans that use every operand where it lies (see
+    // strategy.h), then bytes.
+    const bool in_place = !moves_operands && iteration.IsTiled();
+    if (explanation) {
+      account.bytes_sent = bytes;
+      account.takes_operands_as_they_are = in_place;
+      explanation->candidates.push_back(std::move(account));
+    }
+    // Strictly cheaper only: a tie keeps the earlier candidate.
+    const std::pair<bool, int64_t> cost{!in_place, bytes};
     if (!best || cost < best_cost) {
       best = std::move(s);
       best_cost = cost;
+      if (explanation) explanation->chosen = explanation->candidates.size() - 1;
     }
   }
   if (!best) return absl::InternalError(absl::StrCat("no strategy for ", inst.Describe()));
   return *std::move(best);
+}
+
+std::string StrategyExplanation::ToText(const Instruction& inst) const {
+  std::string out = absl::StrCat(inst.name(), " = ", inst.shape().ToString(), " ",
+                                 hlo::OpcodeName(inst.opcode()), ": ", candidates.size(),
+                                 " plan", candidates.size() == 1 ? "" : "s",
+                                 " considered (iteration shardings over the op's factors; bytes are "
+                                 "what one device sends)\n");
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    const StrategyCandidate& c = candidates[k];
+    absl::StrAppend(&out, k == chosen ? "* " : "  ", k + 1, ". ", c.iteration.ToString(), ": ",
+                    Bytes(c.bytes_sent), "\n");
+    if (c.moves.empty()) absl::StrAppend(&out, "       no communication\n");
+    for (const std::string& m : c.moves) absl::StrAppend(&out, "       ", m, "\n");
+  }
+  if (candidates.empty()) return out;
+  const StrategyCandidate& win = candidates[chosen];
+  bool cheaper_moves_operands = false, tie = false;
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    if (k == chosen) continue;
+    if (candidates[k].bytes_sent < win.bytes_sent) cheaper_moves_operands = true;
+    if (candidates[k].bytes_sent == win.bytes_sent &&
+        candidates[k].takes_operands_as_they_are == win.takes_operands_as_they_are)
+      tie = true;
+  }
+  std::string why =
+      cheaper_moves_operands
+          ? "it splits the op with every operand as it is (plans that send fewer bytes reshard "
+            "an operand or run the op whole)"
+      : win.takes_operands_as_they_are
+          ? "it splits the op with every operand as it is, and sends the fewest bytes"
+                                       : "the fewest bytes";
+  if (tie) {
+    absl::StrAppend(&why, "; of the plans tied with it, the earliest (the result's sharding "
+                          "first, as GSPMD partitions toward the result)");
+  }
+  absl::StrAppend(&out, "chose plan ", chosen + 1, ": ", why, "\n");
+  return out;
 }
 
 }  // namespace sharc::spmd

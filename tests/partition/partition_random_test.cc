@@ -53,6 +53,9 @@ constexpr bool kGenerateSlice = true;
 constexpr bool kGeneratePad = true;
 constexpr bool kGenerateConcatenate = true;
 constexpr bool kGenerateReverse = true;
+// reduce-window (windows, strides, edge padding; init values that are not
+// the reducer's identity): along split dims these take halo exchanges.
+constexpr bool kGenerateReduceWindow = true;
 constexpr bool kGenerateDynamicSlice = true;
 constexpr bool kGenerateDynamicUpdateSlice = true;
 constexpr bool kGenerateGather = true;
@@ -328,6 +331,7 @@ class ProgramGenerator {
         {kGeneratePad, 3, &ProgramGenerator::Pad},
         {kGenerateConcatenate, 3, &ProgramGenerator::Concatenate},
         {kGenerateReverse, 2, &ProgramGenerator::Reverse},
+        {kGenerateReduceWindow, 2, &ProgramGenerator::ReduceWindow},
         {kGenerateDynamicSlice, 2, &ProgramGenerator::DynamicSlice},
         {kGenerateDynamicUpdateSlice, 2, &ProgramGenerator::DynamicUpdateSlice},
         {kGenerateGather, 2, &ProgramGenerator::Gather},
@@ -499,6 +503,33 @@ class ProgramGenerator {
     if (rd.empty()) rd.push_back(Uniform(0, static_cast<int>(a.rank()) - 1));
     Emit("rev", a.type, a.dims,
          absl::StrCat("reverse(%", a.name, "), dimensions={", absl::StrJoin(rd, ","), "}"));
+  }
+
+  void ReduceWindow() {
+    Value a = PickRanked(1);
+    std::vector<std::string> size, stride, pad;
+    std::vector<int64_t> dims;
+    for (int64_t d : a.dims) {
+      int lo = Uniform(0, 1), hi = Uniform(0, 1);
+      int k = Uniform(1, std::min<int>(3, static_cast<int>(d) + lo + hi));
+      int st = Chance(0.3) ? 2 : 1;
+      if (Chance(0.3)) { lo = hi = 0; k = 1; st = 1; }
+      size.push_back(absl::StrCat(k));
+      stride.push_back(absl::StrCat(st));
+      pad.push_back(absl::StrCat(lo, "_", hi));
+      dims.push_back((d + lo + hi - k) / st + 1);
+    }
+    const bool add = Chance(0.6);
+    // Now and then an init value that is not the identity: it must enter
+    // each window once however the window is split.
+    std::string init_value = add ? (Chance(0.3) ? "1" : "0")
+                                 : (a.type == "f32" ? (Chance(0.3) ? "-3" : "-inf") : "-2147483648");
+    std::string init = Fresh("init");
+    lines_.push_back(absl::StrCat("  %", init, " = ", a.type, "[] constant(", init_value, ")"));
+    Emit("rw", a.type, dims,
+         absl::StrCat("reduce-window(%", a.name, ", %", init, "), window={size=",
+                      absl::StrJoin(size, "x"), " stride=", absl::StrJoin(stride, "x"), " pad=",
+                      absl::StrJoin(pad, "x"), "}, to_apply=%", add ? "add_" : "maximum_", a.type));
   }
 
   std::vector<std::string> Starts(const std::vector<int64_t>& dims, const std::vector<int64_t>& sizes) {

@@ -58,6 +58,14 @@ def test_explain_returns_the_chain_as_data(examples, cli):
         sharc.load(path).explain("nothing_by_this_name")
 
 
+def test_explain_carries_the_partitioners_plan(examples, cli):
+    # The same text as `sharc partition --explain`, from one implementation.
+    path = examples / "sharded_matmul.hlo"
+    explanation = sharc.load(path).explain("row_sum")
+    assert explanation["plan"] == cli("partition", path, "--explain", "row_sum").stdout
+    assert "chose plan" in explanation["plan"]
+
+
 def test_grad_jvp_transpose_equal_the_commands(examples, cli, tmp_path):
     loss = examples / "federated_loss.hlo"
     module = sharc.load(loss)

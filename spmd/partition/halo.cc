@@ -1,0 +1,482 @@
+#include "spmd/partition/halo.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "spmd/partition/reshard.h"
+
+namespace sharc::spmd {
+
+using hlo::Instruction;
+using hlo::Opcode;
+using hlo::PrimitiveType;
+using hlo::Shape;
+using hlo::Sharding;
+
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+struct DimAccess {
+  bool changed = false;
+  // Device with tile index i along the dim: where its window starts, and
+  // the operand range its valid result elements read ([lo, hi), empty if
+  // lo >= hi).
+  std::vector<int64_t> start, used_lo, used_hi;
+  int64_t window = 0;
+};
+
+// The identity of a reduce-window's reducer, when it is one binary op of
+// its two parameters (add, multiply, maximum, minimum; the last two on
+// floating-point types). Positions outside the operand are masked with it:
+// the reference semantics skip them, and the init value enters each window
+// once, in the local reduce-window.
+std::optional<double> ReducerIdentity(const Instruction& inst) {
+  const hlo::Computation* c = inst.attr_computation("to_apply");
+  if (c == nullptr || c->num_parameters() != 2) return std::nullopt;
+  const Instruction* root = c->root();
+  if (root->operand_count() != 2 ||
+      root->operand(0)->opcode() != Opcode::kParameter ||
+      root->operand(1)->opcode() != Opcode::kParameter ||
+      root->operand(0) == root->operand(1)) {
+    return std::nullopt;
+  }
+  const bool fp = hlo::IsFloatingPoint(inst.shape().type());
+  switch (root->opcode()) {
+    case Opcode::kAdd:
+      return 0.0;
+    case Opcode::kMultiply:
+      return 1.0;
+    case Opcode::kMaximum:
+      if (fp) return -std::numeric_limits<double>::infinity();
+      return std::nullopt;
+    case Opcode::kMinimum:
+      if (fp) return std::numeric_limits<double>::infinity();
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
+// How result block i along `d` reads the operand, per op. `n` tiles of `t`
+// operand and `u` result elements.
+std::optional<DimAccess> Access(const Instruction& inst, int64_t d, int64_t n, int64_t t,
+                                int64_t u) {
+  const int64_t N = inst.operand(0)->shape().dim(d), M = inst.shape().dim(d);
+  DimAccess a;
+  a.start.resize(n);
+  a.used_lo.resize(n);
+  a.used_hi.resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t valid = std::clamp<int64_t>(M - i * u, 0, u);
+    int64_t start = 0, lo = 0, hi = 0;
+    switch (inst.opcode()) {
+      case Opcode::kSlice: {
+        const std::vector<int64_t>& spec = inst.attr_int_lists("slice")[static_cast<size_t>(d)];
+        const int64_t begin = spec[0], limit = spec[1], stride = spec.size() > 2 ? spec[2] : 1;
+        a.changed = begin != 0 || limit != N || stride != 1;
+        a.window = (u - 1) * stride + 1;
+        start = begin + i * u * stride;
+        lo = start;
+        hi = valid > 0 ? start + (valid - 1) * stride + 1 : start;
+        break;
+      }
+      case Opcode::kPad: {
+        const std::vector<int64_t>& e = inst.attr_int_lists("padding")[static_cast<size_t>(d)];
+        const int64_t low = e[0], high = e[1], interior = e.size() > 2 ? e[2] : 0;
+        a.changed = low != 0 || high != 0 || interior != 0;
+        if (interior != 0) return std::nullopt;
+        a.window = u;
+        start = i * u - low;
+        lo = std::max<int64_t>(start, 0);
+        hi = std::min(start + valid, N);
+        break;
+      }
+      case Opcode::kReverse: {
+        const auto& dims = inst.attr_ints("dimensions");
+        a.changed = std::find(dims.begin(), dims.end(), d) != dims.end();
+        a.window = t;
+        start = N - (i + 1) * t;
+        lo = N - i * t - valid;
+        hi = N - i * t;
+        break;
+      }
+      case Opcode::kReduceWindow: {
+        // size, stride, pad_lo, pad_hi, base and window dilation; the
+        // window of result block i covers padded positions
+        // [i*u*stride, (i*u + u - 1)*stride + size).
+        const std::vector<int64_t>& w = inst.attr_int_lists("window")[static_cast<size_t>(d)];
+        const int64_t size = w[0], stride = w[1], low = w[2], high = w[3];
+        a.changed = !(size == 1 && stride == 1 && low == 0 && high == 0 && w[4] == 1 && w[5] == 1);
+        if (w[4] != 1 || w[5] != 1) return std::nullopt;
+        a.window = (u - 1) * stride + size;
+        start = i * u * stride - low;
+        lo = std::max<int64_t>(start, 0);
+        hi = valid > 0 ? std::min(start + (valid - 1) * stride + size, N) : lo;
+        break;
+      }
+      default:
+        return std::nullopt;
+    }
+    a.start[i] = start;
+    a.used_lo[i] = lo;
+    a.used_hi[i] = hi;
+  }
+  return a;
+}
+
+Instruction* Compare(LocalBuilder& b, Instruction* x, Instruction* y, const char* direction) {
+  auto c = Instruction::Create(Opcode::kCompare, b.FreshName("compare"),
+                               Shape(PrimitiveType::kPred, x->shape().dims()), {x, y});
+  c->set_attr("direction", std::string(direction));
+  return b.Add(std::move(c));
+}
+
+Instruction* Select(LocalBuilder& b, Instruction* pred, Instruction* x, Instruction* y) {
+  return b.Add(Instruction::Create(Opcode::kSelect, b.FreshName("select"), x->shape(), {pred, x, y}));
+}
+
+std::vector<int64_t> Table(const std::vector<int64_t>& by_device, int64_t num_devices) {
+  std::vector<int64_t> t = by_device;
+  t.resize(static_cast<size_t>(num_devices), 0);
+  return t;
+}
+
+// Replaces the window's positions outside the operand ([0, size) along
+// h.dim, this device's window starting at h.start) by `fill`.
+Instruction* MaskOutside(LocalBuilder& b, Instruction* w, const HaloDim& h, int64_t size,
+                         Instruction* fill) {
+  Shape index_shape(PrimitiveType::kS32, w->shape().dims());
+  auto iota = Instruction::Create(Opcode::kIota, b.FreshName("iota"), index_shape);
+  iota->set_attr("iota_dimension", h.dim);
+  Instruction* idx = b.Add(std::move(iota));
+  Instruction* start = b.Broadcast(
+      b.PerDeviceValue(Table(h.start, b.num_devices()), "halo.start"), index_shape, {});
+  Instruction* global =
+      b.Add(Instruction::Create(Opcode::kAdd, b.FreshName("add"), index_shape, {idx, start}));
+  Instruction* ge = Compare(b, global, b.Broadcast(b.ConstantS32(0), index_shape, {}), "GE");
+  Instruction* lt = Compare(b, global, b.Broadcast(b.ConstantS32(size), index_shape, {}), "LT");
+  Instruction* inside =
+      b.Add(Instruction::Create(Opcode::kAnd, b.FreshName("and"),
+                                Shape(PrimitiveType::kPred, w->shape().dims()), {ge, lt}));
+  return Select(b, inside, w, b.Broadcast(fill, w->shape(), {}));
+}
+
+// The K operand tiles each device's window touches, concatenated along
+// the dim, then the W-element window itself.
+Instruction* FetchWindow(LocalBuilder& b, Instruction* x, const HaloDim& h) {
+  const int64_t d = h.dim, devices = static_cast<int64_t>(h.start.size());
+  std::vector<Instruction*> pieces;
+  for (int64_t r = 0; r < h.tiles; ++r) {
+    // Rounds of pairs in which no device sends twice.
+    std::vector<std::vector<std::vector<int64_t>>> rounds;
+    std::vector<std::set<int64_t>> senders;
+    std::vector<int64_t> round_of(static_cast<size_t>(devices), -1);
+    for (int64_t p = 0; p < devices; ++p) {
+      const int64_t src = h.source[p][r];
+      if (src < 0 || src == p) continue;
+      size_t k = 0;
+      while (k < rounds.size() && senders[k].count(src)) ++k;
+      if (k == rounds.size()) {
+        rounds.emplace_back();
+        senders.emplace_back();
+      }
+      rounds[k].push_back({src, p});
+      senders[k].insert(src);
+      round_of[p] = static_cast<int64_t>(k);
+    }
+    Instruction* piece = x;
+    // Only the rows some receiver reads travel; they are padded back to a
+    // whole tile where they arrive (the rest is never read).
+    Instruction* halo = x;
+    const int64_t lo = rounds.empty() ? 0 : h.send_lo[r], hi = rounds.empty() ? 0 : h.send_hi[r];
+    const int64_t t = h.operand_tile;
+    if (!rounds.empty() && (lo > 0 || hi < t)) {
+      hlo::IntListList spec;
+      std::vector<int64_t> dims = x->shape().dims();
+      for (int64_t k = 0; k < x->shape().rank(); ++k)
+        spec.push_back(k == d ? std::vector<int64_t>{lo, hi, 1}
+                              : std::vector<int64_t>{0, x->shape().dim(k), 1});
+      dims[d] = hi - lo;
+      auto c = Instruction::Create(Opcode::kSlice, b.FreshName("halo.send"),
+                                   Shape(x->shape().type(), dims), {x});
+      c->set_attr("slice", std::move(spec));
+      halo = b.Add(std::move(c));
+    }
+    for (size_t k = 0; k < rounds.size(); ++k) {
+      std::sort(rounds[k].begin(), rounds[k].end());
+      Instruction* received = b.CollectivePermute(halo, rounds[k]);
+      if (halo != x) {
+        hlo::IntListList config;
+        for (int64_t e = 0; e < x->shape().rank(); ++e)
+          config.push_back(e == d ? std::vector<int64_t>{lo, t - hi, 0}
+                                  : std::vector<int64_t>{0, 0, 0});
+        auto c = Instruction::Create(Opcode::kPad, b.FreshName("halo.received"), x->shape(),
+                                     {received, b.ScalarConstant(x->shape().type(), 0)});
+        c->set_attr("padding", std::move(config));
+        received = b.Add(std::move(c));
+      }
+      std::vector<int64_t> mine(static_cast<size_t>(devices), 0);
+      bool everyone = true;
+      for (int64_t p = 0; p < devices; ++p) {
+        mine[p] = round_of[p] == static_cast<int64_t>(k);
+        everyone &= mine[p] == 1;
+      }
+      if (everyone && b.num_devices() == devices) {
+        piece = received;
+        continue;
+      }
+      // Devices that received nothing in this round keep what they had.
+      Instruction* flag = b.PerDeviceValue(Table(mine, b.num_devices()), "halo.round");
+      Instruction* is = Compare(b, flag, b.ConstantS32(1), "EQ");
+      piece = Select(b, b.Broadcast(is, Shape(PrimitiveType::kPred, x->shape().dims()), {}),
+                     received, piece);
+    }
+    pieces.push_back(piece);
+  }
+  Instruction* buffer = pieces[0];
+  if (pieces.size() > 1) {
+    std::vector<int64_t> dims = x->shape().dims();
+    dims[d] *= static_cast<int64_t>(pieces.size());
+    auto c = Instruction::Create(Opcode::kConcatenate, b.FreshName("halo.concatenate"),
+                                 Shape(x->shape().type(), dims), pieces);
+    c->set_attr("dimensions", hlo::IntList{d});
+    buffer = b.Add(std::move(c));
+  }
+  std::vector<int64_t> offsets(static_cast<size_t>(devices), 0);
+  for (int64_t p = 0; p < devices; ++p)
+    offsets[p] = h.start[p] - FloorDiv(h.start[p], h.operand_tile) * h.operand_tile;
+  std::vector<Instruction*> starts;
+  std::vector<int64_t> sizes = x->shape().dims();
+  sizes[d] = h.window;
+  for (int64_t k = 0; k < x->shape().rank(); ++k) {
+    starts.push_back(k == d ? b.PerDeviceValue(Table(offsets, b.num_devices()), "halo.offset")
+                            : b.ConstantS32(0));
+  }
+  return b.DynamicSlice(buffer, starts, sizes);
+}
+
+}  // namespace
+
+std::optional<HaloPlan> PlanHalo(const Instruction& inst, const Sharding& s) {
+  const Opcode op = inst.opcode();
+  if (op != Opcode::kSlice && op != Opcode::kPad && op != Opcode::kReverse &&
+      op != Opcode::kReduceWindow) {
+    return std::nullopt;
+  }
+  if (!s.IsTiled() || s.HasManualSubgroup() || !inst.shape().is_array()) return std::nullopt;
+  // Variadic reduce-windows (tuple results) are left to the default plans.
+  if (op == Opcode::kReduceWindow &&
+      (inst.operand_count() != 2 || !ReducerIdentity(inst).has_value())) {
+    return std::nullopt;
+  }
+  const Shape& in = inst.operand(0)->shape();
+  int64_t devices = 0;
+  for (int64_t id : s.tile_assignment().devices()) devices = std::max(devices, id + 1);
+  HaloPlan plan;
+  std::vector<int64_t> sends(static_cast<size_t>(devices), 0);
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    const int64_t n = s.TileCount(d);
+    if (n <= 1) continue;
+    const int64_t t = CeilDiv(in.dim(d), n), u = CeilDiv(inst.shape().dim(d), n);
+    if (t == 0 || u == 0) return std::nullopt;
+    std::optional<DimAccess> a = Access(inst, d, n, t, u);
+    if (!a) return std::nullopt;
+    if (!a->changed) continue;
+    HaloDim h;
+    h.dim = d;
+    h.operand_tile = t;
+    h.result_tile = u;
+    h.window = a->window;
+    h.start.assign(static_cast<size_t>(devices), 0);
+    h.source.assign(static_cast<size_t>(devices), {});
+    const std::vector<std::vector<int64_t>> groups = GroupsAlongDims(s, {d});
+    for (const auto& group : groups) {
+      for (int64_t i = 0; i < static_cast<int64_t>(group.size()); ++i) {
+        const int64_t start = a->start[i];
+        const int64_t q = FloorDiv(start, t);
+        h.tiles = std::max(h.tiles, FloorDiv(start + h.window - 1, t) - q + 1);
+      }
+    }
+    h.send_lo.assign(static_cast<size_t>(h.tiles), t);
+    h.send_hi.assign(static_cast<size_t>(h.tiles), 0);
+    for (const auto& group : groups) {
+      for (int64_t i = 0; i < static_cast<int64_t>(group.size()); ++i) {
+        const int64_t p = group[i];
+        const int64_t start = a->start[i], q = FloorDiv(start, t);
+        h.start[p] = start;
+        for (int64_t r = 0; r < h.tiles; ++r) {
+          const int64_t j = q + r;
+          const int64_t lo = std::max(j * t, a->used_lo[i]), hi = std::min((j + 1) * t, a->used_hi[i]);
+          const bool needed = j >= 0 && j < n && lo < hi;
+          const int64_t src = needed ? group[j] : -1;
+          h.source[p].push_back(src);
+          if (src >= 0 && src != p) {
+            h.send_lo[r] = std::min(h.send_lo[r], lo - j * t);
+            h.send_hi[r] = std::max(h.send_hi[r], hi - j * t);
+          }
+        }
+      }
+    }
+    // Rows each device sends along this dim, times the bytes of a row of
+    // its operand block.
+    const int64_t row_bytes = s.ShardShape(in).byte_size() / t;
+    for (int64_t p = 0; p < devices; ++p) {
+      for (int64_t r = 0; r < h.tiles; ++r) {
+        const int64_t src = h.source[p].empty() ? -1 : h.source[p][r];
+        if (src >= 0 && src != p) sends[src] += (h.send_hi[r] - h.send_lo[r]) * row_bytes;
+      }
+    }
+    plan.dims.push_back(std::move(h));
+  }
+  if (plan.dims.empty()) return std::nullopt;
+  for (int64_t k : sends) plan.bytes_sent = std::max(plan.bytes_sent, k);
+  return plan;
+}
+
+absl::StatusOr<Instruction*> LowerHalo(LocalBuilder& b, const Instruction& inst,
+                                       const std::vector<Instruction*>& operands,
+                                       const Sharding& s, const HaloPlan& plan,
+                                       hlo::Computation* to_apply) {
+  Instruction* x = operands[0];
+  const Shape& in = inst.operand(0)->shape();
+  const int64_t rank = in.rank();
+  std::vector<bool> halo(static_cast<size_t>(rank), false);
+  for (const HaloDim& h : plan.dims) halo[h.dim] = true;
+  // 1. The op along the dims that are not split (split dims it leaves
+  //    alone are whole local dims).
+  std::vector<int64_t> dims = x->shape().dims();
+  switch (inst.opcode()) {
+    case Opcode::kSlice: {
+      hlo::IntListList spec = inst.attr_int_lists("slice");
+      bool identity = true;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (halo[d] || s.TileCount(d) > 1) spec[d] = {0, dims[d], 1};
+        const int64_t stride = spec[d].size() > 2 ? spec[d][2] : 1;
+        identity &= spec[d][0] == 0 && spec[d][1] == dims[d] && stride == 1;
+        dims[d] = CeilDiv(spec[d][1] - spec[d][0], stride);
+      }
+      if (!identity) {
+        auto c = Instruction::Create(Opcode::kSlice, b.FreshName(inst.name()),
+                                     Shape(in.type(), dims), {x});
+        c->set_attr("slice", std::move(spec));
+        x = b.Add(std::move(c));
+      }
+      break;
+    }
+    case Opcode::kPad: {
+      hlo::IntListList spec = inst.attr_int_lists("padding");
+      bool identity = true;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (halo[d] || s.TileCount(d) > 1) spec[d] = {0, 0, 0};
+        const int64_t interior = spec[d].size() > 2 ? spec[d][2] : 0;
+        identity &= spec[d][0] == 0 && spec[d][1] == 0 && interior == 0;
+        dims[d] += spec[d][0] + spec[d][1] + interior * std::max<int64_t>(dims[d] - 1, 0);
+      }
+      if (!identity) {
+        auto c = Instruction::Create(Opcode::kPad, b.FreshName(inst.name()), Shape(in.type(), dims),
+                                     {x, operands[1]});
+        c->set_attr("padding", std::move(spec));
+        x = b.Add(std::move(c));
+      }
+      break;
+    }
+    case Opcode::kReverse: {
+      hlo::IntList keep;
+      for (int64_t d : inst.attr_ints("dimensions"))
+        if (!halo[d]) keep.push_back(d);
+      if (!keep.empty()) {
+        auto c = Instruction::Create(Opcode::kReverse, b.FreshName(inst.name()), x->shape(), {x});
+        c->set_attr("dimensions", std::move(keep));
+        x = b.Add(std::move(c));
+      }
+      break;
+    }
+    case Opcode::kReduceWindow:
+      // Not separable by dims (its init value would enter once per pass):
+      // one local reduce-window after every window is fetched.
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("no halo exchange for ", inst.Describe()));
+  }
+  // 2. Each split dim the op changes: fetch the window, apply the op to it.
+  for (const HaloDim& h : plan.dims) {
+    if (x->shape().dim(h.dim) != h.operand_tile) {
+      return absl::InternalError(absl::StrCat("halo exchange: local dim ", h.dim, " has ",
+                                              x->shape().dim(h.dim), " elements, expected ",
+                                              h.operand_tile, ", in ", inst.Describe()));
+    }
+    Instruction* w = FetchWindow(b, x, h);
+    std::vector<int64_t> out = w->shape().dims();
+    out[h.dim] = h.result_tile;
+    switch (inst.opcode()) {
+      case Opcode::kSlice: {
+        const std::vector<int64_t>& spec = inst.attr_int_lists("slice")[h.dim];
+        const int64_t stride = spec.size() > 2 ? spec[2] : 1;
+        if (stride == 1) {
+          x = w;
+          break;
+        }
+        hlo::IntListList strided;
+        for (int64_t d = 0; d < rank; ++d)
+          strided.push_back(d == h.dim ? std::vector<int64_t>{0, h.window, stride}
+                                       : std::vector<int64_t>{0, w->shape().dim(d), 1});
+        auto c = Instruction::Create(Opcode::kSlice, b.FreshName("halo.slice"),
+                                     Shape(in.type(), out), {w});
+        c->set_attr("slice", std::move(strided));
+        x = b.Add(std::move(c));
+        break;
+      }
+      case Opcode::kPad: {
+        // Window positions outside the operand take the pad value.
+        x = MaskOutside(b, w, h, in.dim(h.dim), operands[1]);
+        break;
+      }
+      case Opcode::kReduceWindow: {
+        // Positions outside the operand hold the reducer's identity (the
+        // reference skips padding); the window op runs once, after the
+        // last dim.
+        x = MaskOutside(b, w, h, in.dim(h.dim),
+                        b.ScalarConstant(in.type(), *ReducerIdentity(inst)));
+        break;
+      }
+      default: {  // reverse
+        auto c = Instruction::Create(Opcode::kReverse, b.FreshName("halo.reverse"), w->shape(), {w});
+        c->set_attr("dimensions", hlo::IntList{h.dim});
+        x = b.Add(std::move(c));
+        break;
+      }
+    }
+  }
+  if (inst.opcode() == Opcode::kReduceWindow) {
+    // The fetched windows start at the first position a block reads, with
+    // out-of-operand positions holding the init value: no padding left.
+    hlo::IntListList window = inst.attr_int_lists("window");
+    std::vector<int64_t> out = x->shape().dims();
+    for (int64_t d = 0; d < rank; ++d) {
+      std::vector<int64_t>& w = window[static_cast<size_t>(d)];
+      if (halo[d]) {
+        w[2] = w[3] = 0;
+      } else if (s.TileCount(d) > 1) {
+        continue;  // split, window trivial: the local dim as it is
+      }
+      out[d] = (x->shape().dim(d) + w[2] + w[3] - w[0]) / w[1] + 1;
+    }
+    for (const HaloDim& h : plan.dims) out[h.dim] = h.result_tile;
+    auto c = Instruction::Create(Opcode::kReduceWindow, b.FreshName(inst.name()),
+                                 Shape(inst.shape().type(), out), {x, operands[1]});
+    c->set_attr("window", std::move(window));
+    if (to_apply == nullptr) {
+      return absl::InternalError(absl::StrCat("halo exchange: no reducer for ", inst.Describe()));
+    }
+    c->set_attr("to_apply", to_apply);
+    x = b.Add(std::move(c));
+  }
+  return x;
+}
+
+}  // namespace sharc::spmd

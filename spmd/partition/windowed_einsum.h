@@ -1,0 +1,60 @@
+// Windowed einsum (GSPMD's "collective matmul"): a dot one of whose operands
+// is all-gathered along one of its free (non-contracting, non-batch) dims
+// runs instead as n partial dots, one per gathered chunk, while the chunks
+// rotate around the device group by collective-permutes; each partial dot
+// writes its block of the result with a dynamic-update-slice. No device
+// ever holds the gathered operand, and each permute can overlap the next
+// partial dot.
+//
+// Before (lhs f32[64,32] split 4 ways on rows, rhs f32[32,64] split 4 ways
+// on columns, result split on rows):
+//   rhs.g = f32[32,64] all-gather(rhs), dimensions={1}
+//   dot = f32[16,64] dot(lhs, rhs.g)
+// After (4 steps, unrolled):
+//   d0 = f32[16,16] dot(lhs, rhs)           -> columns of chunk k
+//   r1 = collective-permute(rhs), {{1,0},{2,1},{3,2},{0,3}}
+//   d1 = f32[16,16] dot(lhs, r1)            -> columns of chunk k+1
+//   ...
+//   dot = dynamic-update-slices of d0..d3 into f32[16,64]
+//
+// Used when the gathered operand's global size is at least a threshold
+// (XLA's threshold_for_windowed_einsum_mib, 256 MiB by default), the
+// all-gather has no other user, and the gathered dim divides evenly.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "hlo/ir/instruction.h"
+#include "spmd/partition/local_builder.h"
+
+namespace sharc::spmd {
+
+inline constexpr int64_t kDefaultWindowedEinsumThresholdMib = 256;
+
+struct WindowedDotPlan {
+  int64_t operand = 0;     // which dot operand is gathered
+  int64_t dim = 0;         // its gathered dim
+  int64_t result_dim = 0;  // the dot result's dim that dim becomes
+  int64_t chunk = 0;       // elements of one chunk along `dim`
+  std::vector<std::vector<int64_t>> groups;  // devices along the gather, in chunk order
+};
+
+// A plan for the global-view `dot` when one operand is a global-view
+// all-gather meeting the conditions above; nullopt otherwise. A negative
+// threshold turns windowed einsum off.
+std::optional<WindowedDotPlan> PlanWindowedDot(const hlo::Instruction& dot,
+                                               int64_t threshold_bytes);
+
+// Emits the partial dots: `operands` are this device's dot operands with the
+// gathered one replaced by its block before the gather; `emit_dot` clones
+// the dot onto given operands with a given local shape.
+absl::StatusOr<hlo::Instruction*> LowerWindowedDot(
+    LocalBuilder& b, const hlo::Instruction& dot, const WindowedDotPlan& plan,
+    std::vector<hlo::Instruction*> operands, const hlo::Shape& local_shape,
+    const std::function<hlo::Instruction*(const std::vector<hlo::Instruction*>&,
+                                          const hlo::Shape&)>& emit_dot);
+
+}  // namespace sharc::spmd
