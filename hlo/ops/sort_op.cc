@@ -16,6 +16,7 @@
 #include <limits>
 #include <numeric>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "hlo/base/status_macros.h"
@@ -102,17 +103,41 @@ int64_t TotalOrderKey(T v) {
   return bits < 0 ? static_cast<Bits>(bits ^ std::numeric_limits<Bits>::max()) : bits;
 }
 
-// The stable permutation that sorts one row's `keys`.
+// The stable permutation that sorts one row's `keys`. The keys are sorted
+// with their indices as pairs (contiguous, no indirection), which gives the
+// order sorting the indices by key would.
 template <typename K>
-void SortRow(std::vector<K>& keys, bool descending, std::vector<int64_t>& perm) {
-  std::iota(perm.begin(), perm.end(), 0);
-  if (descending) {
-    std::stable_sort(perm.begin(), perm.end(),
-                     [&](int64_t x, int64_t y) { return keys[x] > keys[y]; });
-  } else {
-    std::stable_sort(perm.begin(), perm.end(),
-                     [&](int64_t x, int64_t y) { return keys[x] < keys[y]; });
+void SortRow(const std::vector<K>& keys, bool descending,
+             std::vector<std::pair<K, int64_t>>& pairs, std::vector<int64_t>& perm) {
+  pairs.resize(keys.size());
+  for (size_t j = 0; j < keys.size(); ++j) pairs[j] = {keys[j], static_cast<int64_t>(j)};
+  using P = std::pair<K, int64_t>;
+  // Ties broken by index give the stable order with std::sort, which is
+  // faster than std::stable_sort; only NaN keys (which compare neither way,
+  // so that order would not be a strict weak one) keep std::stable_sort.
+  bool has_nan = false;
+  if constexpr (std::is_floating_point_v<K>) {
+    for (const K& k : keys) has_nan = has_nan || k != k;
   }
+  if (!has_nan) {
+    if (descending) {
+      std::sort(pairs.begin(), pairs.end(), [](const P& x, const P& y) {
+        return x.first > y.first || (x.first == y.first && x.second < y.second);
+      });
+    } else {
+      std::sort(pairs.begin(), pairs.end(), [](const P& x, const P& y) {
+        return x.first < y.first || (x.first == y.first && x.second < y.second);
+      });
+    }
+  } else if (descending) {
+    std::stable_sort(pairs.begin(), pairs.end(),
+                     [](const P& x, const P& y) { return x.first > y.first; });
+  } else {
+    std::stable_sort(pairs.begin(), pairs.end(),
+                     [](const P& x, const P& y) { return x.first < y.first; });
+  }
+  perm.resize(pairs.size());
+  for (size_t j = 0; j < pairs.size(); ++j) perm[j] = pairs[j].second;
 }
 
 // Calls fn(base, stride) for every row along `dim` of `dims`.
@@ -138,10 +163,11 @@ void NativePermutations(const Literal& key_operand, int64_t dim, const KeyCompar
     if constexpr (kIsFloat<T>) {
       if (cmp.total_order) {
         std::vector<int64_t> keys(static_cast<size_t>(n));
+        std::vector<std::pair<int64_t, int64_t>> pairs;
         ForEachRow(dims, dim, [&](int64_t base, int64_t stride) {
           for (int64_t j = 0; j < n; ++j) keys[j] = TotalOrderKey(data[base + j * stride]);
-          std::vector<int64_t> perm(static_cast<size_t>(n));
-          SortRow(keys, cmp.descending, perm);
+          std::vector<int64_t> perm;
+          SortRow(keys, cmp.descending, pairs, perm);
           perms.push_back(std::move(perm));
         });
         return;
@@ -151,10 +177,11 @@ void NativePermutations(const Literal& key_operand, int64_t dim, const KeyCompar
     // in their own type.
     using K = std::conditional_t<kIsLowPrecisionFloat<T>, float, T>;
     std::vector<K> keys(static_cast<size_t>(n));
+    std::vector<std::pair<K, int64_t>> pairs;
     ForEachRow(dims, dim, [&](int64_t base, int64_t stride) {
       for (int64_t j = 0; j < n; ++j) keys[j] = static_cast<K>(data[base + j * stride]);
-      std::vector<int64_t> perm(static_cast<size_t>(n));
-      SortRow(keys, cmp.descending, perm);
+      std::vector<int64_t> perm;
+      SortRow(keys, cmp.descending, pairs, perm);
       perms.push_back(std::move(perm));
     });
   });
@@ -196,6 +223,18 @@ absl::Status GeneralPermutations(const Instruction& inst,
   return status;
 }
 
+// out's row = op's row moved by `perm`, elements of `W` bytes.
+template <int W>
+void PermuteRow(const Literal& op, Literal& out, int64_t base, int64_t stride,
+                const std::vector<int64_t>& perm) {
+  const uint8_t* src = op.untyped_data();
+  uint8_t* dst = out.untyped_data();
+  for (size_t j = 0; j < perm.size(); ++j) {
+    std::memcpy(dst + (base + static_cast<int64_t>(j) * stride) * W,
+                src + (base + perm[j] * stride) * W, W);
+  }
+}
+
 absl::StatusOr<Literal> EvaluateSort(const Instruction& inst,
                                      absl::Span<const Literal* const> operands,
                                      EvalContext& ctx) {
@@ -214,10 +253,14 @@ absl::StatusOr<Literal> EvaluateSort(const Instruction& inst,
   for (const Literal* op : operands) {
     Literal out(op->shape());
     size_t row = 0;
+    const int64_t width = ByteWidth(op->shape().type());
     ForEachRow(op->shape().dims(), dim, [&](int64_t base, int64_t stride) {
       const std::vector<int64_t>& perm = perms[row++];
-      for (size_t j = 0; j < perm.size(); ++j) {
-        CopyElement(*op, base + perm[j] * stride, out, base + static_cast<int64_t>(j) * stride);
+      switch (width) {
+        case 1: PermuteRow<1>(*op, out, base, stride, perm); break;
+        case 2: PermuteRow<2>(*op, out, base, stride, perm); break;
+        case 4: PermuteRow<4>(*op, out, base, stride, perm); break;
+        default: PermuteRow<8>(*op, out, base, stride, perm); break;
       }
     });
     results.push_back(std::move(out));
