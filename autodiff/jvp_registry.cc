@@ -46,6 +46,7 @@ const JvpRule* FindJvpRule(Opcode opcode) {
     RegisterWhileJvpRule(*r);
     RegisterMapReduceJvpRules(*r);
     RegisterShardMapJvpRules(*r);
+    RegisterSortAndTokenJvpRules(*r);
     return r;
   }();
   return registry->Find(opcode);

@@ -116,5 +116,6 @@ void RegisterWhileJvpRule(JvpRuleRegistry& registry);          // while.cc
 void RegisterMapReduceJvpRules(JvpRuleRegistry& registry);     // mapreduce.cc
 void RegisterSourceJvpRules(JvpRuleRegistry& registry);        // control_flow.cc
 void RegisterShardMapJvpRules(JvpRuleRegistry& registry);      // shard_map.cc
+void RegisterSortAndTokenJvpRules(JvpRuleRegistry& registry);  // sort.cc
 
 }  // namespace sharc::autodiff

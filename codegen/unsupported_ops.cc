@@ -36,6 +36,34 @@ void RegisterUnsupportedOps(LoweringTable& table) {
   table.AddUnsupported(Opcode::kConvolution,
                        "convolution has no Halide lowering yet (the default backend runs it "
                        "on the interpreter's kernels)");
+  table.AddUnsupported(Opcode::kSort,
+                       "sort has no Halide lowering: the default backend runs it on the "
+                       "interpreter's kernel, which sorts each row with std::stable_sort on a "
+                       "permutation when the comparator is a compare LT/GT of one operand and "
+                       "calls the comparator per comparison otherwise");
+  table.AddUnsupported(Opcode::kAddDependency,
+                       "add-dependency is dropped before computing (hlo/passes/lower_for_compute.h) "
+                              "unless it orders a value after a transfer, which cannot run");
+  for (Opcode op : {Opcode::kFusion, Opcode::kOptimizationBarrier}) {
+    table.AddUnsupported(op, std::string(hlo::OpcodeName(op)) +
+                                 " is rewritten before codegen (hlo/passes/lower_for_compute.h)");
+  }
+  table.AddUnsupported(Opcode::kBitcastConvert,
+                       "bitcast-convert has no Halide lowering yet (the default backend runs it "
+                       "on the interpreter's kernels)");
+  table.AddUnsupported(Opcode::kRng,
+                       "rng has no Halide lowering (the default backend draws on the "
+                       "interpreter's kernels)");
+  for (Opcode op : {Opcode::kRngBitGenerator, Opcode::kRngGetAndUpdateState, Opcode::kCholesky, Opcode::kFft, Opcode::kTriangularSolve}) {
+    table.AddUnsupported(op, std::string(hlo::OpcodeName(op)) + " cannot run in sharc yet");
+  }
+  table.AddUnsupported(Opcode::kAfterAll, "after-all makes a token, which holds no data");
+  for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
+                    Opcode::kInfeed, Opcode::kOutfeed}) {
+    table.AddUnsupported(op, std::string(hlo::OpcodeName(op)) +
+                                 " transfers data to another program or the host, which sharc "
+                                 "cannot run");
+  }
   for (Opcode op : {Opcode::kShardMap, Opcode::kAxisIndex, Opcode::kNamedAllGather,
                     Opcode::kNamedAllGatherInvariant, Opcode::kNamedAllToAll, Opcode::kPBroadcast,
                     Opcode::kPMax, Opcode::kPMin, Opcode::kPPermute, Opcode::kPScatter,

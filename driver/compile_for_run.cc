@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "hlo/base/status_macros.h"
+#include "hlo/passes/lower_for_compute.h"
 #include "hlo/verifier/runnable_types.h"
 #include "hlo/verifier/verifier.h"
 #include "driver/compile_stages.h"
@@ -43,9 +44,10 @@ absl::StatusOr<CompiledForRun> CompileForRun(const hlo::Module& module, const Ru
   }
   // Types that parse but have no storage (f8, s4, complex) stop here, naming
   // the first value that has one.
-  RETURN_IF_ERROR(hlo::CheckRunnableTypes(module));
   CompiledForRun result;
   result.prepared = module.Clone();
+  RETURN_IF_ERROR(hlo::LowerForCompute(*result.prepared));
+  RETURN_IF_ERROR(hlo::CheckRunnableTypes(*result.prepared));
   ASSIGN_OR_RETURN(CompileOptions compile_options, ResolveCompileOptions(request, *result.prepared));
   RETURN_IF_ERROR(PrepareModule(*result.prepared, compile_options));
   absl::Status verified = hlo::VerifyModule(*result.prepared);

@@ -22,7 +22,9 @@ absl::Status PrepareModule(hlo::Module& module, const CompileOptions& options) {
 
 absl::StatusOr<std::unique_ptr<hlo::Module>> LoadPreparedModule(const std::string& path,
                                                                 const CompileOptions& options) {
-  ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, LoadModule(path));
+  LoadOptions load;
+  load.allow_transfers = true;  // propagating and partitioning move no values
+  ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, LoadModule(path, load));
   absl::Status prepared = PrepareModule(*module, options);
   if (!prepared.ok()) {
     return absl::Status(prepared.code(),

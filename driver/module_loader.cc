@@ -11,6 +11,7 @@
 #include "hlo/base/status_macros.h"
 #include "hlo/ops/collective_devices.h"
 #include "hlo/text/parser.h"
+#include "hlo/passes/lower_for_compute.h"
 #include "hlo/verifier/runnable_types.h"
 #include "hlo/verifier/verifier.h"
 
@@ -114,7 +115,11 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> LoadModule(const std::string& path,
     if (!verified.ok()) return verified;
   }
   if (!options.allow_unrunnable_types) {
-    absl::Status runnable = hlo::CheckRunnableTypes(**module);
+    absl::Status runnable = hlo::LowerForCompute(**module);
+    if (runnable.ok()) {
+      runnable = options.allow_transfers ? hlo::CheckPartitionableTypes(**module)
+                                         : hlo::CheckRunnableTypes(**module);
+    }
     if (!runnable.ok()) {
       return absl::Status(runnable.code(), absl::StrCat(name, ": error: ", runnable.message()));
     }

@@ -29,6 +29,9 @@ struct LoadOptions {
   // Accept values of types sharc cannot compute with (c64, f8e4m3fn, s4...):
   // only for commands that do not compute (verify, fmt).
   bool allow_unrunnable_types = false;
+  // Accept tokens and the ops that cannot run (send, recv, infeed,
+  // outfeed): for commands that only propagate and partition.
+  bool allow_transfers = false;
 };
 
 // The name used for `path` in messages: "<stdin>" for "-".
@@ -47,7 +50,9 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> ParseModuleText(
 // Verifies; errors read "NAME: error: ..." quoting the instruction.
 absl::Status VerifyLoadedModule(const hlo::Module& module, const std::string& name);
 
-// Reads, parses and (by default) verifies. The error status's message is a
+// Reads, parses and (by default) verifies; unless unrunnable types are
+// allowed, lowers fusions and ordering-only ops (hlo::LowerForCompute) and
+// checks that the module can be computed with. The error status's message is a
 // complete diagnostic, ready to print as is.
 absl::StatusOr<std::unique_ptr<hlo::Module>> LoadModule(const std::string& path,
                                                         const LoadOptions& options = {});

@@ -1,5 +1,6 @@
 #include "spmd/cost_model.h"
 
+#include <cmath>
 #include <functional>
 #include <vector>
 
@@ -75,6 +76,18 @@ OpCost ReduceWindowCost(const Instruction& inst) {
   return {Elements(inst.shape()) * window, 0, IoBytes(inst)};
 }
 
+// sort: about n log2 n comparisons per row of n (a comparison counted as one
+// flop), over every row.
+OpCost SortCost(const Instruction& inst) {
+  const hlo::Shape& shape = inst.operand(0)->shape();
+  const hlo::IntList& dims = inst.attr_ints("dimensions");
+  double n = dims.size() == 1 && dims[0] >= 0 && dims[0] < shape.rank()
+                 ? static_cast<double>(shape.dim(dims[0]))
+                 : 1;
+  double per_element = n > 1 ? std::ceil(std::log2(n)) : 0;
+  return {Elements(shape) * per_element, 0, IoBytes(inst)};
+}
+
 std::vector<CostFn> BuildTable() {
   std::vector<CostFn> t(static_cast<size_t>(hlo::kNumOpcodes));
   auto set = [&](Opcode op, CostFn fn) { t[static_cast<size_t>(op)] = std::move(fn); };
@@ -108,6 +121,23 @@ std::vector<CostFn> BuildTable() {
   set(Opcode::kDot, DotCost);
   set(Opcode::kConvolution, ConvolutionCost);
   set(Opcode::kReduce, ReduceCost);
+  set(Opcode::kSort, SortCost);
+  // fusion, opt-barrier and add-dependency are rewritten before any cost is
+  // counted (lower_for_compute.h); tokens are free, transfers move data.
+  for (Opcode op : {Opcode::kFusion, Opcode::kOptimizationBarrier, Opcode::kAddDependency,
+                    Opcode::kAfterAll}) {
+    set(op, Free);
+  }
+  set(Opcode::kBitcastConvert, MovesData);
+  set(Opcode::kRng, PerElement);
+  set(Opcode::kRngBitGenerator, PerElement);
+  set(Opcode::kRngGetAndUpdateState, Free);
+  // Estimates only (sharc does not run them yet): one flop per element.
+  for (Opcode op : {Opcode::kCholesky, Opcode::kFft, Opcode::kTriangularSolve}) set(op, PerElement);
+  for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
+                    Opcode::kInfeed, Opcode::kOutfeed}) {
+    set(op, MovesData);
+  }
   set(Opcode::kReduceWindow, ReduceWindowCost);
   set(Opcode::kMapReduceSum, GroupReductionCost);
   set(Opcode::kMapReduceMean, GroupReductionCost);

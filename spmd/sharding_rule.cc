@@ -28,6 +28,7 @@ const ShardingRuleRegistry& Registry() {
     RegisterReductionRules(*r);
     RegisterGatherScatterRules(*r);
     RegisterStructuralRules(*r);
+    RegisterSortRules(*r);
     RegisterMapReduceRules(*r);
     RegisterShardMapRules(*r);
     return r;

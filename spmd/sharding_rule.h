@@ -75,6 +75,7 @@ void RegisterShapeRules(ShardingRuleRegistry& registry);
 void RegisterReductionRules(ShardingRuleRegistry& registry);
 void RegisterGatherScatterRules(ShardingRuleRegistry& registry);
 void RegisterStructuralRules(ShardingRuleRegistry& registry);
+void RegisterSortRules(ShardingRuleRegistry& registry);
 void RegisterMapReduceRules(ShardingRuleRegistry& registry);
 void RegisterShardMapRules(ShardingRuleRegistry& registry);
 

@@ -147,6 +147,31 @@ void RegisterControlFlowTransposeRules(TransposeRuleRegistry& r) {
     return std::vector<Cotangent>{Cotangent::Of(
         ctx.emitter().Add(hlo::CloneWithOperands(inst, {ctx.Materialize(ct, inst.shape())})))};
   });
+  // sort moves elements by a permutation computed from its operands: not
+  // linear (its JVP gathers the tangent, and that gather is what reverse
+  // mode transposes). A token carries nothing to transpose.
+  r.RegisterNotLinear(Opcode::kSort);
+  r.RegisterNotLinear(Opcode::kAfterAll);
+  for (Opcode op : {Opcode::kBitcastConvert, Opcode::kRng, Opcode::kRngBitGenerator,
+                    Opcode::kRngGetAndUpdateState, Opcode::kCholesky,
+                    Opcode::kTriangularSolve}) {
+    r.RegisterNotLinear(op);
+  }
+  r.RegisterUnsupported(Opcode::kFft, "fft has no transpose rule yet (sharc does not run it)");
+  r.RegisterUnsupported(Opcode::kAddDependency,
+                        "add-dependency is dropped before computing (hlo/passes/lower_for_compute.h) "
+                              "unless it orders a value after a transfer, which cannot run");
+  for (Opcode op : {Opcode::kFusion, Opcode::kOptimizationBarrier}) {
+    r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op),
+                                           " is rewritten before autodiff "
+                                           "(hlo/passes/lower_for_compute.h)"));
+  }
+  for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
+                    Opcode::kInfeed, Opcode::kOutfeed}) {
+    r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op),
+                                           " transfers data to another program or the host, "
+                                           "which sharc cannot run"));
+  }
   for (Opcode op : {Opcode::kAllGather, Opcode::kAllReduce, Opcode::kAllToAll,
                     Opcode::kCollectivePermute, Opcode::kReduceScatter}) {
     r.RegisterUnsupported(op, "collectives belong to per-device (partitioned) programs; "

@@ -2,6 +2,7 @@
 // parameters, and the sharding annotations a caller sets on them.
 #include "frontend/c_api/arrays.h"
 #include "frontend/c_api/handles.h"
+#include "hlo/passes/lower_for_compute.h"
 #include "hlo/verifier/runnable_types.h"
 #include "driver/sharding_text.h"
 #include "driver/module_loader.h"
@@ -14,7 +15,8 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> ParseText(std::string_view text,
                                                        const std::string& name) {
   ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, driver::ParseModuleText(text, name));
   RETURN_IF_ERROR(driver::VerifyLoadedModule(*module, name));
-  absl::Status runnable = hlo::CheckRunnableTypes(*module);  // it will be run
+  absl::Status runnable = hlo::LowerForCompute(*module);  // it will be run
+  if (runnable.ok()) runnable = hlo::CheckRunnableTypes(*module);
   if (!runnable.ok()) {
     return absl::Status(runnable.code(), absl::StrCat(name, ": error: ", runnable.message()));
   }

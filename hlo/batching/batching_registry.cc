@@ -35,6 +35,8 @@ const BatchingRule* FindBatchingRule(Opcode opcode) {
     RegisterReductionBatchingRules(*r);
     RegisterDotBatchingRule(*r);
     RegisterConvolutionBatchingRule(*r);
+    RegisterSortBatchingRule(*r);
+    RegisterTokenBatchingRules(*r);
     RegisterControlFlowBatchingRules(*r);
     RegisterWhileBatchingRule(*r);
     RegisterConditionalBatchingRule(*r);

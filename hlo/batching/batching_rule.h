@@ -95,6 +95,8 @@ void RegisterGatherScatterBatchingRules(BatchingRuleRegistry& registry);  // gat
 void RegisterReductionBatchingRules(BatchingRuleRegistry& registry);      // reduction_rules.cc
 void RegisterDotBatchingRule(BatchingRuleRegistry& registry);             // dot_rule.cc
 void RegisterConvolutionBatchingRule(BatchingRuleRegistry& registry);     // convolution_rule.cc
+void RegisterSortBatchingRule(BatchingRuleRegistry& registry);            // sort_rule.cc
+void RegisterTokenBatchingRules(BatchingRuleRegistry& registry);          // token_rules.cc
 void RegisterControlFlowBatchingRules(BatchingRuleRegistry& registry);    // control_flow_rules.cc
 void RegisterWhileBatchingRule(BatchingRuleRegistry& registry);           // while_rule.cc
 void RegisterConditionalBatchingRule(BatchingRuleRegistry& registry);     // conditional_rule.cc

@@ -27,6 +27,8 @@ enum class AttrKind {
   kPairs,            // source_target_pairs={{0,1},{1,0}}
   kComputation,      // to_apply=%sum
   kComputationList,  // branch_computations={%a, %b}
+  kShape,            // outfeed_shape=(f32[2]{0}, pred[]), stored as the
+                     // shape's canonical text (a std::string)
   kDimLabels,        // dim_labels=b01f_01io->b01f (a convolution's dimension
                      // numbers), stored as its text (a std::string)
   // shard_map's own kinds, stored as their canonical text without the outer

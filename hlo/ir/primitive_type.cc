@@ -14,7 +14,7 @@ struct TypeInfo {
 
 // Bytes are the storage a value would take (sub-byte types one byte each),
 // which only sizes and cost estimates read.
-constexpr std::array<TypeInfo, 28> kTypes = {{
+constexpr std::array<TypeInfo, 29> kTypes = {{
     {PrimitiveType::kPred, "pred", 1},
     {PrimitiveType::kS8, "s8", 1},
     {PrimitiveType::kS16, "s16", 2},
@@ -43,6 +43,7 @@ constexpr std::array<TypeInfo, 28> kTypes = {{
     {PrimitiveType::kF8E8M0FNU, "f8e8m0fnu", 1},
     {PrimitiveType::kC64, "c64", 8},
     {PrimitiveType::kC128, "c128", 16},
+    {PrimitiveType::kToken, "token", 0},
 }};
 
 constexpr std::array<PrimitiveType, 13> kAllTypes = {

@@ -47,10 +47,15 @@ enum class PrimitiveType : uint8_t {
   kF8E8M0FNU,
   kC64,
   kC128,
+  // The ordering token of side effects (`token[]`: after-all, send/recv,
+  // infeed/outfeed). It has no value and no dimensions; like the types
+  // above it is not runnable (CheckRunnableTypes names the op that keeps
+  // one alive).
+  kToken,
 };
 
 // The number of PrimitiveType values, kInvalid included.
-inline constexpr int kNumPrimitiveTypes = static_cast<int>(PrimitiveType::kC128) + 1;
+inline constexpr int kNumPrimitiveTypes = static_cast<int>(PrimitiveType::kToken) + 1;
 
 // std::string rather than a view: see the note in opcode.h.
 const std::string& PrimitiveTypeName(PrimitiveType type);

@@ -88,6 +88,38 @@ absl::StatusOr<Literal> EvaluateCall(const Instruction& inst,
   return ctx.Call(*inst.attr_computation("to_apply"), operands);
 }
 
+// ----------------------------------------------------------------- fusion --
+
+// A fusion is XLA's record of which ops its backend compiles into one
+// kernel: its value is that of calling `calls` on its operands, and that is
+// all sharc reads from it (hlo/passes/lower_for_compute.h turns it into a
+// call before anything computes). `kind` says which fusion emitter XLA used.
+constexpr std::string_view kFusionKinds[] = {"kLoop", "kInput", "kOutput", "kCustom"};
+
+absl::StatusOr<Shape> InferFusion(const Instruction& inst) {
+  return RootShape(inst, inst.attr_computation("calls"), "calls");
+}
+
+absl::Status VerifyFusion(const Instruction& inst) {
+  const std::string& kind = inst.attr_string("kind");
+  bool known = false;
+  for (std::string_view k : kFusionKinds) known = known || kind == k;
+  if (!known) {
+    return OpError(inst, "has kind=", kind, "; expected kLoop, kInput, kOutput or kCustom");
+  }
+  return ExpectComputationSignature(inst, inst.attr_computation("calls"), "calls",
+                                    OperandShapes(inst), nullptr);
+}
+
+absl::StatusOr<Literal> EvaluateFusion(const Instruction& inst,
+                                       absl::Span<const Literal* const> operands,
+                                       EvalContext& ctx) {
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  RETURN_IF_ERROR(InferFusion(inst).status());
+  RETURN_IF_ERROR(VerifyFusion(inst));
+  return ctx.Call(*inst.attr_computation("calls"), operands);
+}
+
 // ------------------------------------------------------------------ while --
 
 absl::StatusOr<Shape> InferWhile(const Instruction& inst) {
@@ -363,6 +395,17 @@ void RegisterControlFlowOps(OpRegistry& registry) {
   }
   {
     OpDef def;
+    def.opcode = Opcode::kFusion;
+    def.min_operands = 0;
+    def.max_operands = -1;
+    def.attributes = {{"kind", AttrKind::kEnum, true}, {"calls", AttrKind::kComputation, true}};
+    def.infer_shape = InferFusion;
+    def.verify = VerifyFusion;
+    def.evaluate = EvaluateFusion;
+    registry.Register(std::move(def));
+  }
+  {
+    OpDef def;
     def.opcode = Opcode::kWhile;
     def.min_operands = 1;
     def.max_operands = 1;
@@ -394,7 +437,14 @@ void RegisterControlFlowOps(OpRegistry& registry) {
     def.opcode = Opcode::kCustomCall;
     def.min_operands = 0;
     def.max_operands = -1;
+    // The computations, window and convolution dimensions a target may
+    // take are kept as written (the target, not sharc, gives them meaning).
     def.attributes = {{"custom_call_target", AttrKind::kString, true},
+                      {"called_computations", AttrKind::kComputationList},
+                      {"window", AttrKind::kWindow},
+                      {"dim_labels", AttrKind::kDimLabels},
+                      {"feature_group_count", AttrKind::kInt},
+                      {"batch_group_count", AttrKind::kInt},
                       {"custom_call_has_side_effect", AttrKind::kBool},
                       {"api_version", AttrKind::kEnum},
                       {"backend_config", AttrKind::kString}};

@@ -88,6 +88,11 @@ struct OpDef {
   // The reference semantics.
   EvaluateFn evaluate;
   OpTraits traits;
+  // Non-empty for ops sharc reads, verifies and partitions but cannot run
+  // (they talk to the host or to other programs): why. `run` refuses a
+  // module holding one with this reason, naming the instruction
+  // (CheckRunnableTypes), and the evaluator returns the same error.
+  std::string cannot_run;
 };
 
 // The op table, built once on first use from the family files.
@@ -104,6 +109,11 @@ void RegisterShapeOps(OpRegistry& registry);        // shape_ops.cc
 void RegisterReductionOps(OpRegistry& registry);    // reduction_ops.cc
 void RegisterDotOp(OpRegistry& registry);           // dot_op.cc
 void RegisterConvolutionOp(OpRegistry& registry);   // convolution_op.cc
+void RegisterSortOp(OpRegistry& registry);          // sort_op.cc
+void RegisterTokenOps(OpRegistry& registry);        // token_ops.cc
+void RegisterBitcastConvertOp(OpRegistry& registry);// bitcast_convert_op.cc
+void RegisterRandomOps(OpRegistry& registry);       // random_ops.cc
+void RegisterLinalgOps(OpRegistry& registry);       // linalg_ops.cc
 void RegisterGatherScatterOps(OpRegistry& registry);// gather_scatter_ops.cc
 void RegisterControlFlowOps(OpRegistry& registry);  // control_flow_ops.cc
 void RegisterCollectiveOps(OpRegistry& registry);   // collective_ops.cc

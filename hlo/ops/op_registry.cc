@@ -25,6 +25,11 @@ const OpRegistry& Registry() {
     RegisterReductionOps(*r);
     RegisterDotOp(*r);
     RegisterConvolutionOp(*r);
+    RegisterSortOp(*r);
+    RegisterTokenOps(*r);
+    RegisterBitcastConvertOp(*r);
+    RegisterRandomOps(*r);
+    RegisterLinalgOps(*r);
     RegisterGatherScatterOps(*r);
     RegisterControlFlowOps(*r);
     RegisterCollectiveOps(*r);

@@ -64,6 +64,15 @@ absl::Status ExpectPermutation(const Instruction& inst, absl::Span<const int64_t
   return absl::OkStatus();
 }
 
+EvaluateFn CannotRunEvaluator() {
+  return [](const Instruction& inst, absl::Span<const Literal* const>,
+            EvalContext&) -> absl::StatusOr<Literal> {
+    return absl::UnimplementedError(absl::StrCat(OpcodeName(inst.opcode()), " cannot run: ",
+                                                 GetOpDef(inst.opcode()).cannot_run, ", in ",
+                                                 inst.Describe()));
+  };
+}
+
 absl::Status ExpectDeclared(const Instruction& inst, const Shape& inferred) {
   if (inst.shape() != inferred) {
     return OpError(inst, "declares ", inst.shape().ToString(), " but its operands imply ",

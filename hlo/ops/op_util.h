@@ -79,6 +79,10 @@ inline void CopyElement(const Literal& src, int64_t src_index, Literal& dst, int
               static_cast<size_t>(w));
 }
 
+// The evaluator of an op that cannot run: Unimplemented with the op's
+// OpDef::cannot_run reason, naming the instruction.
+EvaluateFn CannotRunEvaluator();
+
 // Reads a scalar integer operand (dynamic-slice indices, branch index, ...).
 int64_t ScalarAsInt64(const Literal& literal);
 

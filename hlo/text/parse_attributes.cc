@@ -312,6 +312,10 @@ absl::StatusOr<AttrValue> HloParser::ParseAttrValue(const AttrSpec& spec, const 
       }
       return AttrValue(std::move(list));
     }
+    case AttrKind::kShape: {
+      ASSIGN_OR_RETURN(Shape shape, ParseShape());
+      return AttrValue(shape.ToString());
+    }
     case AttrKind::kDimLabels: {
       // `b01f_01io->b01f` lexes as a name (or a word when it starts with a
       // digit), an arrow and another; the text is kept and the labels are

@@ -200,7 +200,7 @@ bool HloParser::PeekShape() {
   bool is_shape = false;
   const Token& t = lexer_.Peek();
   if (t.kind == TokenKind::kName && !t.has_percent &&
-      (PrimitiveTypeFromName(t.text).has_value() || t.text == "token")) {
+      PrimitiveTypeFromName(t.text).has_value()) {
     lexer_.Next();
     is_shape = lexer_.Peek().kind == TokenKind::kLsquare;
   }
@@ -256,7 +256,6 @@ absl::StatusOr<Shape> HloParser::ParseShape() {
   if (start.kind != TokenKind::kName || start.has_percent) return Expected("a shape");
   std::optional<PrimitiveType> type = PrimitiveTypeFromName(start.text);
   if (!type.has_value()) {
-    if (start.text == "token") return ErrorAt(start, "token shapes are not supported");
     return Expected("a shape (an element type such as f32)");
   }
   lexer_.Next();
@@ -283,6 +282,9 @@ absl::StatusOr<Shape> HloParser::ParseShape() {
   if (lexer_.Peek().kind == TokenKind::kLbrace && lexer_.Peek().offset == lexer_.last_end() &&
       !PeekVariance()) {
     RETURN_IF_ERROR(SkipBalanced().status());
+  }
+  if (*type == PrimitiveType::kToken && !dims.empty()) {
+    return ErrorAt(start, "a token has no dimensions: write token[]");
   }
   Shape shape(*type, std::move(dims));
   for (int64_t d : dynamic) shape.set_dynamic_dim(d, true);

@@ -1,22 +1,26 @@
 #include "hlo/verifier/runnable_types.h"
 
 #include "absl/strings/str_cat.h"
+#include "hlo/ops/op_def.h"
 
 namespace sharc::hlo {
 
-PrimitiveType FirstUnrunnableType(const Shape& shape) {
+PrimitiveType FirstUnrunnableType(const Shape& shape, bool allow_tokens) {
   if (shape.is_tuple()) {
     for (const Shape& element : shape.tuple_shapes()) {
-      PrimitiveType type = FirstUnrunnableType(element);
+      PrimitiveType type = FirstUnrunnableType(element, allow_tokens);
       if (type != PrimitiveType::kInvalid) return type;
     }
     return PrimitiveType::kInvalid;
   }
+  if (allow_tokens && shape.type() == PrimitiveType::kToken) return PrimitiveType::kInvalid;
   return shape.is_array() && !IsRunnableType(shape.type()) ? shape.type()
                                                            : PrimitiveType::kInvalid;
 }
 
-absl::Status CheckRunnableTypes(const Module& module) {
+namespace {
+
+absl::Status CheckTypes(const Module& module, bool allow_tokens) {
   for (const Computation* computation : module.computations()) {
     for (const Instruction* inst : computation->instructions()) {
       if (inst->shape().has_dynamic_dims()) {
@@ -25,7 +29,7 @@ absl::Status CheckRunnableTypes(const Module& module) {
             ", which sharc reads and verifies but cannot compute with (it runs static shapes "
             "only), in ", inst->Describe()));
       }
-      PrimitiveType type = FirstUnrunnableType(inst->shape());
+      PrimitiveType type = FirstUnrunnableType(inst->shape(), allow_tokens);
       if (type == PrimitiveType::kInvalid) continue;
       return absl::InvalidArgumentError(absl::StrCat(
           "value '%", inst->name(), "' has element type ", PrimitiveTypeName(type),
@@ -33,6 +37,27 @@ absl::Status CheckRunnableTypes(const Module& module) {
     }
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckRunnableTypes(const Module& module) {
+  // An op that cannot run says why first: it is the reason, while the
+  // token it returns is only a symptom.
+  for (const Computation* computation : module.computations()) {
+    for (const Instruction* inst : computation->instructions()) {
+      const std::string& reason = GetOpDef(inst->opcode()).cannot_run;
+      if (reason.empty()) continue;
+      return absl::UnimplementedError(absl::StrCat(
+          "'%", inst->name(), "' (", OpcodeName(inst->opcode()), ") stops the run: ", reason,
+          "; sharc reads, verifies and partitions it, in ", inst->Describe()));
+    }
+  }
+  return CheckTypes(module, /*allow_tokens=*/false);
+}
+
+absl::Status CheckPartitionableTypes(const Module& module) {
+  return CheckTypes(module, /*allow_tokens=*/true);
 }
 
 }  // namespace sharc::hlo

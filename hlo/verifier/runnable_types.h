@@ -9,13 +9,19 @@
 
 namespace sharc::hlo {
 
+// Unimplemented naming the first instruction of an op that cannot run
+// (send, recv, infeed, outfeed: OpDef::cannot_run) and why; else
 // InvalidArgument naming the first value (instruction, its text and
 // location) whose shape holds a type that is not runnable or a bounded
 // dynamic dimension.
 absl::Status CheckRunnableTypes(const Module& module);
 
-// The first element type in `shape` (any tuple leaf) that is not runnable,
-// or kInvalid if there is none.
-PrimitiveType FirstUnrunnableType(const Shape& shape);
+// The same for propagating and partitioning, which move no values: tokens
+// and the ops that pass them (send, recv, infeed, outfeed) are accepted.
+absl::Status CheckPartitionableTypes(const Module& module);
+
+// The first element type in `shape` (any tuple leaf) that is not runnable
+// (tokens aside with `allow_tokens`), or kInvalid if there is none.
+PrimitiveType FirstUnrunnableType(const Shape& shape, bool allow_tokens = false);
 
 }  // namespace sharc::hlo

@@ -20,6 +20,44 @@ void RegisterStructuralRules(ShardingRuleRegistry& registry) {
       return rule;
     });
   }
+  // Ops lower_for_compute.h rewrites before propagation, and the ops that
+  // order or transfer whole values: replicated is always right for them.
+  auto replicated = [](std::string reason) {
+    return [reason](const Instruction&) -> absl::StatusOr<ShardingRule> {
+      ShardingRule rule;
+      rule.kind = ShardingRule::Kind::kReplicated;
+      rule.reason = reason;
+      return rule;
+    };
+  };
+  // add-dependency: its value passes through (the token has no dims).
+  registry.Register(Opcode::kAddDependency,
+                    [](const Instruction& inst) -> absl::StatusOr<ShardingRule> {
+                      return PointwiseRule(inst);
+                    });
+  for (Opcode op : {Opcode::kFusion, Opcode::kOptimizationBarrier}) {
+    registry.Register(op, replicated(absl::StrCat(hlo::OpcodeName(op),
+                                                  " is rewritten before propagation "
+                                                  "(hlo/passes/lower_for_compute.h)")));
+  }
+  registry.Register(Opcode::kAfterAll, replicated("a token has no dimensions to split"));
+  // sharc's rng draws the whole value on every device from one seed, so
+  // that the shards agree with the global program.
+  registry.Register(Opcode::kRng, replicated("rng draws the whole value on every device"));
+  for (Opcode op : {Opcode::kRngBitGenerator, Opcode::kRngGetAndUpdateState}) {
+    registry.Register(op, replicated(absl::StrCat(hlo::OpcodeName(op),
+                                                  " advances one random state")));
+  }
+  for (Opcode op : {Opcode::kCholesky, Opcode::kFft, Opcode::kTriangularSolve}) {
+    registry.Register(op, replicated(absl::StrCat(hlo::OpcodeName(op),
+                                                  " has no sharding rule yet")));
+  }
+  for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
+                    Opcode::kInfeed, Opcode::kOutfeed}) {
+    registry.Register(op, replicated(absl::StrCat(hlo::OpcodeName(op),
+                                                  " transfers whole values to another program "
+                                                  "or the host")));
+  }
   registry.Register(Opcode::kCustomCall, [](const Instruction& inst) -> absl::StatusOr<ShardingRule> {
     const std::string& target = inst.attr_string("custom_call_target");
     if (target == hlo::kShardingTarget && inst.shape().is_array()) return PointwiseRule(inst);

@@ -187,8 +187,8 @@ TEST(ParserErrorsTest, HugeShapesAreRejectedWithoutAllocating) {
                      "expected a dimension size");
   EXPECT_PARSE_ERROR(Entry("  ROOT %c = f32[?] parameter(0)\n"), "3:17",
                      "unbounded dynamic dimensions ('?') are not supported");
-  EXPECT_PARSE_ERROR(Entry("  ROOT %c = token[] parameter(0)\n"), "3:13",
-                     "token shapes are not supported");
+  EXPECT_PARSE_ERROR(Entry("  ROOT %c = token[1] parameter(0)\n"), "3:13",
+                     "a token has no dimensions: write token[]");
   EXPECT_PARSE_ERROR(Entry("  ROOT %c = f32[4] parameter(99999999999999)\n"), "3:8",
                      "parameter number 99999999999999 of computation '%main' is out of range");
 }

@@ -786,6 +786,78 @@ ENTRY %e {
   %k = f32[2,2,1,4] parameter(1)
   ROOT %c = f32[1,2,2,4] convolution(%x, %k), window={size=2x2 stride=2x1 pad=0_0x1_-1 rhs_dilate=1x2}, dim_labels=b01f_01io->b01f, feature_group_count=2
 })"},
+    {"sort", R"(HloModule m
+%less (a: f32[], b: f32[], i: s32[], j: s32[]) -> pred[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  %i = s32[] parameter(2)
+  %j = s32[] parameter(3)
+  ROOT %lt = pred[] compare(%a, %b), direction=LT, type=TOTALORDER
+}
+ENTRY %e {
+  %k = f32[3,5] parameter(0)
+  %v = s32[3,5] parameter(1)
+  ROOT %s = (f32[3,5], s32[3,5]) sort(%k, %v), dimensions={1}, is_stable=true, to_apply=%less
+})"},
+    {"fusion", R"(HloModule m
+%fused (x: f32[4], y: f32[4]) -> f32[4] {
+  %x = f32[4] parameter(0)
+  %y = f32[4] parameter(1)
+  ROOT %m = f32[4] multiply(%x, %y)
+}
+ENTRY %e {
+  %p = f32[4] parameter(0)
+  ROOT %f = f32[4] fusion(%p, %p), kind=kLoop, calls=%fused
+})"},
+    {"tokens", R"(HloModule m
+ENTRY %e {
+  %p = f32[4] parameter(0)
+  %t0 = token[] after-all()
+  %t1 = token[] after-all(%t0, %t0)
+  %d = f32[4] add-dependency(%p, %t1)
+  %b = (f32[4], token[]) opt-barrier((f32[4], token[]) tuple(%d, %t1))
+  ROOT %g = f32[4] get-tuple-element(%b), index=0
+})"},
+    {"bitcast_convert", R"(HloModule m
+ENTRY %e {
+  %p = f32[3] parameter(0)
+  %b = u8[3,4] bitcast-convert(%p)
+  %w = f32[3] bitcast-convert(%b)
+  ROOT %s = s32[3] bitcast-convert(%w)
+})"},
+    {"random", R"(HloModule m
+ENTRY %e {
+  %a = f32[] constant(0)
+  %b = f32[] constant(1)
+  %u = f32[2,3] rng(%a, %b), distribution=rng_uniform
+  %st = u64[2] rng-get-and-update-state(), delta=6
+  %g = (u64[2], u32[2,3]) rng-bit-generator(%st), algorithm=rng_philox
+  ROOT %t = ((u64[2], u32[2,3]), f32[2,3]) tuple(%g, %u)
+})"},
+    {"linalg", R"(HloModule m
+ENTRY %e {
+  %a = f32[2,3,3] parameter(0)
+  %b = f32[2,3,5] parameter(1)
+  %x = c64[4,8] parameter(2)
+  %c = f32[2,3,3] cholesky(%a), lower=true
+  %s = f32[2,3,5] triangular-solve(%c, %b), left_side=true, lower=true, unit_diagonal=false, transpose_a=TRANSPOSE
+  %f = c64[4,8] fft(%x), fft_type=FFT, fft_length={8}
+  %r = f32[4,14] fft(%f), fft_type=IRFFT, fft_length={14}
+  ROOT %t = (f32[2,3,5], f32[4,14]) tuple(%s, %r)
+})"},
+    {"transfers", R"(HloModule m
+ENTRY %e {
+  %p = f32[4] parameter(0)
+  %t = token[] after-all()
+  %s = (f32[4], u32[], token[]) send(%p, %t), channel_id=3, is_host_transfer=true
+  %sd = token[] send-done(%s), channel_id=3, is_host_transfer=true
+  %r = (f32[4], u32[], token[]) recv(%sd), channel_id=4
+  %rd = (f32[4], token[]) recv-done(%r), channel_id=4
+  %rt = token[] get-tuple-element(%rd), index=1
+  %i = ((f32[2], s32[]), token[]) infeed(%rt), infeed_config="cfg"
+  %it = token[] get-tuple-element(%i), index=1
+  ROOT %o = token[] outfeed(%p, %it), outfeed_shape=f32[4]{0}, outfeed_config="out"
+})"},
     {"call", R"(HloModule m
 %f (x: f32[4]) -> f32[4] {
   %x = f32[4] parameter(0)

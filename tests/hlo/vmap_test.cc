@@ -905,3 +905,29 @@ ENTRY %e {
 
 }  // namespace
 }  // namespace sharc::hlo
+
+namespace sharc::hlo {
+namespace {
+
+// sort: every operand batched at 0 (an unbatched one is broadcast and
+// sorted along with the batched keys), the sort dimension shifted. Random
+// keys with a general comparator exercise the comparator-calling path too.
+TEST(VmapSortTest, EveryPatternOfBatchedOperands) {
+  const std::string lt = R"(%lt (a: f32[], b: f32[], i: s32[], j: s32[]) -> pred[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  %i = s32[] parameter(2)
+  %j = s32[] parameter(3)
+  ROOT %c = pred[] compare(%a, %b), direction=LT
+}
+)";
+  ExpectVmapMatchesSlicesForAllPatterns(Entry(
+      {"f32[3,4]", "s32[3,4]"},
+      "  ROOT %s = (f32[3,4], s32[3,4]) sort(%p0, %p1), dimensions={1}, to_apply=%lt\n", lt));
+  ExpectVmapMatchesSlicesForAllPatterns(Entry(
+      {"f32[3,4]", "s32[3,4]"},
+      "  ROOT %s = (f32[3,4], s32[3,4]) sort(%p0, %p1), dimensions={0}, to_apply=%lt\n", lt));
+}
+
+}  // namespace
+}  // namespace sharc::hlo

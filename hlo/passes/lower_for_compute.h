@@ -1,0 +1,26 @@
+// Before anything computes with a module (propagation, partitioning, run,
+// autodiff, vmap), the ops that only matter to XLA's own fusion and
+// scheduling become the ops sharc computes with:
+//
+//   %f = f32[4] fusion(%a, %b), kind=kLoop, calls=%fused  ->  %f = f32[4] call(%a, %b), to_apply=%fused
+//   %o = (f32[4], s32[]) opt-barrier(%t)                  ->  uses of %o read %t
+//   %d = f32[4] add-dependency(%x, %token)                ->  uses of %d read %x
+//     (when %token comes from after-all of nothing but after-alls; one that
+//     orders %x after a transfer stays, keeping the transfer in the program)
+//
+// and after-all instructions that no longer order anything are dropped. A
+// fusion's value is its computation's (it records only which ops XLA's
+// backend compiles together); opt-barrier and add-dependency constrain
+// XLA's scheduler, and sharc's passes never move work across them in a way
+// that changes a value, so the rewrite is exact. `fmt` and `verify` keep the
+// ops as written.
+#pragma once
+
+#include "absl/status/status.h"
+#include "hlo/ir/module.h"
+
+namespace sharc::hlo {
+
+absl::Status LowerForCompute(Module& module);
+
+}  // namespace sharc::hlo

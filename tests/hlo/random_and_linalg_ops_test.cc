@@ -1,0 +1,128 @@
+// rng draws within its bounds, the same numbers on every evaluation (so the
+// devices of a partitioned run agree); rng-bit-generator and the linear
+// algebra ops verify and infer their shapes, and refuse to run naming why.
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "hlo/eval/interpreter.h"
+#include "hlo/text/parser.h"
+#include "hlo/verifier/runnable_types.h"
+#include "tests/testlib/status_matchers.h"
+
+namespace sharc::hlo {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string VerifyError(const std::string& text) {
+  absl::Status status = ParseAndVerifyModule(text).status();
+  return status.ok() ? "verified" : std::string(status.message());
+}
+
+constexpr char kUniform[] = R"(HloModule m
+ENTRY %e {
+  %a = f32[] constant(-2)
+  %b = f32[] constant(3)
+  %u = f32[1000] rng(%a, %b), distribution=rng_uniform
+  %lo = s32[] constant(5)
+  %hi = s32[] constant(8)
+  %i = s32[1000] rng(%lo, %hi), distribution=rng_uniform
+  %m = f64[] constant(10)
+  %s = f64[] constant(0.5)
+  %n = f64[4000] rng(%m, %s), distribution=rng_normal
+  ROOT %t = (f32[1000], s32[1000], f64[4000]) tuple(%u, %i, %n)
+})";
+
+TEST(RngTest, DrawsWithinTheBoundsAndRepeatsItsNumbers) {
+  ASSERT_OK_AND_ASSIGN(auto module, ParseAndVerifyModule(kUniform));
+  ASSERT_OK_AND_ASSIGN(Literal out, Evaluate(*module, {}));
+  const Literal& u = out.element(0);
+  const Literal& i = out.element(1);
+  const Literal& n = out.element(2);
+  bool saw_low_half = false, saw_high_half = false;
+  for (int64_t k = 0; k < u.num_elements(); ++k) {
+    EXPECT_GE(u.GetAsDouble(k), -2.0);
+    EXPECT_LT(u.GetAsDouble(k), 3.0);
+    saw_low_half |= u.GetAsDouble(k) < 0.5;
+    saw_high_half |= u.GetAsDouble(k) >= 0.5;
+    EXPECT_GE(i.GetAsInt64(k), 5);
+    EXPECT_LE(i.GetAsInt64(k), 7);
+  }
+  EXPECT_TRUE(saw_low_half && saw_high_half);
+  double mean = 0;
+  for (int64_t k = 0; k < n.num_elements(); ++k) mean += n.GetAsDouble(k);
+  mean /= static_cast<double>(n.num_elements());
+  EXPECT_NEAR(mean, 10.0, 0.05);  // 4 standard errors of 0.5/sqrt(4000)
+  ASSERT_OK_AND_ASSIGN(Literal again, Evaluate(*module, {}));
+  EXPECT_EQ(out, again);
+}
+
+TEST(RngTest, VerifierNamesTheProblem) {
+  EXPECT_THAT(VerifyError(R"(HloModule m
+ENTRY %e {
+  %a = f32[] constant(0)
+  %b = s32[] constant(1)
+  ROOT %u = f32[4] rng(%a, %b), distribution=rng_uniform
+})"),
+              HasSubstr("operand 1 must be f32[] (the result's type), got s32[]"));
+  EXPECT_THAT(VerifyError(R"(HloModule m
+ENTRY %e {
+  %a = s32[] constant(0)
+  %b = s32[] constant(1)
+  ROOT %u = s32[4] rng(%a, %b), distribution=rng_normal
+})"),
+              HasSubstr("draws normal values of floating-point types only"));
+}
+
+TEST(RngBitGeneratorTest, VerifiesAndRefusesToRunNamingTheAlgorithm) {
+  ASSERT_OK_AND_ASSIGN(auto module, ParseAndVerifyModule(R"(HloModule m
+ENTRY %e {
+  %s = u64[2] parameter(0)
+  ROOT %g = (u64[2], u32[8]) rng-bit-generator(%s), algorithm=rng_three_fry
+})"));
+  absl::Status status = CheckRunnableTypes(*module);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("'%g' (rng-bit-generator) stops the run: its bits are defined by the "
+                        "named algorithm"));
+  EXPECT_THAT(VerifyError(R"(HloModule m
+ENTRY %e {
+  %s = u32[2] parameter(0)
+  ROOT %g = (u32[2], u32[8]) rng-bit-generator(%s), algorithm=rng_philox
+})"),
+              HasSubstr("state must be u64[n]"));
+}
+
+TEST(LinalgOpsTest, ShapesAreCheckedAndRunIsRefused) {
+  EXPECT_THAT(VerifyError(R"(HloModule m
+ENTRY %e {
+  %a = f32[3,4] parameter(0)
+  ROOT %c = f32[3,4] cholesky(%a), lower=true
+})"),
+              HasSubstr("needs square floating-point matrices"));
+  EXPECT_THAT(VerifyError(R"(HloModule m
+ENTRY %e {
+  %a = f32[3,3] parameter(0)
+  %b = f32[4,5] parameter(1)
+  ROOT %s = f32[4,5] triangular-solve(%a, %b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE
+})"),
+              HasSubstr("needs m = 4"));
+  ASSERT_OK_AND_ASSIGN(auto rfft, ParseAndVerifyModule(R"(HloModule m
+ENTRY %e {
+  %x = f32[2,16] parameter(0)
+  ROOT %f = fft(%x), fft_type=RFFT, fft_length={16}
+})"));
+  EXPECT_EQ(rfft->entry()->root()->shape().ToString(), "c64[2,9]");
+  ASSERT_OK_AND_ASSIGN(auto chol, ParseAndVerifyModule(R"(HloModule m
+ENTRY %e {
+  %a = f32[3,3] parameter(0)
+  ROOT %c = f32[3,3] cholesky(%a), lower=true
+})"));
+  EXPECT_THAT(std::string(CheckRunnableTypes(*chol).message()),
+              HasSubstr("'%c' (cholesky) stops the run: sharc has no evaluator for it yet"));
+}
+
+}  // namespace
+}  // namespace sharc::hlo

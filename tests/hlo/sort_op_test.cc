@@ -1,0 +1,196 @@
+// sort: hand-computed results (ascending, descending, stable ties, several
+// operands, rows along either dimension, TOTALORDER with NaN and -0), the
+// native path against the comparator-calling path on random data, and the
+// verifier's errors.
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "hlo/eval/interpreter.h"
+#include "hlo/text/parser.h"
+#include "tests/testlib/status_matchers.h"
+
+namespace sharc::hlo {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::vector<double> AsDoubles(const Literal& l) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < l.num_elements(); ++i) v.push_back(l.GetAsDouble(i));
+  return v;
+}
+
+absl::StatusOr<Literal> EvalText(const std::string& text, const std::vector<Literal>& args) {
+  auto module = ParseAndVerifyModule(text);
+  if (!module.ok()) return module.status();
+  return Evaluate(**module, args);
+}
+
+// A module sorting (f32 keys, s32 values) of `dims` along `dim` with the
+// comparator body `cmp` over %a, %b (keys) and %i, %j (values).
+std::string KeyValueSort(const std::string& dims, int dim, const std::string& cmp) {
+  return absl::StrCat(R"(HloModule m
+%cmp (a: f32[], b: f32[], i: s32[], j: s32[]) -> pred[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  %i = s32[] parameter(2)
+  %j = s32[] parameter(3)
+  )", cmp, R"(
+}
+ENTRY %e {
+  %k = f32[)", dims, R"(] parameter(0)
+  %v = s32[)", dims, R"(] parameter(1)
+  ROOT %s = (f32[)", dims, "], s32[", dims, "]) sort(%k, %v), dimensions={", dim,
+                      R"(}, to_apply=%cmp
+})");
+}
+
+std::string VerifyError(const std::string& text) {
+  absl::Status status = ParseAndVerifyModule(text).status();
+  return status.ok() ? "verified" : std::string(status.message());
+}
+
+constexpr char kLess[] = "ROOT %lt = pred[] compare(%a, %b), direction=LT";
+
+TEST(SortTest, AscendingKeepsTiesInOrder) {
+  Literal k = Literal::Vector<float>({3, 1, 2, 1, 3, 0});
+  Literal v = Literal::Vector<int32_t>({0, 1, 2, 3, 4, 5});
+  ASSERT_OK_AND_ASSIGN(Literal out, EvalText(KeyValueSort("6", 0, kLess), {k, v}));
+  EXPECT_THAT(AsDoubles(out.element(0)), ElementsAre(0, 1, 1, 2, 3, 3));
+  // Stable: the two 1s keep their order (1 before 3), and so do the 3s.
+  EXPECT_THAT(AsDoubles(out.element(1)), ElementsAre(5, 1, 3, 2, 0, 4));
+}
+
+TEST(SortTest, DescendingWithGtOrSwappedParameters) {
+  Literal k = Literal::Vector<float>({3, 1, 2, 1});
+  Literal v = Literal::Vector<int32_t>({0, 1, 2, 3});
+  for (const char* cmp : {"ROOT %gt = pred[] compare(%a, %b), direction=GT",
+                          "ROOT %lt = pred[] compare(%b, %a), direction=LT"}) {
+    ASSERT_OK_AND_ASSIGN(Literal out, EvalText(KeyValueSort("4", 0, cmp), {k, v}));
+    EXPECT_THAT(AsDoubles(out.element(0)), ElementsAre(3, 2, 1, 1)) << cmp;
+    EXPECT_THAT(AsDoubles(out.element(1)), ElementsAre(0, 2, 1, 3)) << cmp;
+  }
+}
+
+TEST(SortTest, SortsEachRowAlongTheGivenDimension) {
+  // [[5, 1, 4], [0, 9, 2]]
+  Literal k = Literal::FromValues<float>({2, 3}, std::vector<float>{5, 1, 4, 0, 9, 2});
+  Literal v = Literal::FromValues<int32_t>({2, 3}, std::vector<int32_t>{0, 1, 2, 3, 4, 5});
+  ASSERT_OK_AND_ASSIGN(Literal rows, EvalText(KeyValueSort("2,3", 1, kLess), {k, v}));
+  EXPECT_THAT(AsDoubles(rows.element(0)), ElementsAre(1, 4, 5, 0, 2, 9));
+  EXPECT_THAT(AsDoubles(rows.element(1)), ElementsAre(1, 2, 0, 3, 5, 4));
+  ASSERT_OK_AND_ASSIGN(Literal cols, EvalText(KeyValueSort("2,3", 0, kLess), {k, v}));
+  EXPECT_THAT(AsDoubles(cols.element(0)), ElementsAre(0, 1, 2, 5, 9, 4));
+  EXPECT_THAT(AsDoubles(cols.element(1)), ElementsAre(3, 1, 5, 0, 4, 2));
+}
+
+TEST(SortTest, OneOperandReturnsAnArray) {
+  ASSERT_OK_AND_ASSIGN(Literal out, EvalText(R"(HloModule m
+%cmp (a: s32[], b: s32[]) -> pred[] {
+  %a = s32[] parameter(0)
+  %b = s32[] parameter(1)
+  ROOT %lt = pred[] compare(%a, %b), direction=LT
+}
+ENTRY %e {
+  %x = s32[5] parameter(0)
+  ROOT %s = s32[5] sort(%x), dimensions={0}, is_stable=false, to_apply=%cmp
+})", {Literal::Vector<int32_t>({4, -2, 7, 0, -2})}));
+  EXPECT_FALSE(out.is_tuple());
+  EXPECT_THAT(AsDoubles(out), ElementsAre(-2, -2, 0, 4, 7));
+}
+
+TEST(SortTest, TotalOrderPlacesNegativeZeroAndNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Literal k = Literal::Vector<float>({nan, 0.0f, -0.0f, -1.0f, -nan});
+  Literal v = Literal::Vector<int32_t>({0, 1, 2, 3, 4});
+  ASSERT_OK_AND_ASSIGN(
+      Literal out,
+      EvalText(KeyValueSort("5", 0, "ROOT %lt = pred[] compare(%a, %b), direction=LT, type=TOTALORDER"),
+               {k, v}));
+  // -NaN < -1 < -0 < +0 < NaN.
+  EXPECT_THAT(AsDoubles(out.element(1)), ElementsAre(4, 3, 2, 1, 0));
+}
+
+// A comparator the native path does not recognise (lexicographic on key,
+// then value descending) is called per comparison.
+TEST(SortTest, GeneralComparatorIsCalled) {
+  Literal k = Literal::Vector<float>({2, 1, 2, 1});
+  Literal v = Literal::Vector<int32_t>({0, 1, 2, 3});
+  ASSERT_OK_AND_ASSIGN(Literal out, EvalText(KeyValueSort("4", 0, R"(%lt = pred[] compare(%a, %b), direction=LT
+  %eq = pred[] compare(%a, %b), direction=EQ
+  %vgt = pred[] compare(%i, %j), direction=GT
+  %tie = pred[] and(%eq, %vgt)
+  ROOT %or = pred[] or(%lt, %tie))"),
+                                             {k, v}));
+  EXPECT_THAT(AsDoubles(out.element(0)), ElementsAre(1, 1, 2, 2));
+  EXPECT_THAT(AsDoubles(out.element(1)), ElementsAre(3, 1, 2, 0));
+}
+
+// The native path and the comparator-calling path give the same bits: the
+// second comparator is `lt AND true`, which only the general path takes.
+TEST(SortTest, NativePathMatchesCallingTheComparator) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> small(0, 9);  // many ties
+  std::vector<float> keys(8 * 37);
+  std::vector<int32_t> values(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    keys[i] = static_cast<float>(small(rng)) - 4.5f;
+    values[i] = static_cast<int32_t>(i);
+  }
+  Literal k = Literal::FromValues<float>({8, 37}, keys);
+  Literal v = Literal::FromValues<int32_t>({8, 37}, values);
+  for (const char* dir : {"LT", "GT"}) {
+    ASSERT_OK_AND_ASSIGN(
+        Literal native,
+        EvalText(KeyValueSort("8,37", 1, absl::StrCat("ROOT %c = pred[] compare(%a, %b), direction=", dir)),
+                 {k, v}));
+    ASSERT_OK_AND_ASSIGN(
+        Literal called,
+        EvalText(KeyValueSort("8,37", 1,
+                              absl::StrCat("%c = pred[] compare(%a, %b), direction=", dir, R"(
+  %t = pred[] constant(true)
+  ROOT %r = pred[] and(%c, %t))")),
+                 {k, v}));
+    EXPECT_EQ(native, called) << dir;
+  }
+}
+
+TEST(SortTest, VerifierNamesTheProblem) {
+  const std::string good_cmp = R"(%cmp (a: f32[], b: f32[]) -> pred[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %lt = pred[] compare(%a, %b), direction=LT
+}
+)";
+  EXPECT_THAT(VerifyError(absl::StrCat("HloModule m\n", good_cmp, R"(ENTRY %e {
+  %x = f32[4] parameter(0)
+  ROOT %s = f32[4] sort(%x), dimensions={1}, to_apply=%cmp
+})")),
+              HasSubstr("dimension 1 is out of range"));
+  EXPECT_THAT(VerifyError(absl::StrCat("HloModule m\n", good_cmp, R"(ENTRY %e {
+  %x = f32[4] parameter(0)
+  %y = s32[4] parameter(1)
+  ROOT %s = (f32[4], s32[4]) sort(%x, %y), dimensions={0}, to_apply=%cmp
+})")),
+              HasSubstr("takes 2 parameters, expected 4"));
+  EXPECT_THAT(VerifyError(absl::StrCat("HloModule m\n", good_cmp, R"(ENTRY %e {
+  %x = f32[4] parameter(0)
+  %y = f32[5] parameter(1)
+  ROOT %s = (f32[4], f32[5]) sort(%x, %y), dimensions={0}, to_apply=%cmp
+})")),
+              HasSubstr("sort"));
+  EXPECT_THAT(VerifyError(absl::StrCat("HloModule m\n", good_cmp, R"(ENTRY %e {
+  %x = f32[4] parameter(0)
+  ROOT %s = f32[4] sort(%x), to_apply=%cmp
+})")),
+              HasSubstr("missing required attribute 'dimensions'"));
+}
+
+}  // namespace
+}  // namespace sharc::hlo
