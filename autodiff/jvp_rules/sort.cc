@@ -12,6 +12,7 @@
 #include "autodiff/builder.h"
 #include "autodiff/jvp_rule.h"
 #include "autodiff/linearizer.h"
+#include "autodiff/ops_outside_autodiff.h"
 #include "hlo/batching/batch_util.h"
 #include "hlo/ir/computation.h"
 #include "hlo/ir/module.h"
@@ -124,20 +125,7 @@ void RegisterSortAndTokenJvpRules(JvpRuleRegistry& r) {
     r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op),
                                            " has no derivative rule yet (sharc does not run it)"));
   }
-  r.RegisterUnsupported(Opcode::kAddDependency,
-                        "add-dependency is dropped before computing (hlo/passes/lower_for_compute.h) "
-                              "unless it orders a value after a transfer, which cannot run");
-  for (Opcode op : {Opcode::kFusion, Opcode::kOptimizationBarrier}) {
-    r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op),
-                                           " is rewritten before autodiff "
-                                           "(hlo/passes/lower_for_compute.h)"));
-  }
-  for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
-                    Opcode::kInfeed, Opcode::kOutfeed}) {
-    r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op),
-                                           " transfers data to another program or the host, "
-                                           "which sharc cannot run"));
-  }
+  RegisterOpsOutsideAutodiff(r);
 }
 
 }  // namespace sharc::autodiff

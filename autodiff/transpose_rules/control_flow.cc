@@ -3,6 +3,7 @@
 // conditional of transposed branches, each returning the cotangents of every
 // branch's operand (zeros for the others) so the branches agree on a type.
 #include "absl/strings/str_cat.h"
+#include "autodiff/ops_outside_autodiff.h"
 #include "autodiff/transpose_rule.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/batching/batch_util.h"
@@ -158,20 +159,7 @@ void RegisterControlFlowTransposeRules(TransposeRuleRegistry& r) {
     r.RegisterNotLinear(op);
   }
   r.RegisterUnsupported(Opcode::kFft, "fft has no transpose rule yet (sharc does not run it)");
-  r.RegisterUnsupported(Opcode::kAddDependency,
-                        "add-dependency is dropped before computing (hlo/passes/lower_for_compute.h) "
-                              "unless it orders a value after a transfer, which cannot run");
-  for (Opcode op : {Opcode::kFusion, Opcode::kOptimizationBarrier}) {
-    r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op),
-                                           " is rewritten before autodiff "
-                                           "(hlo/passes/lower_for_compute.h)"));
-  }
-  for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
-                    Opcode::kInfeed, Opcode::kOutfeed}) {
-    r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op),
-                                           " transfers data to another program or the host, "
-                                           "which sharc cannot run"));
-  }
+  RegisterOpsOutsideAutodiff(r);
   for (Opcode op : {Opcode::kAllGather, Opcode::kAllReduce, Opcode::kAllToAll,
                     Opcode::kCollectivePermute, Opcode::kReduceScatter}) {
     r.RegisterUnsupported(op, "collectives belong to per-device (partitioned) programs; "

@@ -1,0 +1,32 @@
+// Ops that neither forward nor reverse mode ever differentiates, with the
+// one reason both rule registries (jvp_rule.h, transpose_rule.h) give:
+// fusion, opt-barrier and add-dependency are rewritten away before any
+// transform (hlo/passes/lower_for_compute.h), and the transfers move data
+// to another program or the host, which sharc cannot run.
+#pragma once
+
+#include "absl/strings/str_cat.h"
+#include "hlo/ir/opcode.h"
+
+namespace sharc::autodiff {
+
+template <typename Registry>
+void RegisterOpsOutsideAutodiff(Registry& r) {
+  using hlo::Opcode;
+  r.RegisterUnsupported(Opcode::kAddDependency,
+                        "add-dependency is dropped before computing (hlo/passes/lower_for_compute.h) "
+                        "unless it orders a value after a transfer, which cannot run");
+  for (Opcode op : {Opcode::kFusion, Opcode::kOptimizationBarrier}) {
+    r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op),
+                                           " is rewritten before autodiff "
+                                           "(hlo/passes/lower_for_compute.h)"));
+  }
+  for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
+                    Opcode::kInfeed, Opcode::kOutfeed}) {
+    r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op),
+                                           " transfers data to another program or the host, "
+                                           "which sharc cannot run"));
+  }
+}
+
+}  // namespace sharc::autodiff
