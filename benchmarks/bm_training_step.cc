@@ -24,6 +24,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -31,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/kernel_compiler.h"
 #include "examples/transformer_lm/model.h"
 #include "frontend/autodiff.h"
 #include "frontend/frontend.h"
@@ -132,6 +135,66 @@ BENCHMARK(BM_TrainingStep)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->MinWarmUpTime(0.2);
+
+// Compile time of one step: trace, autodiff, the compiler's passes, fusion
+// and the kernels. `cache:disk` finds every kernel in the disk cache (the
+// usual second run of a program; the in-memory cache is cleared each time);
+// `cache:none` compiles every kernel with Halide/LLVM into an empty cache
+// directory (a program seen for the first time). Counters: kernels compiled
+// and loaded per compile.
+void BM_CompileStep(benchmark::State& state) {
+  const StepSize& size = kSizes[state.range(0)];
+  const bool cold = state.range(1) == 0;
+  sharc::codegen::KernelCompiler& compiler = sharc::codegen::KernelCompiler::Global();
+  const std::string cache_dir = compiler.cache_dir();
+  const fe::HostTree args =
+      fe::HostTree::list({lm::InitParams(size.model, kSeed), fe::HostTree(Tokens(size))});
+  if (!cold && !StepFunction(size, 1).Compile(fe::ShapesOf(args)).ok()) {  // fills the disk cache
+    state.SkipWithError("the warm-up compile failed");
+    return;
+  }
+  const sharc::codegen::CompileStats before = compiler.stats();
+  int64_t run = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    compiler.ClearMemoryCache();
+    if (cold) {
+      char dir[] = "/tmp/sharc_bm_compile_XXXXXX";
+      if (mkdtemp(dir) == nullptr) {
+        state.SkipWithError("mkdtemp failed");
+        return;
+      }
+      compiler.set_cache_dir(dir);
+    }
+    fe::Jitted step = StepFunction(size, 1);
+    state.ResumeTiming();
+    auto compiled = step.Compile(fe::ShapesOf(args));
+    if (!compiled.ok()) {
+      state.SkipWithError(std::string(compiled.status().message()).c_str());
+      break;
+    }
+    ++run;
+  }
+  if (cold) {
+    std::filesystem::remove_all(compiler.cache_dir());
+    compiler.set_cache_dir(cache_dir);
+  }
+  const sharc::codegen::CompileStats after = compiler.stats();
+  const double runs = static_cast<double>(std::max<int64_t>(run, 1));
+  state.SetLabel(size.name);
+  state.counters["llvm_compiles"] = static_cast<double>(after.llvm_compiles - before.llvm_compiles) / runs;
+  state.counters["disk_hits"] = static_cast<double>(after.disk_hits - before.disk_hits) / runs;
+}
+BENCHMARK(BM_CompileStep)
+    ->ArgNames({"size", "cache"})
+    ->ArgsProduct({{0, 1}, {1}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5);
+BENCHMARK(BM_CompileStep)
+    ->ArgNames({"size", "cache"})
+    ->Args({1, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 // Writes every size's initial parameters (one .npy per leaf, named by its
 // path in manifest_SIZE.txt) and tokens to `dir` for the torch peer.
