@@ -309,6 +309,11 @@ ENTRY main {
   EXPECT_THAT(transposed_1mib, ::testing::ContainsRegex("produce dot_packed_lhs_[^\n]*\\{\n"
                                                         "(.*\n)* *produce out0[^ ]* \\{"));
   EXPECT_THAT(transposed_256kib, ::testing::Not(::testing::HasSubstr("dot_packed_lhs")));
+  // It is copied as it lies: each task walks k once, copying its 8 row
+  // tiles' side-by-side values at each k (not a gather along k).
+  EXPECT_THAT(transposed_1mib,
+              ::testing::ContainsRegex("par_for_dot_packed_lhs[a-z0-9_]*_qtask \\([^\n]*\n(.*\n){0,4}"
+                                       "for \\(dot_packed_lhs[^,\n]*\\.qk, 0, 512\\)"));
   // The register tile's loop takes 2 k steps per iteration.
   EXPECT_THAT(sixteen_mib, ::testing::ContainsRegex("for \\([^,]+k_outer, 0, 1024\\)"));
   EXPECT_THAT(four_mib, ::testing::ContainsRegex("for \\([^,]+k_outer, 0, 512\\)"));
