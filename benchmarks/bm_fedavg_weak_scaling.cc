@@ -4,11 +4,14 @@
 // the round's data arriving split over the devices by group or replicated.
 // Time is the wall time of a round; the counters are per device and do not
 // depend on the machine's 2 cores: FLOPs, peak memory (planned by the cost
-// report, and measured by the runtime), bytes sent, collectives.
+// report, and measured by the runtime), bytes sent, collectives. The model
+// is the 0.44M-parameter one of the main job (SHARC_FEDAVG_SIZE=tiny for
+// the 4,736-parameter one, which runs in seconds).
 //
 //   scripts/weak_scaling.sh   (writes docs/weak_scaling.csv and .png)
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "examples/transformer_lm/fedavg.h"
@@ -20,6 +23,11 @@ namespace {
 
 void BM_FedAvgRound(benchmark::State& state, MapReduceMode mode, bool shard_data) {
   lm::FedAvgConfig config;
+  const char* size = std::getenv("SHARC_FEDAVG_SIZE");
+  if (absl::Status st = lm::SetModelSize(size != nullptr ? size : "small", config); !st.ok()) {
+    state.SkipWithError(std::string(st.message()).c_str());
+    return;
+  }
   config.corpus.groups = state.range(0);
   config.devices = state.range(0);
   config.mode = mode;
@@ -51,6 +59,7 @@ void BM_FedAvgRound(benchmark::State& state, MapReduceMode mode, bool shard_data
   state.counters["bytes_sent_per_device"] = static_cast<double>(figures->communication_bytes);
   state.counters["collectives"] = static_cast<double>(figures->collectives);
   state.counters["compile_seconds"] = figures->compile_seconds;
+  state.counters["params"] = static_cast<double>(lm::CountParams((*trainer)->params()));
 }
 
 void WeakScaling(benchmark::internal::Benchmark* b) {

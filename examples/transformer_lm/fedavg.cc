@@ -149,4 +149,18 @@ absl::StatusOr<std::string> FedAvgTrainer::TracedText() const {
   return (*module)->ToString();
 }
 
+absl::Status SetModelSize(std::string_view size, FedAvgConfig& config) {
+  if (size == "tiny") {
+    config.model = ModelConfig{};
+  } else if (size == "small") {
+    config.model = ModelConfig{256, 64, 128, 4, 512, 2};
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model size is small or tiny, not '", std::string(size), "'"));
+  }
+  config.corpus.vocab = config.model.vocab;
+  config.corpus.sequence = config.model.context + 1;
+  return absl::OkStatus();
+}
+
 }  // namespace sharc::examples::lm

@@ -44,18 +44,6 @@ constexpr tools::FlagSpec kFlags[] = {
     {"size", tools::FlagKind::kValue},
 };
 
-// The model and its corpus (same vocabulary; sequences of context + 1).
-absl::Status ApplySize(const std::string& size, lm::FedAvgConfig& config) {
-  if (size == "tiny") return absl::OkStatus();  // ModelConfig's and CorpusConfig's defaults
-  if (size != "small") {
-    return absl::InvalidArgumentError("--size takes small or tiny, not '" + size + "'");
-  }
-  config.model = lm::ModelConfig{256, 64, 128, 4, 512, 2};
-  config.corpus.vocab = config.model.vocab;
-  config.corpus.sequence = config.model.context + 1;
-  return absl::OkStatus();
-}
-
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "fedavg_lm: %s\n", std::string(status.message()).c_str());
   return 1;
@@ -98,7 +86,7 @@ int main(int argc, char** argv) {
   config.devices = *devices;
   config.backend = *backend;
   config.shard_data = !parsed->Has("replicated-data");
-  if (absl::Status st = ApplySize(parsed->Get("size").value_or("small"), config); !st.ok()) {
+  if (absl::Status st = lm::SetModelSize(parsed->Get("size").value_or("small"), config); !st.ok()) {
     return Fail(st);
   }
 
