@@ -23,8 +23,14 @@ constexpr size_t kMaxGroupSize = 48;
 // Constants up to this many elements are copied into every kernel using them.
 constexpr int64_t kMaxInlinedConstant = 64;
 
+// A dot or a convolution: its operands stay kernel inputs (the contraction
+// reads each many times) and it takes only elementwise epilogues.
+bool IsContraction(const Instruction& inst) {
+  return inst.opcode() == Opcode::kDot || inst.opcode() == Opcode::kConvolution;
+}
+
 bool IsHeavy(const Instruction& inst) {
-  return inst.opcode() == Opcode::kDot || inst.opcode() == Opcode::kReduce ||
+  return IsContraction(inst) || inst.opcode() == Opcode::kReduce ||
          inst.opcode() == Opcode::kReduceWindow;
 }
 
@@ -149,7 +155,7 @@ class Fuser {
     while (!frontier.empty() && g.members.size() < kMaxGroupSize) {
       Instruction* consumer = frontier.back();
       frontier.pop_back();
-      if (consumer->opcode() == Opcode::kDot) continue;  // dot operands stay inputs
+      if (IsContraction(*consumer)) continue;  // its operands stay inputs
       for (Instruction* p : consumer->operands()) {
         if (g.members.contains(p) || group_of.contains(p) || !Fusible(*p)) continue;
         if (IsSmallConstant(*p)) {
@@ -160,7 +166,7 @@ class Fuser {
             !(g.row_dims.has_value() && RowReductionInput(*p) == g.row_dims)) {
           continue;
         }
-        if (p->opcode() == Opcode::kDot && !EpilogueOnly(g)) continue;
+        if (IsContraction(*p) && !EpilogueOnly(g)) continue;
         bool all_users_inside = true;
         for (Instruction* u : p->users()) all_users_inside &= g.members.contains(u);
         if (!all_users_inside) continue;

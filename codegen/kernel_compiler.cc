@@ -32,7 +32,7 @@ namespace {
 
 // Bumped whenever lowerings or schedules change, so stale disk entries are
 // never loaded.
-constexpr const char* kCodegenVersion = "sharc-codegen-50";
+constexpr const char* kCodegenVersion = "sharc-codegen-52";
 
 uint64_t Fnv1a(const std::string& text, uint64_t seed) {
   uint64_t h = seed;

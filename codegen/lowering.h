@@ -41,7 +41,7 @@ struct LoweredValue {
 enum class LoweringKind {
   kInline,     // pure, cheap to recompute: inlined into its consumers
   kReduction,  // has an update over an RDom; computed once per use site
-  kDot,        // a contraction; gets the tiled GEMM schedule
+  kDot,        // a contraction (dot, convolution); gets a register-tiled schedule
 };
 
 struct Lowered {
@@ -103,6 +103,7 @@ void RegisterSourceLowerings(LoweringTable& table);       // source_lowerings.cc
 void RegisterReduceLowerings(LoweringTable& table);       // reduce_lowering.cc
 void RegisterGatherScatterLowerings(LoweringTable& table);  // gather_scatter_lowering.cc
 void RegisterDotLowering(LoweringTable& table);           // dot_lowering.cc
+void RegisterConvolutionLowering(LoweringTable& table);   // convolution_lowering.cc
 void RegisterCustomCallLowering(LoweringTable& table);    // custom_call_lowering.cc
 void RegisterUnsupportedOps(LoweringTable& table);        // unsupported_ops.cc
 

@@ -43,6 +43,7 @@ const LoweringRule* FindLoweringRule(hlo::Opcode opcode) {
     RegisterReduceLowerings(*t);
     RegisterGatherScatterLowerings(*t);
     RegisterDotLowering(*t);
+    RegisterConvolutionLowering(*t);
     RegisterCustomCallLowering(*t);
     RegisterUnsupportedOps(*t);
     return t;

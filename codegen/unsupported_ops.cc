@@ -31,11 +31,6 @@ void RegisterUnsupportedOps(LoweringTable& table) {
                     Opcode::kMapReduceSum}) {
     table.AddUnsupported(op, "MapReduce blocks are lowered to ordinary ops (spmd/) before codegen");
   }
-  // Runs on the interpreter's kernels (with a note; an error under
-  // --backend halide) until a Halide loop nest is written.
-  table.AddUnsupported(Opcode::kConvolution,
-                       "convolution has no Halide lowering yet (the default backend runs it "
-                       "on the interpreter's kernels)");
   table.AddUnsupported(Opcode::kSort,
                        "sort has no Halide lowering: the default backend runs it on the "
                        "interpreter's kernel, which sorts each row with std::stable_sort on a "
