@@ -42,6 +42,7 @@ const TransposeRule* FindTransposeRule(Opcode opcode) {
     RegisterShapeTransposeRules(*r);
     RegisterIndexingTransposeRules(*r);
     RegisterReductionTransposeRules(*r);
+    RegisterConvolutionTransposeRule(*r);
     RegisterControlFlowTransposeRules(*r);
     RegisterWhileTransposeRule(*r);
     RegisterMapReduceTransposeRules(*r);

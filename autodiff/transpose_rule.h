@@ -89,6 +89,7 @@ void RegisterElementwiseTransposeRules(TransposeRuleRegistry& registry);  // ele
 void RegisterShapeTransposeRules(TransposeRuleRegistry& registry);        // shape.cc
 void RegisterIndexingTransposeRules(TransposeRuleRegistry& registry);     // indexing.cc
 void RegisterReductionTransposeRules(TransposeRuleRegistry& registry);    // reduction.cc
+void RegisterConvolutionTransposeRule(TransposeRuleRegistry& registry);   // convolution.cc
 void RegisterControlFlowTransposeRules(TransposeRuleRegistry& registry);  // control_flow.cc
 void RegisterWhileTransposeRule(TransposeRuleRegistry& registry);         // while.cc
 void RegisterMapReduceTransposeRules(TransposeRuleRegistry& registry);    // mapreduce.cc

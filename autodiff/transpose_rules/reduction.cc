@@ -154,12 +154,6 @@ absl::StatusOr<std::vector<Cotangent>> ReduceWindowTranspose(const Instruction& 
 }  // namespace
 
 void RegisterReductionTransposeRules(TransposeRuleRegistry& r) {
-  // Convolution is linear in each operand, but its transposes are
-  // convolutions with swapped dimension numbers, windows and groups (XLA's
-  // ConvolutionVisitor in the autodiff of jax.lax.conv); not written yet.
-  r.RegisterUnsupported(Opcode::kConvolution,
-                        "transposing a convolution (needed for its reverse-mode derivative) is "
-                        "not implemented yet; forward mode (jvp) works");
   r.Register(Opcode::kDot, [](const Instruction& inst, const Cotangent& ct,
                               TransposeContext& ctx) -> absl::StatusOr<std::vector<Cotangent>> {
     const bool l0 = ctx.IsLinear(inst.operand(0));
