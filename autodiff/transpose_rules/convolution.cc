@@ -15,9 +15,13 @@
 // ct read as the kernel, the original stride becoming the window dilation:
 //   ct_k = f32[3,3,5] convolution(x, ct),
 //          window={size=4 pad=1_0 rhs_dilate=2}, dim_labels=f0b_i0o->0bf
-// Paddings follow from the shapes (VjpLhsPadding, VjpKernelPadding).
-// Feature and batch groups and a reversed window are refused with a
-// reason: their transposes regroup the kernel, not written yet.
+// Paddings follow from the shapes. Groups: for the input's cotangent the
+// kernel's G groups move from its output features into its input features
+// (RegroupKernel) and the convolution keeps G feature groups (batch groups
+// become feature groups, and the result's G feature blocks move back into
+// the batch); for the kernel's cotangent feature groups become batch groups
+// and back. A reversed window is refused with a reason (not written yet).
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -46,6 +50,64 @@ std::string Labels(int64_t rank, int64_t first_dim, char first, int64_t second_d
 // Size of `n` elements spread `dilation` apart (0 stays 0).
 int64_t Dilated(int64_t n, int64_t dilation) { return n == 0 ? 0 : 1 + dilation * (n - 1); }
 
+// The kernel with its output feature dim `od` (G groups of O/G) split and
+// the group index moved into the input feature dim `id`, group-major:
+// [.., O, .., I, ..] -> [.., O/G, .., G*I, ..] (JAX's _reshape_axis_out_of,
+// then _reshape_axis_into).
+Instruction* RegroupKernel(Emitter& e, Instruction* k, int64_t od, int64_t id, int64_t groups) {
+  const std::vector<int64_t>& dims = k->shape().dims();
+  std::vector<int64_t> split;
+  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
+    if (d == od) {
+      split.push_back(groups);
+      split.push_back(dims[static_cast<size_t>(d)] / groups);
+    } else {
+      split.push_back(dims[static_cast<size_t>(d)]);
+    }
+  }
+  Instruction* s = Reshape(e, k, split);
+  // Axes of `s`: the group axis is od; the others keep their order, with
+  // the input feature axis at id (+1 past the split).
+  const int64_t group_axis = od, input_axis = id > od ? id + 1 : id;
+  IntList perm;
+  for (int64_t a = 0; a < static_cast<int64_t>(split.size()); ++a) {
+    if (a == group_axis) continue;
+    if (a == input_axis) perm.push_back(group_axis);
+    perm.push_back(a);
+  }
+  std::vector<int64_t> merged = dims;
+  merged[static_cast<size_t>(od)] /= groups;
+  merged[static_cast<size_t>(id)] *= groups;
+  return Reshape(e, Transpose(e, s, perm), merged);
+}
+
+// The input's cotangent of a batch-grouped convolution comes out with the
+// groups' features side by side in the feature dim `fd` and one group's
+// batch in `bd`: split the feature dim (group-major) and move the group
+// into the batch dim, group-major, giving `target`.
+Instruction* MoveGroupsIntoBatch(Emitter& e, Instruction* x, int64_t fd, int64_t bd,
+                                 int64_t groups, const Shape& target) {
+  const std::vector<int64_t>& dims = x->shape().dims();
+  std::vector<int64_t> split;
+  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
+    if (d == fd) {
+      split.push_back(groups);
+      split.push_back(dims[static_cast<size_t>(d)] / groups);
+    } else {
+      split.push_back(dims[static_cast<size_t>(d)]);
+    }
+  }
+  Instruction* s = Reshape(e, x, split);
+  const int64_t group_axis = fd, batch_axis = bd > fd ? bd + 1 : bd;
+  IntList perm;
+  for (int64_t a = 0; a < static_cast<int64_t>(split.size()); ++a) {
+    if (a == group_axis) continue;
+    if (a == batch_axis) perm.push_back(group_axis);
+    perm.push_back(a);
+  }
+  return Reshape(e, Transpose(e, s, perm), target.dims());
+}
+
 absl::StatusOr<std::vector<Cotangent>> ConvolutionTranspose(const Instruction& inst,
                                                             const Cotangent& ct,
                                                             TransposeContext& ctx) {
@@ -55,11 +117,6 @@ absl::StatusOr<std::vector<Cotangent>> ConvolutionTranspose(const Instruction& i
     return hlo::OpError(inst, "cannot be transposed: both operands depend on the linear inputs");
   }
   ASSIGN_OR_RETURN(hlo::ConvDims cd, hlo::GetConvDims(inst));
-  if (cd.feature_group_count != 1 || cd.batch_group_count != 1) {
-    return hlo::OpError(inst, "cannot be transposed yet: its transpose regroups the kernel "
-                              "(feature_group_count / batch_group_count > 1), which is not "
-                              "written; forward mode (jvp) works");
-  }
   for (const hlo::ConvWindowDim& w : cd.window) {
     if (w.reversed) {
       return hlo::OpError(inst, "cannot be transposed yet: its window is reversed "
@@ -90,8 +147,24 @@ absl::StatusOr<std::vector<Cotangent>> ConvolutionTranspose(const Instruction& i
     const std::string labels = absl::StrCat(
         y_labels, "_", Labels(rank, cd.rhs_output_feature, 'i', cd.rhs_input_feature, 'o', cd.rhs_spatial),
         "->", Labels(rank, cd.lhs_batch, 'b', cd.lhs_feature, 'f', cd.lhs_spatial));
-    out[0] = Cotangent::Of(e.Add(Opcode::kConvolution, Shape(x_shape.type(), x_shape.dims()),
-                                 {ct.value, k}, {{"window", window}, {"dim_labels", labels}}));
+    const int64_t groups = std::max(cd.feature_group_count, cd.batch_group_count);
+    std::vector<hlo::Attribute> attrs = {{"window", window}, {"dim_labels", labels}};
+    if (groups > 1) {
+      k = RegroupKernel(e, k, cd.rhs_output_feature, cd.rhs_input_feature, groups);
+      attrs.push_back({"feature_group_count", groups});
+    }
+    std::vector<int64_t> dims = x_shape.dims();
+    if (cd.batch_group_count > 1) {
+      // The groups' input features side by side; the batch of one group.
+      dims[static_cast<size_t>(cd.lhs_feature)] *= groups;
+      dims[static_cast<size_t>(cd.lhs_batch)] /= groups;
+    }
+    Instruction* cx = e.Add(Opcode::kConvolution, Shape(x_shape.type(), dims), {ct.value, k},
+                            std::move(attrs));
+    if (cd.batch_group_count > 1) {
+      cx = MoveGroupsIntoBatch(e, cx, cd.lhs_feature, cd.lhs_batch, groups, x_shape);
+    }
+    out[0] = Cotangent::Of(cx);
   } else {
     ASSIGN_OR_RETURN(Instruction * x, ctx.Primal(inst.operand(0)));
     hlo::IntListList window;
@@ -108,8 +181,13 @@ absl::StatusOr<std::vector<Cotangent>> ConvolutionTranspose(const Instruction& i
         Labels(rank, cd.lhs_feature, 'b', cd.lhs_batch, 'f', cd.lhs_spatial), "_",
         Labels(rank, cd.out_batch, 'i', cd.out_feature, 'o', cd.out_spatial), "->",
         Labels(rank, cd.rhs_input_feature, 'b', cd.rhs_output_feature, 'f', cd.rhs_spatial));
+    std::vector<hlo::Attribute> attrs = {{"window", window}, {"dim_labels", labels}};
+    // The sum over the batch runs within a feature group: feature groups
+    // become batch groups, and batch groups feature groups.
+    if (cd.feature_group_count > 1) attrs.push_back({"batch_group_count", cd.feature_group_count});
+    if (cd.batch_group_count > 1) attrs.push_back({"feature_group_count", cd.batch_group_count});
     out[1] = Cotangent::Of(e.Add(Opcode::kConvolution, Shape(k_shape.type(), k_shape.dims()),
-                                 {x, ct.value}, {{"window", window}, {"dim_labels", labels}}));
+                                 {x, ct.value}, std::move(attrs)));
   }
   return out;
 }

@@ -1,8 +1,8 @@
 // convolution's derivatives: the JVP (bilinear, like dot's) matches finite
 // differences; the VJP (transpose rule: convolutions with swapped dimension
 // numbers) agrees with it, <ct, J t> = <J^T ct, t>, over strides, padding
-// (negative too), input and window dilation and layouts; grouped
-// convolutions are refused in reverse mode with an error naming why.
+// (negative too), input and window dilation, layouts, and feature and
+// batch groups; a reversed window is refused in reverse mode, naming why.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -50,18 +50,24 @@ TEST(ConvolutionDerivativesTest, JvpMatchesFiniteDifferences) {
   ExpectNear(out.element(1), numeric, 1e-5, "tangent");
 }
 
-TEST(ConvolutionDerivativesTest, ReverseModeOfGroupsNamesTheMissingTranspose) {
-  std::unique_ptr<hlo::Module> module = testing::Parse(kConv);
+TEST(ConvolutionDerivativesTest, ReverseModeOfAReversedWindowNamesTheMissingTranspose) {
+  std::unique_ptr<hlo::Module> module = testing::Parse(R"(HloModule m
+ENTRY e {
+  x = f64[1,5,3] parameter(0)
+  k = f64[2,3,2] parameter(1)
+  ROOT c = f64[1,4,2] convolution(x, k), window={size=2 rhs_reversal=1}, dim_labels=b0f_0io->b0f
+})");
   ASSERT_NE(module, nullptr);
   auto vjp = Vjp(*module, *module->entry());
   ASSERT_FALSE(vjp.ok());
   EXPECT_THAT(vjp.status().message(), ::testing::HasSubstr("convolution"));
-  EXPECT_THAT(vjp.status().message(), ::testing::HasSubstr("feature_group_count"));
+  EXPECT_THAT(vjp.status().message(), ::testing::HasSubstr("rhs_reversal"));
 }
 
 // Each module's entry is one convolution of two parameters; CheckDerivatives
 // checks the JVP against finite differences and the VJP against the JVP
-// (both operands linear in turn: the VJP transposes each product term).
+// (both operands linear in turn: the VJP transposes each product term),
+// grouped forms included.
 TEST(ConvolutionDerivativesTest, VjpAgreesWithJvp) {
   const char* const kModules[] = {
       // NHWC, stride 2, same-style padding.
@@ -92,6 +98,22 @@ ENTRY e {
   x = f64[2,8,3] parameter(0)
   k = f64[3,3,5] parameter(1)
   ROOT c = f64[5,2,2] convolution(x, k), window={size=3 stride=3}, dim_labels=b0f_0io->f0b
+})",
+      // Feature groups (kConv: 2 groups, stride, padding).
+      kConv,
+      // Depthwise: one feature per group.
+      R"(HloModule m
+ENTRY e {
+  x = f64[2,6,6,4] parameter(0)
+  k = f64[3,3,1,8] parameter(1)
+  ROOT c = f64[2,6,6,8] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=4
+})",
+      // Batch groups (as in the kernel gradient of a grouped convolution).
+      R"(HloModule m
+ENTRY e {
+  x = f64[6,5,3] parameter(0)
+  k = f64[2,3,4] parameter(1)
+  ROOT c = f64[3,4,4] convolution(x, k), window={size=2}, dim_labels=b0f_0io->b0f, batch_group_count=2
 })",
   };
   int i = 0;
