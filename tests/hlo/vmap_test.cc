@@ -484,14 +484,37 @@ TEST(VmapConvolutionTest, BatchedLhsFoldsIntoTheBatchDim) {
   }
 }
 
-TEST(VmapConvolutionTest, BatchedKernelIsRefusedWithTheReason) {
+// A vmapped kernel folds into its output features; with the lhs vmapped too
+// the convolution takes one set of groups per slice.
+TEST(VmapConvolutionTest, BatchedKernelFoldsIntoTheOutputFeatures) {
+  for (const std::string& text :
+       {Entry({"f32[2,5,4,2]", "f32[3,2,2,3]"},
+              "  ROOT %r = f32[2,3,2,3] convolution(%p0, %p1), window={size=3x2 stride=1x2 "
+              "pad=0_0x1_0}, dim_labels=b01f_01io->b01f\n"),
+        // Feature groups, output in another layout.
+        Entry({"f32[4,2,5]", "f32[3,2,4]"},
+              "  ROOT %r = f32[2,4,5] convolution(%p0, %p1), window={size=3 pad=1_1}, "
+              "dim_labels=fb0_0io->bf0, feature_group_count=2\n"),
+        // Batch groups.
+        Entry({"f32[6,5,3]", "f32[2,3,4]"},
+              "  ROOT %r = f32[3,4,4] convolution(%p0, %p1), window={size=2}, "
+              "dim_labels=b0f_0io->b0f, batch_group_count=2\n")}) {
+    for (int64_t batch_size : {1, 3}) {
+      ExpectVmapMatchesSlices(text, {false, true}, batch_size);
+      ExpectVmapMatchesSlices(text, {true, true}, batch_size);
+    }
+  }
+}
+
+TEST(VmapConvolutionTest, BatchedLhsWithBatchGroupsIsRefusedWithTheReason) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module,
-                       ParseAndVerifyModule(Entry({"f32[1,3,1]", "f32[2,1,1]"},
-                                                  "  ROOT %r = f32[1,2,1] convolution(%p0, %p1), "
-                                                  "window={size=2}, dim_labels=b0f_0io->b0f\n")));
-  auto v = Vmap(*module, *module->entry(), {false, true}, 2, "v");
+                       ParseAndVerifyModule(Entry({"f32[6,5,3]", "f32[2,3,4]"},
+                                                  "  ROOT %r = f32[3,4,4] convolution(%p0, %p1), "
+                                                  "window={size=2}, dim_labels=b0f_0io->b0f, "
+                                                  "batch_group_count=2\n")));
+  auto v = Vmap(*module, *module->entry(), {true, false}, 2, "v");
   ASSERT_FALSE(v.ok());
-  EXPECT_THAT(v.status().message(), HasSubstr("a vmapped kernel is not supported yet"));
+  EXPECT_THAT(v.status().message(), HasSubstr("batch_group_count"));
 }
 
 // --------------------------------------------------------- control flow --
