@@ -39,8 +39,16 @@ bool RunByRuntime(const hlo::Instruction& inst) { return runtime::RunsWithoutKer
 
 }  // namespace
 
+bool InterpretedByFallback(const hlo::Instruction& inst) {
+  if (RunByRuntime(inst) || IsFusionCall(inst) || CheckLowerable(inst).ok()) return false;
+  if (!hlo::HasOpDef(inst.opcode())) return false;
+  const hlo::OpDef& def = hlo::GetOpDef(inst.opcode());
+  return def.evaluate != nullptr && def.cannot_run.empty();
+}
+
 absl::Status ForEachKernel(const hlo::Module& module,
-                           const std::function<absl::Status(const KernelGraph&)>& fn) {
+                           const std::function<absl::Status(const KernelGraph&)>& fn,
+                           bool interpret_unlowerable) {
   absl::flat_hash_set<const hlo::Computation*> seen;
   std::vector<const hlo::Computation*> work = {module.entry()};
   while (!work.empty()) {
@@ -63,6 +71,7 @@ absl::Status ForEachKernel(const hlo::Module& module,
         }
         continue;
       }
+      if (interpret_unlowerable && InterpretedByFallback(*inst)) continue;
       absl::Status s = CheckLowerable(*inst);
       if (!s.ok()) return s;
       absl::StatusOr<KernelGraph> g = GraphForInstruction(*inst);
@@ -100,8 +109,28 @@ absl::StatusOr<std::unique_ptr<runtime::Kernel>> HalideKernelFactory::MakeCallKe
   return std::make_unique<HalideKernel>(*std::move(compiled));
 }
 
-absl::Status CheckHalideSupports(const hlo::Module& module) {
-  return ForEachKernel(module, [](const KernelGraph&) { return absl::OkStatus(); });
+absl::Status CheckHalideSupports(const hlo::Module& module, bool interpret_unlowerable) {
+  return ForEachKernel(
+      module, [](const KernelGraph&) { return absl::OkStatus(); }, interpret_unlowerable);
+}
+
+std::vector<const hlo::Instruction*> InterpretedInstructions(const hlo::Module& module) {
+  std::vector<const hlo::Instruction*> out;
+  absl::flat_hash_set<const hlo::Computation*> seen;
+  std::vector<const hlo::Computation*> work = {module.entry()};
+  while (!work.empty()) {
+    const hlo::Computation* c = work.back();
+    work.pop_back();
+    if (c == nullptr || !seen.insert(c).second) continue;
+    for (const hlo::Instruction* inst : c->instructions()) {
+      if (InterpretedByFallback(*inst)) out.push_back(inst);
+      if (RunByRuntime(*inst) &&
+          !(hlo::HasOpDef(inst->opcode()) && hlo::GetOpDef(inst->opcode()).traits.collective)) {
+        for (const hlo::Computation* callee : inst->called_computations()) work.push_back(callee);
+      }
+    }
+  }
+  return out;
 }
 
 absl::Status PrecompileKernels(const hlo::Module& module, const PrecompileOptions& options) {
@@ -109,10 +138,13 @@ absl::Status PrecompileKernels(const hlo::Module& module, const PrecompileOption
   std::vector<KernelGraph> graphs;
   absl::flat_hash_set<std::string> keys;
   KernelCompiler& compiler = KernelCompiler::Global();
-  absl::Status collected = ForEachKernel(module, [&](const KernelGraph& g) {
-    if (keys.insert(compiler.Key(g)).second) graphs.push_back(g);
-    return absl::OkStatus();
-  });
+  absl::Status collected = ForEachKernel(
+      module,
+      [&](const KernelGraph& g) {
+        if (keys.insert(compiler.Key(g)).second) graphs.push_back(g);
+        return absl::OkStatus();
+      },
+      options.interpret_unlowerable);
   if (!collected.ok()) return collected;
   const bool progress = options.show_progress && isatty(STDERR_FILENO);
   const absl::Time start = absl::Now();
@@ -142,7 +174,10 @@ absl::Status PrecompileKernels(const hlo::Module& module, const PrecompileOption
 }
 
 absl::Status PrepareForHalide(hlo::Module& per_device, const PrecompileOptions& options) {
-  if (absl::Status supported = CheckHalideSupports(per_device); !supported.ok()) return supported;
+  if (absl::Status supported = CheckHalideSupports(per_device, options.interpret_unlowerable);
+      !supported.ok()) {
+    return supported;
+  }
   if (absl::StatusOr<int64_t> dots = CanonicalizeDots(per_device); !dots.ok()) return dots.status();
   absl::StatusOr<FusionStats> fused = FuseModule(per_device);
   if (!fused.ok()) return fused.status();

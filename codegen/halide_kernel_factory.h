@@ -7,6 +7,7 @@
 #include <memory>
 
 #include <functional>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "codegen/kernel_graph.h"
@@ -21,7 +22,17 @@ inline constexpr const char* kFusionBackendConfig = "sharc.fusion";
 struct PrecompileOptions {
   int threads = 2;              // kernels compiled at once
   bool show_progress = false;   // "compiled 3/10 kernels" on stderr
+  // Instructions Halide cannot lower but the reference interpreter can run
+  // (InterpretedByFallback) are left to the interpreter's kernel, one
+  // instruction each, instead of failing: the default backend's mixed mode.
+  bool interpret_unlowerable = false;
 };
+
+// True for an instruction outside any fusion that Halide cannot lower but
+// the reference interpreter can evaluate (a sort, an FFT, a reduce whose
+// reducer branches): the default backend runs it on the interpreter's
+// kernel between Halide kernels.
+bool InterpretedByFallback(const hlo::Instruction& instruction);
 
 class HalideKernelFactory final : public runtime::KernelFactory {
  public:
@@ -37,9 +48,14 @@ class HalideKernelFactory final : public runtime::KernelFactory {
 absl::Status PrecompileKernels(const hlo::Module& module, const PrecompileOptions& options = {});
 
 // OK if the Halide backend can run every instruction of `module` (through
-// all computations the entry reaches); otherwise the reason for the first
-// that it cannot, naming it.
-absl::Status CheckHalideSupports(const hlo::Module& module);
+// all computations the entry reaches; with `interpret_unlowerable`, except
+// those InterpretedByFallback); otherwise the reason for the first that it
+// cannot, naming it.
+absl::Status CheckHalideSupports(const hlo::Module& module, bool interpret_unlowerable = false);
+
+// The instructions of `module` that the mixed mode leaves to the
+// interpreter (InterpretedByFallback), in schedule order.
+std::vector<const hlo::Instruction*> InterpretedInstructions(const hlo::Module& module);
 
 // What `sharc run --backend halide` does to a per-device module before
 // building its Executable: check support (an error names the first op the
@@ -49,8 +65,11 @@ absl::Status PrepareForHalide(hlo::Module& per_device, const PrecompileOptions& 
 // Calls `fn` with every kernel `module` needs, in schedule order (fusions
 // and single kernel instructions of the computations the entry reaches
 // through control flow; not reducers or fusion bodies).
+// With `interpret_unlowerable`, instructions InterpretedByFallback are
+// skipped rather than an error.
 absl::Status ForEachKernel(const hlo::Module& module,
-                           const std::function<absl::Status(const KernelGraph&)>& fn);
+                           const std::function<absl::Status(const KernelGraph&)>& fn,
+                           bool interpret_unlowerable = false);
 
 // True for a call that fusion.h made.
 bool IsFusionCall(const hlo::Instruction& instruction);

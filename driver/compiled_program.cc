@@ -34,11 +34,16 @@ absl::Status RunFailed(int64_t num_devices, const absl::Status& status) {
 }
 
 // Kernels from the Halide backend, or from the interpreter once the
-// per-device program turns out to have an op Halide cannot run.
+// per-device program turns out to have an op Halide cannot run: for that
+// op alone where the interpreter can run it between Halide kernels (mixed),
+// else for every op.
 class BackendKernelFactory final : public runtime::KernelFactory {
  public:
   absl::StatusOr<std::unique_ptr<runtime::Kernel>> MakeKernel(
       const hlo::Instruction& instruction) override {
+    if (mixed_ && codegen::InterpretedByFallback(instruction)) {
+      return interpreter_.MakeKernel(instruction);
+    }
     return delegate_->MakeKernel(instruction);
   }
   absl::StatusOr<std::unique_ptr<runtime::Kernel>> MakeCallKernel(
@@ -46,9 +51,11 @@ class BackendKernelFactory final : public runtime::KernelFactory {
     return delegate_->MakeCallKernel(call);
   }
   void UseInterpreter() { delegate_ = &interpreter_; }
+  void InterpretUnlowerable() { mixed_ = true; }
   bool uses_halide() const { return delegate_ == &halide_; }
 
  private:
+  bool mixed_ = false;
   codegen::HalideKernelFactory halide_;
   runtime::InterpreterKernelFactory interpreter_;
   runtime::KernelFactory* delegate_ = &halide_;
@@ -127,8 +134,22 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Compile(
     if (options.backend == Backend::kHalide) {
       return absl::InvalidArgumentError(absl::StrCat("--backend halide: ", st.message()));
     }
-    if (options.note) options.note(absl::StrCat("running with the interpreter: ", st.message()));
-    engine.factory.UseInterpreter();
+    if (codegen::CheckHalideSupports(*runnable, /*interpret_unlowerable=*/true).ok()) {
+      // Mixed: the ops Halide cannot lower run on the interpreter's kernel,
+      // one instruction each, the rest on Halide kernels.
+      if (options.note) {
+        options.note(absl::StrCat("running ",
+                                  codegen::InterpretedInstructions(*runnable).size(),
+                                  " instruction(s) on the interpreter's kernels, the rest on "
+                                  "Halide kernels: ", st.message()));
+      }
+      engine.factory.InterpretUnlowerable();
+      spec.precompile.interpret_unlowerable = true;
+      RETURN_IF_ERROR(run_stage(Stage::kKernels, *runnable));
+    } else {
+      if (options.note) options.note(absl::StrCat("running with the interpreter: ", st.message()));
+      engine.factory.UseInterpreter();
+    }
   } else {
     RETURN_IF_ERROR(run_stage(Stage::kKernels, *runnable));
   }

@@ -63,9 +63,11 @@ void AddPartitionPasses(const spmd::PartitionOptions& options,
 }
 
 void AddKernelPasses(const CompilerSpec& spec, std::vector<std::unique_ptr<hlo::Pass>>& passes) {
-  passes.push_back(std::make_unique<FunctionPass>("check-kernel-support", [](hlo::Module& m) {
-    return codegen::CheckHalideSupports(m);
-  }));
+  const bool interpret_unlowerable = spec.precompile.interpret_unlowerable;
+  passes.push_back(std::make_unique<FunctionPass>(
+      "check-kernel-support", [interpret_unlowerable](hlo::Module& m) {
+        return codegen::CheckHalideSupports(m, interpret_unlowerable);
+      }));
   passes.push_back(std::make_unique<FunctionPass>("canonicalize-dots", [](hlo::Module& m) {
     return codegen::CanonicalizeDots(m).status();
   }));

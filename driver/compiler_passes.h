@@ -12,7 +12,9 @@
 //              reshard-to-collectives  reshards -> global-view collectives
 //              localize                per-device shapes and collectives
 //              dce                     drop what the per-device program does not use (hlo/passes/dce.h)
-//   kKernels   check-kernel-support    every op has a Halide lowering, or an error naming it
+//   kKernels   check-kernel-support    every op has a Halide lowering (or, in the default
+//                                      backend's mixed mode, the interpreter runs it), or an
+//                                      error naming it
 //              canonicalize-dots       dots in the form the GEMM kernels take (codegen/dot_canonicalizer.h)
 //              fusion                  kernel instructions -> fused calls (codegen/fusion.h)
 //              compile-kernels         every kernel into the kernel cache, in parallel

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "runtime/npy.h"
 #include "tests/codegen/codegen_test_util.h"
+#include "tests/testlib/status_matchers.h"
 
 namespace sharc::codegen {
 namespace {
@@ -150,7 +151,43 @@ ENTRY main {
   EXPECT_THAT(forced.err, HasSubstr("reduce-window"));
   CommandResult fallback = Sharc(absl::StrCat("run ", file, " --random-inputs"));
   EXPECT_EQ(fallback.exit_code, 0) << fallback.err;
-  EXPECT_THAT(fallback.err, HasSubstr("note: running with the interpreter"));
+  EXPECT_THAT(fallback.err, HasSubstr("note: running 1 instruction(s) on the interpreter's "
+                                      "kernels, the rest on Halide kernels"));
+  CommandResult interpreted =
+      Sharc(absl::StrCat("run ", file, " --random-inputs --backend interpreter"));
+  EXPECT_EQ(interpreted.exit_code, 0) << interpreted.err;
+  EXPECT_EQ(fallback.out, interpreted.out);
+}
+
+// The default backend runs an op Halide cannot lower (sort) on the
+// interpreter's kernel between Halide kernels: the ops around it are still
+// fused and compiled, and the result equals the interpreter's.
+TEST_F(HalideCliTest, OneUnlowerableOpRunsOnTheInterpreterBetweenHalideKernels) {
+  const std::string file = Write("mixed.hlo", R"(HloModule mixed
+lt { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT c = pred[] compare(a, b), direction=LT }
+ENTRY e {
+  x = f32[16,32] parameter(0)
+  w = f32[32,8] parameter(1)
+  t = f32[16,32] tanh(x)
+  s = f32[16,32] sort(t), dimensions={1}, to_apply=lt
+  e = f32[16,32] exponential(s)
+  ROOT d = f32[16,8] dot(e, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  CommandResult mixed = Sharc(absl::StrCat("run ", file, " --random-inputs --output-dir ", Path("m")));
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+  EXPECT_THAT(mixed.err, HasSubstr("running 1 instruction(s) on the interpreter's kernels"));
+  EXPECT_THAT(mixed.err, HasSubstr("sort"));
+  CommandResult compiled = Sharc(absl::StrCat("compile ", file, " --dump-dir ", Path("mixed_dump")));
+  // `sharc compile` is the Halide backend alone: it names the op it cannot lower.
+  EXPECT_EQ(compiled.exit_code, 1);
+  EXPECT_THAT(compiled.err, HasSubstr("sort"));
+  CommandResult reference = Sharc(
+      absl::StrCat("run ", file, " --random-inputs --backend interpreter --output-dir ", Path("i")));
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  ASSERT_OK_AND_ASSIGN(hlo::Literal got, runtime::ReadNpyFile(Path("m/out0.npy")));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal want, runtime::ReadNpyFile(Path("i/out0.npy")));
+  EXPECT_TRUE(testing_util::LiteralsMatch(want, got, 1e-5, 1e-5, "mixed run"));
 }
 
 // SHARC_CPU_TUNE picks the core a kernel is scheduled for (cpu_tuning.h):
