@@ -7,11 +7,13 @@
 // Rows are always sorted stably (a valid order for is_stable=false too), so
 // the result never depends on the sorting algorithm. Comparators that are
 // one compare LT/GT of an operand's two parameters (what JAX and XLA emit for
-// sort, argsort and top-k) sort natively with std::stable_sort on a
-// permutation of each row; any other comparator is called through the
+// sort, argsort and top-k) sort natively: one operand by its values
+// (std::sort on the row, SortRowsByValue), several with std::sort on
+// (key, index) pairs giving each row's permutation; any other comparator is called through the
 // interpreter once per comparison, which gives the same order (std::
 // stable_sort sees the same answers) but is much slower.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -187,6 +189,68 @@ void NativePermutations(const Literal& key_operand, int64_t dim, const KeyCompar
   });
 }
 
+// One operand sorted by its own values with a plain LT/GT comparator: the
+// row's values are sorted as they are (std::sort; no permutation, no
+// gather), which is the stable order as long as equal keys are equal
+// values. Floats break that in two ways: NaNs compare neither way (a NaN
+// anywhere sends the whole sort down the permutation path) and -0 == +0,
+// so after sorting the run of
+// zeros gets back its signs in their original order. f16/bf16 (compared
+// in float) and TOTALORDER keys take the permutation path. False if this
+// path does not apply.
+template <typename T>
+bool SortRowsByValue(const Literal& operand, int64_t dim, const KeyComparator& cmp,
+                     Literal& out) {
+  const std::vector<int64_t>& dims = operand.shape().dims();
+  const int64_t n = dims[static_cast<size_t>(dim)];
+  const T* src = operand.data<T>().data();
+  T* dst = out.data<T>().data();
+  std::vector<T> row(static_cast<size_t>(n));
+  std::vector<bool> zero_signs;
+  bool ok = true;
+  ForEachRow(dims, dim, [&](int64_t base, int64_t stride) {
+    if (!ok) return;
+    for (int64_t j = 0; j < n; ++j) row[static_cast<size_t>(j)] = src[base + j * stride];
+    if constexpr (std::is_floating_point_v<T>) {
+      zero_signs.clear();
+      for (const T& v : row) {
+        if (v != v) ok = false;
+        if (v == T(0)) zero_signs.push_back(std::signbit(v));
+      }
+      if (!ok) return;
+    }
+    if (cmp.descending) {
+      std::sort(row.begin(), row.end(), [](T a, T b) { return a > b; });
+    } else {
+      std::sort(row.begin(), row.end());
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+      if (!zero_signs.empty()) {
+        auto first_zero = std::find(row.begin(), row.end(), T(0));
+        for (size_t z = 0; z < zero_signs.size(); ++z) {
+          first_zero[static_cast<std::ptrdiff_t>(z)] = zero_signs[z] ? -T(0) : T(0);
+        }
+      }
+    }
+    for (int64_t j = 0; j < n; ++j) dst[base + j * stride] = row[static_cast<size_t>(j)];
+  });
+  return ok;
+}
+
+std::optional<Literal> SortByValue(const Literal& operand, int64_t dim, const KeyComparator& cmp) {
+  if (cmp.total_order) return std::nullopt;
+  Literal out(operand.shape());
+  bool sorted = false;
+  DispatchPrimitiveType(operand.shape().type(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      sorted = SortRowsByValue<T>(operand, dim, cmp, out);
+    }
+  });
+  if (!sorted) return std::nullopt;
+  return out;
+}
+
 // ----------------------------------------------------------- general path --
 
 absl::Status GeneralPermutations(const Instruction& inst,
@@ -243,7 +307,11 @@ absl::StatusOr<Literal> EvaluateSort(const Instruction& inst,
   RETURN_IF_ERROR(VerifySort(inst));
   ASSIGN_OR_RETURN(int64_t dim, SortDimension(inst));
   std::vector<std::vector<int64_t>> perms;
-  if (std::optional<KeyComparator> cmp = MatchKeyComparator(*inst.attr_computation("to_apply"))) {
+  std::optional<KeyComparator> cmp = MatchKeyComparator(*inst.attr_computation("to_apply"));
+  if (cmp && operands.size() == 1) {
+    if (std::optional<Literal> sorted = SortByValue(*operands[0], dim, *cmp)) return *std::move(sorted);
+  }
+  if (cmp) {
     NativePermutations(*operands[static_cast<size_t>(cmp->operand)], dim, *cmp, perms);
   } else {
     RETURN_IF_ERROR(GeneralPermutations(inst, operands, dim, ctx, perms));

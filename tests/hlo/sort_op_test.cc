@@ -2,6 +2,7 @@
 // operands, rows along either dimension, TOTALORDER with NaN and -0), the
 // native path against the comparator-calling path on random data, and the
 // verifier's errors.
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -158,6 +159,50 @@ TEST(SortTest, NativePathMatchesCallingTheComparator) {
   ROOT %r = pred[] and(%c, %t))")),
                  {k, v}));
     EXPECT_EQ(native, called) << dir;
+  }
+}
+
+// One f32 operand is sorted by its values; that path gives the bits the
+// comparator-calling path gives, with rows full of ties between -0 and +0
+// (whose signs must stay in their original order) and a row with a NaN
+// (which takes the permutation path), along either dimension.
+TEST(SortTest, ValuePathMatchesCallingTheComparator) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> pick(0, 5);
+  std::vector<float> x(6 * 400);
+  for (float& v : x) {
+    const int p = pick(rng);
+    v = p == 0 ? 0.0f : p == 1 ? -0.0f : static_cast<float>(p) - 3.5f;
+  }
+  const Literal finite = Literal::FromValues<float>({6, 400}, x);
+  x[7] = nan;  // row 0 (along dim 1), column 7 (along dim 0)
+  const Literal with_nan = Literal::FromValues<float>({6, 400}, x);
+  auto module = [](int dim, const char* direction, bool general) {
+    return absl::StrCat(R"(HloModule m
+%cmp (a: f32[], b: f32[]) -> pred[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  )", general ? absl::StrCat("%c = pred[] compare(%a, %b), direction=", direction,
+                             "\n  %t = pred[] constant(true)\n  ROOT %r = pred[] and(%c, %t)")
+              : absl::StrCat("ROOT %c = pred[] compare(%a, %b), direction=", direction),
+                        R"(
+}
+ENTRY %e {
+  %x = f32[6,400] parameter(0)
+  ROOT %s = f32[6,400] sort(%x), dimensions={)", dim, R"(}, to_apply=%cmp
+})");
+  };
+  for (const Literal* input : {&finite, &with_nan}) {
+    for (int dim : {0, 1}) {
+      for (const char* direction : {"LT", "GT"}) {
+        ASSERT_OK_AND_ASSIGN(Literal by_value, EvalText(module(dim, direction, false), {*input}));
+        ASSERT_OK_AND_ASSIGN(Literal called, EvalText(module(dim, direction, true), {*input}));
+        // Literal equality compares bits: -0 and +0 differ, NaNs match.
+        EXPECT_EQ(by_value, called) << "dim " << dim << " " << direction
+                                    << (input == &with_nan ? " with a NaN" : "");
+      }
+    }
   }
 }
 
