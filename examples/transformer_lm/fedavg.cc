@@ -152,8 +152,12 @@ absl::StatusOr<std::string> FedAvgTrainer::TracedText() const {
 absl::Status SetModelSize(std::string_view size, FedAvgConfig& config) {
   if (size == "tiny") {
     config.model = ModelConfig{};
+    config.learning_rate = 0.5;
   } else if (size == "small") {
     config.model = ModelConfig{256, 64, 128, 4, 512, 2};
+    // Plain SGD from this initialisation: at 0.5 ten rounds only reach the
+    // loss of uniform guessing (5.55); at 2.0 they go well below it.
+    config.learning_rate = 2.0;
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("the model size is small or tiny, not '", std::string(size), "'"));

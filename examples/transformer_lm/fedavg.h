@@ -33,12 +33,12 @@ struct FedAvgConfig {
   bool shard_data = true;
 };
 
-// Sets the model and its corpus (same vocabulary, sequences of context + 1)
-// to a named size: "small", the 0.44M-parameter model (vocabulary 256,
-// context 64, width 128, 4 heads, MLP 512, 2 layers; bm_training_step's
-// "small"), or "tiny" (vocabulary 16, context 8, width 16: 4,736
-// parameters, ModelConfig's and CorpusConfig's defaults). Anything else is
-// an error naming the sizes.
+// Sets the model, its corpus (same vocabulary, sequences of context + 1)
+// and its SGD learning rate to a named size: "small", the 0.44M-parameter
+// model (vocabulary 256, context 64, width 128, 4 heads, MLP 512, 2
+// layers; bm_training_step's "small"; learning rate 2.0), or "tiny"
+// (vocabulary 16, context 8, width 16: 4,736 parameters, ModelConfig's and
+// CorpusConfig's defaults; 0.5). Anything else is an error naming the sizes.
 absl::Status SetModelSize(std::string_view size, FedAvgConfig& config);
 
 // The round as a traced function of [params, data] returning

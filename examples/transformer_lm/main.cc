@@ -7,6 +7,7 @@
 // groups) -- and prints what a round costs per device in each.
 //
 //   fedavg_lm [--rounds R] [--groups N] [--devices D] [--size small|tiny]
+//             [--learning-rate X]
 //             [--backend halide|interpreter] [--modes annotated,ns,loop]
 //             [--replicated-data] [--print-program]
 //
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "examples/transformer_lm/fedavg.h"
@@ -41,7 +43,7 @@ constexpr tools::FlagSpec kFlags[] = {
     {"devices", tools::FlagKind::kValue},      {"backend", tools::FlagKind::kValue},
     {"modes", tools::FlagKind::kValue},        {"iterations", tools::FlagKind::kValue},
     {"replicated-data", tools::FlagKind::kBool}, {"print-program", tools::FlagKind::kBool},
-    {"size", tools::FlagKind::kValue},
+    {"size", tools::FlagKind::kValue},         {"learning-rate", tools::FlagKind::kValue},
 };
 
 int Fail(const absl::Status& status) {
@@ -62,7 +64,7 @@ int main(int argc, char** argv) {
     if (!value) return fallback;
     return tools::ParseIntFlag(name, *value, 1, max);
   };
-  absl::StatusOr<int64_t> rounds = int_flag("rounds", 5, 10000);
+  absl::StatusOr<int64_t> rounds = int_flag("rounds", 10, 10000);
   absl::StatusOr<int64_t> groups = int_flag("groups", 4, 64);
   if (!rounds.ok()) return Fail(rounds.status());
   if (!groups.ok()) return Fail(groups.status());
@@ -88,6 +90,14 @@ int main(int argc, char** argv) {
   config.shard_data = !parsed->Has("replicated-data");
   if (absl::Status st = lm::SetModelSize(parsed->Get("size").value_or("small"), config); !st.ok()) {
     return Fail(st);
+  }
+  if (std::optional<std::string> rate = parsed->Get("learning-rate")) {
+    double value = 0;
+    if (!absl::SimpleAtod(*rate, &value) || !(value > 0) || !std::isfinite(value)) {
+      return Fail(absl::InvalidArgumentError("--learning-rate takes a positive number, not '" +
+                                             *rate + "'"));
+    }
+    config.learning_rate = value;
   }
 
   absl::StatusOr<std::unique_ptr<lm::FedAvgTrainer>> trainer = lm::FedAvgTrainer::Create(config);
