@@ -137,6 +137,37 @@ bool Canonicalize(Instruction* dot, MatrixViews& views) {
   return true;
 }
 
+// transpose(dot(a, b)) of a plain 2-D dot the transpose alone reads ->
+// dot(b, a): the same sums, each element's terms in the same order, so the
+// same bits, without the strided copy the transpose kernel makes (autodiff
+// writes this for the weight gradients it needs transposed).
+bool SwapOperandsForTranspose(Instruction* transpose) {
+  if (transpose->opcode() != Opcode::kTranspose || transpose->attr_ints("dimensions") != hlo::IntList{1, 0}) {
+    return false;
+  }
+  Instruction* dot = transpose->operand(0);
+  if (dot->opcode() != Opcode::kDot || dot->users().size() != 1 || dot->shape().rank() != 2 ||
+      !dot->attr_ints("lhs_batch_dims").empty() || dot->operand(0)->shape().rank() != 2 ||
+      dot->operand(1)->shape().rank() != 2 || dot->has_sharding()) {
+    return false;
+  }
+  hlo::Computation* comp = transpose->parent();
+  auto swapped = Instruction::Create(Opcode::kDot, FreshName(*comp, absl::StrCat(dot->name(), ".swapped")),
+                                     transpose->shape(), {dot->operand(1), dot->operand(0)});
+  for (const hlo::Attribute& a : dot->attributes()) swapped->set_attr(a.name, a.value);
+  swapped->set_attr("lhs_contracting_dims", dot->attr_ints("rhs_contracting_dims"));
+  swapped->set_attr("rhs_contracting_dims", dot->attr_ints("lhs_contracting_dims"));
+  swapped->set_location(transpose->location());
+  swapped->mutable_metadata() = transpose->metadata();
+  Instruction* product = comp->AddInstructionBefore(std::move(swapped), transpose);
+  if (transpose->has_sharding()) product->set_sharding(*transpose->sharding());
+  transpose->ReplaceAllUsesWith(product);
+  const std::string name = transpose->name();
+  if (!comp->RemoveInstruction(transpose).ok() || !comp->RemoveInstruction(dot).ok()) return false;
+  product->set_name(name);
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<int64_t> CanonicalizeDots(hlo::Module& module) {
@@ -145,6 +176,9 @@ absl::StatusOr<int64_t> CanonicalizeDots(hlo::Module& module) {
     MatrixViews views;
     for (Instruction* inst : comp->instructions()) {
       if (inst->opcode() == Opcode::kDot && Canonicalize(inst, views)) ++rewritten;
+    }
+    for (Instruction* inst : comp->instructions()) {
+      if (SwapOperandsForTranspose(inst)) ++rewritten;
     }
   }
   return rewritten;

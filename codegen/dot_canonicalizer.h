@@ -16,7 +16,13 @@
 //   %g = f32[256,512] dot(f32[16,128,256] %h, f32[16,128,512] %dy),
 //        lhs_contracting_dims={0,1}, rhs_contracting_dims={0,1}
 // becomes a [2048,256]^T x [2048,512] dot (a transposed lhs, which the GEMM
-// packs).
+// packs). A plain dot read only by a transpose of its two dims computes
+// the transposed product directly, operands swapped (the same bits):
+//   %g = f32[256,1024] dot(f32[2048,256] %dy, f32[2048,1024] %h),
+//        lhs_contracting_dims={0}, rhs_contracting_dims={0}
+//   %t = f32[1024,256] transpose(%g), dimensions={1,0}
+// becomes
+//   %t = f32[1024,256] dot(%h, %dy), lhs_contracting_dims={0}, rhs_contracting_dims={0}
 #pragma once
 
 #include <cstdint>
@@ -26,7 +32,8 @@
 
 namespace sharc::codegen {
 
-// Rewrites every such dot of every computation in place; returns how many.
+// Rewrites every such dot (and transpose of a dot) of every computation in
+// place; returns how many.
 absl::StatusOr<int64_t> CanonicalizeDots(hlo::Module& module);
 
 }  // namespace sharc::codegen

@@ -1,6 +1,7 @@
 // Dots become plain 2-D GEMMs between reshapes where their free and
-// contracting dims are consecutive (codegen/dot_canonicalizer.h), and the
-// rewritten programs equal the interpreter, fused, with Halide kernels.
+// contracting dims are consecutive (codegen/dot_canonicalizer.h), a dot
+// read only by its transpose takes its operands swapped, and the rewritten
+// programs equal the interpreter, fused, with Halide kernels.
 #include "codegen/dot_canonicalizer.h"
 
 #include <string>
@@ -35,17 +36,23 @@ ENTRY main {
   batched = f32[3,4,6,6] dot(q, q), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}
   plain = f32[8,8] dot(w, wt), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   split = f32[6,6] dot(h, h), lhs_contracting_dims={0,2}, rhs_contracting_dims={0,2}
-  ROOT out = (f32[4,6,5], f32[4,6,8], f32[8,5], f32[4,6,5], f32[3,4,6,6], f32[8,8], f32[6,6])
-    tuple(projection, input_grad, weight_grad, transposed_w, batched, plain, split)
+  wg2 = f32[8,5] dot(h, dy), lhs_contracting_dims={0,1}, rhs_contracting_dims={0,1}
+  wg2_t = f32[5,8] transpose(wg2), dimensions={1,0}
+  plain_t = f32[8,8] transpose(plain), dimensions={1,0}
+  ROOT out = (f32[4,6,5], f32[4,6,8], f32[8,5], f32[4,6,5], f32[3,4,6,6], f32[8,8], f32[6,6],
+              f32[5,8], f32[8,8])
+    tuple(projection, input_grad, weight_grad, transposed_w, batched, plain, split, wg2_t, plain_t)
 }
 )";
 
 TEST(DotCanonicalizerTest, CollapsesConsecutiveDimsIntoPlainGemms) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kDots));
   ASSERT_OK_AND_ASSIGN(int64_t rewritten, CanonicalizeDots(*module));
-  // projection, input_grad, weight_grad, transposed_w; not the batched dot,
-  // the plain one, or a contraction over dims 0 and 2 (not consecutive).
-  EXPECT_EQ(rewritten, 4);
+  // projection, input_grad, weight_grad, transposed_w, wg2, and wg2's
+  // transpose; not the batched dot, the plain one, a contraction over dims
+  // 0 and 2 (not consecutive), or the transpose of `plain`, which the tuple
+  // reads too.
+  EXPECT_EQ(rewritten, 6);
   ASSERT_OK(hlo::VerifyModule(*module));
   const std::string text = hlo::PrintModule(*module);
   EXPECT_THAT(text, HasSubstr("%projection.gemm = f32[24,5] dot(%h.gemm, %w)"));
@@ -58,6 +65,10 @@ TEST(DotCanonicalizerTest, CollapsesConsecutiveDimsIntoPlainGemms) {
   EXPECT_THAT(text, Not(HasSubstr("batched.gemm")));
   EXPECT_THAT(text, Not(HasSubstr("split.gemm")));
   EXPECT_THAT(text, Not(HasSubstr("plain.gemm")));
+  // The transposed weight gradient is the product with operands swapped.
+  EXPECT_THAT(text, HasSubstr("%wg2_t = f32[5,8] dot(%dy.gemm, %h.gemm), "
+                              "lhs_contracting_dims={0}, rhs_contracting_dims={0}"));
+  EXPECT_THAT(text, HasSubstr("%plain_t = f32[8,8] transpose(%plain)"));
   ASSERT_OK_AND_ASSIGN(int64_t again, CanonicalizeDots(*module));
   EXPECT_EQ(again, 0);  // a fixed point
 }
