@@ -14,6 +14,7 @@
 #include "codegen/fusion.h"
 #include "codegen/kernel_compiler.h"
 #include "codegen/kernel_graph.h"
+#include "hlo/base/status_macros.h"
 #include "hlo/ir/computation.h"
 #include "hlo/ops/op_def.h"
 #include "runtime/executable.h"
@@ -46,9 +47,13 @@ bool InterpretedByFallback(const hlo::Instruction& inst) {
   return def.evaluate != nullptr && def.cannot_run.empty();
 }
 
-absl::Status ForEachKernel(const hlo::Module& module,
-                           const std::function<absl::Status(const KernelGraph&)>& fn,
-                           bool interpret_unlowerable) {
+namespace {
+
+// Calls fn(inst) for every instruction of the computations the entry
+// reaches through the runtime's control flow (not reducers of collectives,
+// nor fusion bodies), in schedule order; stops at the first error.
+absl::Status ForEachScheduledInstruction(
+    const hlo::Module& module, const std::function<absl::Status(const hlo::Instruction&)>& fn) {
   absl::flat_hash_set<const hlo::Computation*> seen;
   std::vector<const hlo::Computation*> work = {module.entry()};
   while (!work.empty()) {
@@ -56,30 +61,33 @@ absl::Status ForEachKernel(const hlo::Module& module,
     work.pop_back();
     if (c == nullptr || !seen.insert(c).second) continue;
     for (const hlo::Instruction* inst : c->instructions()) {
-      if (IsFusionCall(*inst)) {
-        absl::StatusOr<KernelGraph> g = GraphForComputation(*inst->attr_computation("to_apply"));
-        if (!g.ok()) return g.status();
-        absl::Status s = CheckLowerable(*g);
-        if (!s.ok()) return s;
-        if (absl::Status st = fn(*g); !st.ok()) return st;
-        continue;
+      RETURN_IF_ERROR(fn(*inst));
+      if (RunByRuntime(*inst) && !IsFusionCall(*inst) &&
+          !(hlo::HasOpDef(inst->opcode()) && hlo::GetOpDef(inst->opcode()).traits.collective)) {
+        for (const hlo::Computation* callee : inst->called_computations()) work.push_back(callee);
       }
-      if (RunByRuntime(*inst)) {
-        // Reducers of collectives are not run as computations.
-        if (!(hlo::HasOpDef(inst->opcode()) && hlo::GetOpDef(inst->opcode()).traits.collective)) {
-          for (const hlo::Computation* callee : inst->called_computations()) work.push_back(callee);
-        }
-        continue;
-      }
-      if (interpret_unlowerable && InterpretedByFallback(*inst)) continue;
-      absl::Status s = CheckLowerable(*inst);
-      if (!s.ok()) return s;
-      absl::StatusOr<KernelGraph> g = GraphForInstruction(*inst);
-      if (!g.ok()) return g.status();
-      if (absl::Status st = fn(*g); !st.ok()) return st;
     }
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ForEachKernel(const hlo::Module& module,
+                           const std::function<absl::Status(const KernelGraph&)>& fn,
+                           bool interpret_unlowerable) {
+  return ForEachScheduledInstruction(module, [&](const hlo::Instruction& inst) -> absl::Status {
+    if (IsFusionCall(inst)) {
+      ASSIGN_OR_RETURN(KernelGraph g, GraphForComputation(*inst.attr_computation("to_apply")));
+      RETURN_IF_ERROR(CheckLowerable(g));
+      return fn(g);
+    }
+    if (RunByRuntime(inst)) return absl::OkStatus();
+    if (interpret_unlowerable && InterpretedByFallback(inst)) return absl::OkStatus();
+    RETURN_IF_ERROR(CheckLowerable(inst));
+    ASSIGN_OR_RETURN(KernelGraph g, GraphForInstruction(inst));
+    return fn(g);
+  });
 }
 
 bool IsFusionCall(const hlo::Instruction& instruction) {
@@ -116,20 +124,10 @@ absl::Status CheckHalideSupports(const hlo::Module& module, bool interpret_unlow
 
 std::vector<const hlo::Instruction*> InterpretedInstructions(const hlo::Module& module) {
   std::vector<const hlo::Instruction*> out;
-  absl::flat_hash_set<const hlo::Computation*> seen;
-  std::vector<const hlo::Computation*> work = {module.entry()};
-  while (!work.empty()) {
-    const hlo::Computation* c = work.back();
-    work.pop_back();
-    if (c == nullptr || !seen.insert(c).second) continue;
-    for (const hlo::Instruction* inst : c->instructions()) {
-      if (InterpretedByFallback(*inst)) out.push_back(inst);
-      if (RunByRuntime(*inst) &&
-          !(hlo::HasOpDef(inst->opcode()) && hlo::GetOpDef(inst->opcode()).traits.collective)) {
-        for (const hlo::Computation* callee : inst->called_computations()) work.push_back(callee);
-      }
-    }
-  }
+  ForEachScheduledInstruction(module, [&](const hlo::Instruction& inst) {
+    if (InterpretedByFallback(inst)) out.push_back(&inst);
+    return absl::OkStatus();
+  }).IgnoreError();
   return out;
 }
 

@@ -50,62 +50,41 @@ std::string Labels(int64_t rank, int64_t first_dim, char first, int64_t second_d
 // Size of `n` elements spread `dilation` apart (0 stays 0).
 int64_t Dilated(int64_t n, int64_t dilation) { return n == 0 ? 0 : 1 + dilation * (n - 1); }
 
-// The kernel with its output feature dim `od` (G groups of O/G) split and
-// the group index moved into the input feature dim `id`, group-major:
-// [.., O, .., I, ..] -> [.., O/G, .., G*I, ..] (JAX's _reshape_axis_out_of,
-// then _reshape_axis_into).
-Instruction* RegroupKernel(Emitter& e, Instruction* k, int64_t od, int64_t id, int64_t groups) {
-  const std::vector<int64_t>& dims = k->shape().dims();
-  std::vector<int64_t> split;
-  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
-    if (d == od) {
-      split.push_back(groups);
-      split.push_back(dims[static_cast<size_t>(d)] / groups);
-    } else {
-      split.push_back(dims[static_cast<size_t>(d)]);
-    }
-  }
-  Instruction* s = Reshape(e, k, split);
-  // Axes of `s`: the group axis is od; the others keep their order, with
-  // the input feature axis at id (+1 past the split).
-  const int64_t group_axis = od, input_axis = id > od ? id + 1 : id;
-  IntList perm;
-  for (int64_t a = 0; a < static_cast<int64_t>(split.size()); ++a) {
-    if (a == group_axis) continue;
-    if (a == input_axis) perm.push_back(group_axis);
-    perm.push_back(a);
-  }
-  std::vector<int64_t> merged = dims;
-  merged[static_cast<size_t>(od)] /= groups;
-  merged[static_cast<size_t>(id)] *= groups;
-  return Reshape(e, Transpose(e, s, perm), merged);
+// One spatial dim's extents as the window sees them: the input spread by
+// its dilation, the window by its, the output by the stride.
+struct DilatedExtents {
+  int64_t x = 0, k = 0, y = 0;
+};
+
+DilatedExtents Extents(const hlo::ConvDims& cd, size_t s, const Shape& x, const Shape& y) {
+  const hlo::ConvWindowDim& w = cd.window[s];
+  return {Dilated(x.dim(cd.lhs_spatial[s]), w.lhs_dilation), Dilated(w.size, w.rhs_dilation),
+          Dilated(y.dim(cd.out_spatial[s]), w.stride)};
 }
 
-// The input's cotangent of a batch-grouped convolution comes out with the
-// groups' features side by side in the feature dim `fd` and one group's
-// batch in `bd`: split the feature dim (group-major) and move the group
-// into the batch dim, group-major, giving `target`.
-Instruction* MoveGroupsIntoBatch(Emitter& e, Instruction* x, int64_t fd, int64_t bd,
-                                 int64_t groups, const Shape& target) {
-  const std::vector<int64_t>& dims = x->shape().dims();
+// `x` with dim `from` split into (groups, rest), group-major, and the group
+// axis merged into dim `into` as its major part, giving `dims` (JAX's
+// _reshape_axis_out_of, then _reshape_axis_into). For the kernel's groups:
+// [.., O, .., I, ..] -> [.., O/G, .., G*I, ..]; for a batch-grouped
+// cotangent: features [G*C] and batch [N/G] -> [C] and [N].
+Instruction* MoveGroupAxis(Emitter& e, Instruction* x, int64_t from, int64_t into, int64_t groups,
+                           std::vector<int64_t> dims) {
+  const std::vector<int64_t>& in = x->shape().dims();
   std::vector<int64_t> split;
-  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
-    if (d == fd) {
-      split.push_back(groups);
-      split.push_back(dims[static_cast<size_t>(d)] / groups);
-    } else {
-      split.push_back(dims[static_cast<size_t>(d)]);
-    }
+  for (int64_t d = 0; d < static_cast<int64_t>(in.size()); ++d) {
+    if (d == from) split.push_back(groups);
+    split.push_back(d == from ? in[static_cast<size_t>(d)] / groups : in[static_cast<size_t>(d)]);
   }
-  Instruction* s = Reshape(e, x, split);
-  const int64_t group_axis = fd, batch_axis = bd > fd ? bd + 1 : bd;
+  // Axes of the split array: the group axis is `from`; `into` is one
+  // further on if it came after `from`.
+  const int64_t into_axis = into > from ? into + 1 : into;
   IntList perm;
   for (int64_t a = 0; a < static_cast<int64_t>(split.size()); ++a) {
-    if (a == group_axis) continue;
-    if (a == batch_axis) perm.push_back(group_axis);
+    if (a == from) continue;
+    if (a == into_axis) perm.push_back(from);
     perm.push_back(a);
   }
-  return Reshape(e, Transpose(e, s, perm), target.dims());
+  return Reshape(e, Transpose(e, Reshape(e, x, split), perm), std::move(dims));
 }
 
 absl::StatusOr<std::vector<Cotangent>> ConvolutionTranspose(const Instruction& inst,
@@ -137,11 +116,9 @@ absl::StatusOr<std::vector<Cotangent>> ConvolutionTranspose(const Instruction& i
     hlo::IntListList window;
     for (size_t s = 0; s < ns; ++s) {
       const hlo::ConvWindowDim& w = cd.window[s];
-      const int64_t x_dilated = Dilated(x_shape.dim(cd.lhs_spatial[s]), w.lhs_dilation);
-      const int64_t k_dilated = Dilated(w.size, w.rhs_dilation);
-      const int64_t y_dilated = Dilated(y_shape.dim(cd.out_spatial[s]), w.stride);
-      const int64_t before = k_dilated - w.pad_lo - 1;
-      const int64_t after = x_dilated + k_dilated - 1 - y_dilated - before;
+      const DilatedExtents d = Extents(cd, s, x_shape, y_shape);
+      const int64_t before = d.k - w.pad_lo - 1;
+      const int64_t after = d.x + d.k - 1 - d.y - before;
       window.push_back({w.size, w.lhs_dilation, before, after, w.stride, w.rhs_dilation, 1});
     }
     const std::string labels = absl::StrCat(
@@ -150,7 +127,10 @@ absl::StatusOr<std::vector<Cotangent>> ConvolutionTranspose(const Instruction& i
     const int64_t groups = std::max(cd.feature_group_count, cd.batch_group_count);
     std::vector<hlo::Attribute> attrs = {{"window", window}, {"dim_labels", labels}};
     if (groups > 1) {
-      k = RegroupKernel(e, k, cd.rhs_output_feature, cd.rhs_input_feature, groups);
+      std::vector<int64_t> regrouped = k->shape().dims();
+      regrouped[static_cast<size_t>(cd.rhs_output_feature)] /= groups;
+      regrouped[static_cast<size_t>(cd.rhs_input_feature)] *= groups;
+      k = MoveGroupAxis(e, k, cd.rhs_output_feature, cd.rhs_input_feature, groups, regrouped);
       attrs.push_back({"feature_group_count", groups});
     }
     std::vector<int64_t> dims = x_shape.dims();
@@ -162,7 +142,7 @@ absl::StatusOr<std::vector<Cotangent>> ConvolutionTranspose(const Instruction& i
     Instruction* cx = e.Add(Opcode::kConvolution, Shape(x_shape.type(), dims), {ct.value, k},
                             std::move(attrs));
     if (cd.batch_group_count > 1) {
-      cx = MoveGroupsIntoBatch(e, cx, cd.lhs_feature, cd.lhs_batch, groups, x_shape);
+      cx = MoveGroupAxis(e, cx, cd.lhs_feature, cd.lhs_batch, groups, x_shape.dims());
     }
     out[0] = Cotangent::Of(cx);
   } else {
@@ -170,12 +150,10 @@ absl::StatusOr<std::vector<Cotangent>> ConvolutionTranspose(const Instruction& i
     hlo::IntListList window;
     for (size_t s = 0; s < ns; ++s) {
       const hlo::ConvWindowDim& w = cd.window[s];
-      const int64_t x_dilated = Dilated(x_shape.dim(cd.lhs_spatial[s]), w.lhs_dilation);
-      const int64_t k_dilated = Dilated(w.size, w.rhs_dilation);
-      const int64_t y_size = y_shape.dim(cd.out_spatial[s]);
-      const int64_t y_dilated = Dilated(y_size, w.stride);
-      const int64_t after = (y_dilated - x_dilated) + (k_dilated - w.pad_lo - 1);
-      window.push_back({y_size, w.rhs_dilation, w.pad_lo, after, w.lhs_dilation, w.stride});
+      const DilatedExtents d = Extents(cd, s, x_shape, y_shape);
+      const int64_t after = (d.y - d.x) + (d.k - w.pad_lo - 1);
+      window.push_back({y_shape.dim(cd.out_spatial[s]), w.rhs_dilation, w.pad_lo, after,
+                        w.lhs_dilation, w.stride});
     }
     const std::string labels = absl::StrCat(
         Labels(rank, cd.lhs_feature, 'b', cd.lhs_batch, 'f', cd.lhs_spatial), "_",
