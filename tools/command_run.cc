@@ -56,7 +56,7 @@ constexpr absl::string_view kUsage =
                  [--devices N] [--backend halide|interpreter] [--output-dir DIR]
                  [--collective-timeout DURATION] [--iterations K]
                  [--profile] [--profile-json FILE] [--trace FILE]
-                 [--verify-passes] [--dump-to DIR --dump-pass-re RE]
+                 [--verify-passes] [--dump-to DIR --dump-pass-re RE] [--pass-timings]
 
 Runs the entry computation of an HLO module and prints a summary of each
 result: its shape and its values (all of them up to 64 elements, otherwise
@@ -110,6 +110,8 @@ flags:
   --dump-pass-re RE        after every compiler pass whose name matches RE
                            (driver/compiler_passes.h lists them) into DIR,
                            as XLA's --xla_dump_to does
+  --pass-timings           print each compiler pass's wall time on stderr,
+                           longest first (XLA's pass timing report)
   --check                  with --devices N > 1, also interpret the global
                            (unpartitioned) program and compare: integers
                            and pred exactly, floats to a tolerance of their
@@ -149,6 +151,7 @@ constexpr FlagSpec kFlags[] = {
     kVerifyPassesFlag,
     kDumpToFlag,
     kDumpPassReFlag,
+    kPassTimingsFlag,
     {"collective-timeout", FlagKind::kValue},
     {"iterations", FlagKind::kValue},
     {"profile", FlagKind::kBool},
@@ -272,6 +275,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
 
   absl::StatusOr<CompileOptions> compile = CompileOptionsFromFlags(*parsed);
   if (!compile.ok()) return UsageError(kRunCommand, compile.status().message(), err);
+  PassTimingsPrinter timings(compile->pipeline, err);
   // A --mesh alone runs on its devices; otherwise the default is 1 device.
   const int64_t devices =
       compile->devices.value_or(compile->mesh ? compile->mesh->num_devices() : 1);
