@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "hlo/base/status_macros.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/communicator_checks.h"
@@ -211,14 +212,12 @@ absl::StatusOr<std::vector<const void*>> MpiGroupExchange::GatherInputs(
   std::vector<int> counts(n), displs(n);
   int64_t offset = 0;
   for (size_t i = 0; i < n; ++i) {
-    absl::StatusOr<int> c =
-        MpiIntCount(static_cast<int64_t>(group_.positions[i].size()) * bytes, fp_.ToString());
-    if (!c.ok()) return c.status();
-    absl::StatusOr<int> d = MpiIntCount(offset, fp_.ToString());
-    if (!d.ok()) return d.status();
-    counts[i] = *c;
-    displs[i] = *d;
-    offset += *c;
+    const int64_t member_bytes = static_cast<int64_t>(group_.positions[i].size()) * bytes;
+    ASSIGN_OR_RETURN(int c, MpiIntCount(member_bytes, fp_.ToString()));
+    ASSIGN_OR_RETURN(int d, MpiIntCount(offset, fp_.ToString()));
+    counts[i] = c;
+    displs[i] = d;
+    offset += c;
   }
   received_.resize(static_cast<size_t>(offset));
   // Our members' inputs, packed in member order (in place if only one).
