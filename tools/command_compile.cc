@@ -99,15 +99,14 @@ absl::StatusOr<std::string> KernelsText(const hlo::Module& fused) {
   int count = 0;
   codegen::KernelCompiler& compiler = codegen::KernelCompiler::Global();
   absl::Status st = codegen::ForEachKernel(fused, [&](const codegen::KernelGraph& graph) {
-    absl::StatusOr<codegen::KernelDump> dump = compiler.Dump(graph);
-    if (!dump.ok()) return dump.status();
+    ASSIGN_OR_RETURN(codegen::KernelDump dump, compiler.Dump(graph));
     // A kernel that fails to lower keeps the rest of its dump; compiling it
     // reports the error.
-    const std::string loops = dump->loop_nest.ok()
-                                  ? *dump->loop_nest
-                                  : absl::StrCat("(", dump->loop_nest.status().message(), ")\n");
+    const std::string loops = dump.loop_nest.ok()
+                                  ? *dump.loop_nest
+                                  : absl::StrCat("(", dump.loop_nest.status().message(), ")\n");
     absl::StrAppend(&text, "=== kernel ", count++, ": ", graph.name, " (key ", compiler.Key(graph),
-                    ")\n", codegen::CanonicalText(graph), "--- Halide\n", dump->funcs,
+                    ")\n", codegen::CanonicalText(graph), "--- Halide\n", dump.funcs,
                     "--- Halide loop nest\n", loops, "\n");
     return absl::OkStatus();
   });
