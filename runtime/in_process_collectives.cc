@@ -9,6 +9,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "hlo/base/status_macros.h"
 #include "runtime/communicator_checks.h"
 #include "runtime/in_process_internal.h"
 #include "runtime/reduction.h"
@@ -309,8 +310,8 @@ absl::Status InProcessCommunicator::RunLed(int64_t device,
     led = lead(r);
     if (!led.ok()) Poison(led);
   });
-  if (!st.ok()) return st;
-  if (!led.ok()) return led;
+  RETURN_IF_ERROR(st);
+  RETURN_IF_ERROR(led);
   // The leader poisons before it departs, so a failed lead is visible here.
   if (poisoned_.load(std::memory_order_acquire)) return failure();
   return absl::OkStatus();

@@ -110,7 +110,7 @@ absl::StatusOr<std::string> KernelsText(const hlo::Module& fused) {
                     "--- Halide loop nest\n", loops, "\n");
     return absl::OkStatus();
   });
-  if (!st.ok()) return st;
+  RETURN_IF_ERROR(st);
   return text;
 }
 
