@@ -29,13 +29,9 @@ bool Spatial(const Instruction* op) {
 }
 
 // The operand to follow at aggressiveness 0: the most specific sharding, the
-// first one on ties (power and shifts always follow operand 0).
+// first one on ties (XLA's PickRepresentativeOperand; the ops that follow
+// their first operand instead have ForwardElementwiseFromOperand0).
 const Instruction* RepresentativeOperand(const Instruction& inst) {
-  if (inst.opcode() == Opcode::kPower || inst.opcode() == Opcode::kShiftLeft ||
-      inst.opcode() == Opcode::kShiftRightArithmetic ||
-      inst.opcode() == Opcode::kShiftRightLogical) {
-    return inst.operand(0)->has_sharding() ? inst.operand(0) : nullptr;
-  }
   const Instruction* best = nullptr;
   for (const Instruction* op : inst.operands()) {
     if (!op->has_sharding()) continue;
@@ -85,11 +81,10 @@ bool FollowReplicatedOperand(Instruction& inst, State& state) {
   return false;
 }
 
-}  // namespace
-
-bool ForwardElementwise(Instruction& inst, State& state) {
+// An elementwise op: at level 0 it follows `rep` alone, above it merges
+// every operand of its rank.
+bool Elementwise(const Instruction* rep, Instruction& inst, State& state) {
   if (state.aggressiveness == 0) {
-    const Instruction* rep = RepresentativeOperand(inst);
     if (rep == nullptr) return false;
     return MaybeImprove(*rep->sharding(), inst, false, true, state, rep, How(inst));
   }
@@ -100,6 +95,17 @@ bool ForwardElementwise(Instruction& inst, State& state) {
     changed |= MaybeImprove(*op->sharding(), inst, true, aggressive, state, op, How(inst));
   }
   return changed;
+}
+
+}  // namespace
+
+bool ForwardElementwise(Instruction& inst, State& state) {
+  return Elementwise(RepresentativeOperand(inst), inst, state);
+}
+
+bool ForwardElementwiseFromOperand0(Instruction& inst, State& state) {
+  const Instruction* op0 = inst.operand(0);
+  return Elementwise(op0->has_sharding() ? op0 : nullptr, inst, state);
 }
 
 bool ForwardDot(Instruction& inst, State& state) {

@@ -87,6 +87,7 @@ bool IsElementwise(hlo::Opcode opcode);
 
 // Forward steps (propagation_forward.cc).
 bool ForwardElementwise(hlo::Instruction& inst, State& state);
+bool ForwardElementwiseFromOperand0(hlo::Instruction& inst, State& state);
 bool ForwardThroughRule(hlo::Instruction& inst, State& state);
 bool ForwardOperand0(hlo::Instruction& inst, State& state);
 bool ForwardThroughOperand0(hlo::Instruction& inst, State& state);

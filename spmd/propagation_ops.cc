@@ -26,6 +26,10 @@ namespace {
 
 //                                      level  users  split  forward                     backward
 constexpr OpPropagation kElementwise = {0,     0,     true,  ForwardElementwise,         BackwardSameDims};
+// Power and shifts: the result is laid out like the base / shifted value,
+// whatever the exponent's or shift's layout (XLA's PickRepresentativeOperand).
+constexpr OpPropagation kElementwiseFromOperand0 = {0, 0, true, ForwardElementwiseFromOperand0,
+                                                    BackwardSameDims};
 constexpr OpPropagation kFactorRule =  {1,     0,     true,  ForwardThroughRule,         BackwardThroughRule};
 // What propagation may not split (no rule, or XLA keeps it whole): it takes
 // a replicated operand's sharding, and gives its users' to same-shaped operands.
@@ -69,6 +73,10 @@ const absl::flat_hash_map<Opcode, OpPropagation>& Table() {
       // one device or one step that no caller splits. (The MapReduce ops
       // have no line: lowered before propagation in the pipeline, they take
       // the generic entry when propagated as written.)
+      {Opcode::kPower,               kElementwiseFromOperand0},
+      {Opcode::kShiftLeft,           kElementwiseFromOperand0},
+      {Opcode::kShiftRightArithmetic, kElementwiseFromOperand0},
+      {Opcode::kShiftRightLogical,   kElementwiseFromOperand0},
       {Opcode::kSort,                kWhole},
       {Opcode::kBitcastConvert,      kWhole},
       {Opcode::kPartitionId,         kWhole},
