@@ -37,7 +37,7 @@ absl::StatusOr<spmd::PropagationResult> PropagateModule(hlo::Module& module,
                                                         std::optional<int64_t> devices,
                                                         const hlo::PipelineOptions& pipeline) {
   if (devices) module.mutable_config().num_partitions = *devices;
-  hlo::Pipeline passes = CompilerPipeline(CompilerSpec(), Stage::kPrepare, Stage::kPropagate, pipeline);
+  hlo::Pipeline passes = CompilerPipeline(CompilerSpec(), Stage::kPropagate, Stage::kPropagate, pipeline);
   RETURN_IF_ERROR(passes.Run(module));
   return static_cast<const PropagatePass&>(*passes.passes().back()).result();
 }

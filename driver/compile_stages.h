@@ -41,9 +41,9 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> LoadPreparedModule(const std::strin
                                                                 const CompileOptions& options);
 
 // Applies `--devices N` (overriding the header's num_partitions) and runs
-// the passes through propagation in place: MapReduce blocks still in the
-// module are lowered in the default (annotated) mode first, and shard_maps
-// lowered.
+// the propagation stage in place, on a module PrepareModule has prepared
+// (every caller does; preparing twice would run the generic passes on what
+// the lowerings made, e.g. inline the MapReduce lowering's calls).
 absl::StatusOr<spmd::PropagationResult> PropagateModule(
     hlo::Module& module, std::optional<int64_t> devices,
     const hlo::PipelineOptions& pipeline = hlo::DefaultPipelineOptions());

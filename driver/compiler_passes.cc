@@ -4,6 +4,9 @@
 
 #include "codegen/dot_canonicalizer.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/passes/algebraic_simplifier.h"
+#include "hlo/passes/call_inliner.h"
+#include "hlo/passes/cse.h"
 #include "hlo/passes/dce.h"
 #include "spmd/partition/localize.h"
 #include "spmd/partition/reshard_to_collectives.h"
@@ -57,6 +60,10 @@ void AddPartitionPasses(const spmd::PartitionOptions& options,
       std::make_unique<FunctionPass>("reshard-to-collectives", spmd::ReshardToCollectives));
   if (options.stop_after == PartitionStage::kReshardToCollectives) return;
   passes.push_back(std::make_unique<FunctionPass>("localize", Localize));
+  // XLA's post-partitioning clean-up: localizing leaves identities (slices
+  // of a whole shard, reshapes to the same shape) and repeated values.
+  passes.push_back(std::make_unique<hlo::AlgebraicSimplifier>());
+  passes.push_back(std::make_unique<hlo::CommonSubexpressionElimination>());
   hlo::DceOptions dce;
   dce.keep = hlo::DceOptions::Keep::kNothing;
   passes.push_back(std::make_unique<hlo::DeadCodeElimination>(dce));
@@ -96,6 +103,12 @@ std::vector<std::unique_ptr<hlo::Pass>> CompilerPasses(const CompilerSpec& spec,
   std::vector<std::unique_ptr<hlo::Pass>> passes;
   auto runs = [&](Stage s) { return first <= s && s <= last; };
   if (runs(Stage::kPrepare)) {
+    // XLA's pre-partitioning simplification (CallInliner, then the
+    // simplifier and CSE) on the module as the user wrote it: the calls
+    // the MapReduce lowering makes next stay calls.
+    passes.push_back(std::make_unique<hlo::CallInliner>());
+    passes.push_back(std::make_unique<hlo::AlgebraicSimplifier>());
+    passes.push_back(std::make_unique<hlo::CommonSubexpressionElimination>());
     const spmd::MapReduceMode mode = spec.mapreduce_mode;
     passes.push_back(std::make_unique<FunctionPass>(
         "lower-mapreduce", [mode](hlo::Module& m) { return spmd::LowerMapReduce(m, mode); }));

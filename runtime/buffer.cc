@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 
+#include "hlo/base/status_macros.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/buffer_pool.h"
 
@@ -16,9 +17,8 @@ absl::StatusOr<Buffer> Buffer::Allocate(const hlo::Shape& shape, bool zero, Buff
   if (shape.is_tuple()) {
     b.elements_.reserve(static_cast<size_t>(shape.tuple_size()));
     for (const hlo::Shape& s : shape.tuple_shapes()) {
-      absl::StatusOr<Buffer> e = Allocate(s, zero, pool);
-      if (!e.ok()) return e.status();
-      b.elements_.push_back(*std::move(e));
+      ASSIGN_OR_RETURN(Buffer e, Allocate(s, zero, pool));
+      b.elements_.push_back(std::move(e));
     }
     return b;
   }
@@ -27,10 +27,11 @@ absl::StatusOr<Buffer> Buffer::Allocate(const hlo::Shape& shape, bool zero, Buff
         absl::StrCat("cannot allocate a buffer of invalid shape ", shape.ToString()));
   }
   b.size_bytes_ = shape.byte_size();
-  absl::StatusOr<std::shared_ptr<uint8_t>> storage =
-      pool != nullptr ? pool->Acquire(b.size_bytes_, shape) : AllocateFromSystem(b.size_bytes_, shape);
-  if (!storage.ok()) return storage.status();
-  b.storage_ = *std::move(storage);
+  ASSIGN_OR_RETURN(std::shared_ptr<uint8_t> storage,
+                   pool != nullptr
+                       ? pool->Acquire(b.size_bytes_, shape)
+                       : AllocateFromSystem(b.size_bytes_, shape));
+  b.storage_ = std::move(storage);
   if (zero) std::memset(b.storage_.get(), 0, static_cast<size_t>(b.size_bytes_));
   return b;
 }
@@ -46,9 +47,8 @@ Buffer Buffer::Tuple(std::vector<Buffer> elements) {
 }
 
 absl::StatusOr<Buffer> Buffer::FromLiteral(const hlo::Literal& literal) {
-  absl::StatusOr<Buffer> b = Allocate(literal.shape());
-  if (!b.ok()) return b.status();
-  if (absl::Status st = b->CopyFrom(literal); !st.ok()) return st;
+  ASSIGN_OR_RETURN(Buffer b, Allocate(literal.shape()));
+  if (absl::Status st = b.CopyFrom(literal); !st.ok()) return st;
   return b;
 }
 
@@ -108,9 +108,8 @@ absl::StatusOr<hlo::Literal> Buffer::ToLiteral() const {
     std::vector<hlo::Literal> elements;
     elements.reserve(elements_.size());
     for (const Buffer& e : elements_) {
-      absl::StatusOr<hlo::Literal> l = e.ToLiteral();
-      if (!l.ok()) return l.status();
-      elements.push_back(*std::move(l));
+      ASSIGN_OR_RETURN(hlo::Literal l, e.ToLiteral());
+      elements.push_back(std::move(l));
     }
     return hlo::Literal::Tuple(std::move(elements));
   }
@@ -128,16 +127,14 @@ absl::StatusOr<hlo::Literal> Buffer::ToLiteral() const {
 
 absl::StatusOr<Buffer> Buffer::Clone() const {
   if (!valid()) return Buffer();
-  absl::StatusOr<Buffer> b = Allocate(shape_);
-  if (!b.ok()) return b.status();
+  ASSIGN_OR_RETURN(Buffer b, Allocate(shape_));
   if (is_tuple()) {
     for (size_t i = 0; i < elements_.size(); ++i) {
-      absl::StatusOr<Buffer> e = elements_[i].Clone();
-      if (!e.ok()) return e.status();
-      b->elements_[i] = *std::move(e);
+      ASSIGN_OR_RETURN(Buffer e, elements_[i].Clone());
+      b.elements_[i] = std::move(e);
     }
   } else if (size_bytes_ > 0) {
-    std::memcpy(b->data(), data(), static_cast<size_t>(size_bytes_));
+    std::memcpy(b.data(), data(), static_cast<size_t>(size_bytes_));
   }
   return b;
 }

@@ -30,7 +30,9 @@ absl::StatusOr<ReductionKind> ReductionKindFromReducer(const hlo::Computation& r
     case hlo::Opcode::kOr: return ReductionKind::kOr;
     default: break;
   }
-  return absl::UnimplementedError(absl::StrCat("reducer '", reducer.name(), "' is not supported"));
+  return absl::UnimplementedError(absl::StrCat(
+      "reducer '", reducer.name(), "' is a plain ", hlo::OpcodeName(*op),
+      ", which the runtime's collectives do not support (add/multiply/maximum/minimum/and/or)"));
 }
 
 }  // namespace sharc::runtime

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "hlo/base/status_macros.h"
 #include "hlo/ir/computation.h"
 #include "hlo/ops/op_def.h"
 
@@ -205,9 +206,7 @@ class ProgramBuilder {
         return absl::OkStatus();
       case Opcode::kConstant: {
         step.kind = ScheduleStepKind::kConstant;
-        absl::StatusOr<Buffer> b = Buffer::FromLiteral(inst.literal());
-        if (!b.ok()) return b.status();
-        step.constant = *std::move(b);
+        ASSIGN_OR_RETURN(step.constant, Buffer::FromLiteral(inst.literal()));
         return absl::OkStatus();
       }
       case Opcode::kPartitionId:
@@ -262,11 +261,10 @@ class ProgramBuilder {
       }
       case Opcode::kCall: {
         // A fusion the factory runs as one kernel, else a plain call.
-        absl::StatusOr<std::unique_ptr<Kernel>> fused = factory_.MakeCallKernel(inst);
-        if (!fused.ok()) return fused.status();
-        if (*fused != nullptr) {
+        ASSIGN_OR_RETURN(std::unique_ptr<Kernel> fused, factory_.MakeCallKernel(inst));
+        if (fused != nullptr) {
           step.kind = ScheduleStepKind::kKernel;
-          step.kernel = *std::move(fused);
+          step.kernel = std::move(fused);
           return absl::OkStatus();
         }
         step.kind = ScheduleStepKind::kCall;
@@ -280,18 +278,15 @@ class ProgramBuilder {
     }
     if (hlo::GetOpDef(inst.opcode()).traits.collective) return FillCollective(inst, step);
     step.kind = ScheduleStepKind::kKernel;
-    absl::StatusOr<std::unique_ptr<Kernel>> kernel = factory_.MakeKernel(inst);
-    if (!kernel.ok()) return kernel.status();
-    step.kernel = *std::move(kernel);
+    ASSIGN_OR_RETURN(step.kernel, factory_.MakeKernel(inst));
     return absl::OkStatus();
   }
 
   absl::Status AddCallees(ExecutableStep& step, std::vector<const hlo::Computation*> callees) {
     for (const hlo::Computation* c : callees) {
       if (c == nullptr) return absl::InvalidArgumentError("missing called computation");
-      absl::StatusOr<const Executable::Program*> p = Build(*c);
-      if (!p.ok()) return p.status();
-      step.callees.push_back(*p);
+      ASSIGN_OR_RETURN(const Executable::Program* p, Build(*c));
+      step.callees.push_back(p);
     }
     return absl::OkStatus();
   }
@@ -307,9 +302,7 @@ class ProgramBuilder {
     if (inst.opcode() == Opcode::kAllReduce || inst.opcode() == Opcode::kReduceScatter) {
       const hlo::Computation* reducer = inst.attr_computation("to_apply");
       if (reducer == nullptr) return absl::InvalidArgumentError("missing to_apply");
-      absl::StatusOr<ReductionKind> kind = ReductionKindFromReducer(*reducer);
-      if (!kind.ok()) return kind.status();
-      step.reduction = *kind;
+      ASSIGN_OR_RETURN(step.reduction, ReductionKindFromReducer(*reducer));
     }
     if (inst.opcode() == Opcode::kAllGather || inst.opcode() == Opcode::kReduceScatter ||
         (inst.opcode() == Opcode::kAllToAll && inst.has_attr("dimensions"))) {
@@ -375,9 +368,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(const hlo::Module
   std::unique_ptr<Executable> exe(new Executable());
   exe->module_ = module.Clone();
   ProgramBuilder builder(factory, exe->programs_);
-  absl::StatusOr<const Program*> entry = builder.Build(*exe->module_->entry());
-  if (!entry.ok()) return entry.status();
-  exe->entry_ = *entry;
+  ASSIGN_OR_RETURN(exe->entry_, builder.Build(*exe->module_->entry()));
   return exe;
 }
 
@@ -432,280 +423,354 @@ absl::StatusOr<Buffer> Executable::Run(const DeviceContext& device,
   return result;
 }
 
+// One run of one program: its value slots and the run state it shares with
+// the programs it calls. Run() is the loop; each step kind and each
+// collective is one entry of a table below.
+class Executable::Frame {
+ public:
+  Frame(const Executable& exe, const Program& program, absl::Span<const Buffer> arguments,
+        RunState& state)
+      : exe_(exe),
+        program_(program),
+        arguments_(arguments),
+        state_(state),
+        device_(*state.device),
+        slots_(static_cast<size_t>(program.num_slots)) {}
+
+  absl::StatusOr<Buffer> Run() {
+    for (const ExecutableStep& step : program_.steps) {
+      // Kernels and collectives are what a profile times; the rest is plumbing.
+      const bool timed = device_.profile && (step.kind == ScheduleStepKind::kKernel ||
+                                             step.kind == ScheduleStepKind::kCollective);
+      const int64_t start_ns = timed ? SteadyNanos() : 0;
+      ASSIGN_OR_RETURN(slots_[static_cast<size_t>(step.output)], (this->*StepFor(step.kind))(step));
+      if (timed) state_.stats.events.push_back({step.inst, start_ns, SteadyNanos()});
+      for (int r : step.release) {
+        Buffer& b = slots_[static_cast<size_t>(r)];
+        state_.live_bytes -= ExclusiveBytes(b);
+        b = Buffer();
+      }
+    }
+    Buffer result = std::move(slots_[static_cast<size_t>(program_.root)]);
+    if (!result.valid()) {
+      return absl::InternalError(
+          absl::StrCat("root of '", program_.computation->name(), "' not computed"));
+    }
+    return result;
+  }
+
+ private:
+  using StepFn = absl::StatusOr<Buffer> (Frame::*)(const ExecutableStep&);
+
+  // The step table: what each kind of step does.
+  static StepFn StepFor(ScheduleStepKind kind) {
+    switch (kind) {
+      case ScheduleStepKind::kParameter: return &Frame::Parameter;
+      case ScheduleStepKind::kConstant: return &Frame::Constant;
+      case ScheduleStepKind::kKernel: return &Frame::Kernel;
+      case ScheduleStepKind::kCollective: return &Frame::Collective;
+      case ScheduleStepKind::kPartitionId: return &Frame::DeviceId;
+      case ScheduleStepKind::kReplicaId: return &Frame::DeviceId;
+      case ScheduleStepKind::kTuple: return &Frame::Tuple;
+      case ScheduleStepKind::kGetTupleElement: return &Frame::GetTupleElement;
+      case ScheduleStepKind::kReshape: return &Frame::Reshape;
+      case ScheduleStepKind::kWhile: return &Frame::While;
+      case ScheduleStepKind::kConditional: return &Frame::Conditional;
+      case ScheduleStepKind::kCall: return &Frame::Call;
+    }
+    return &Frame::Unknown;
+  }
+
+  const Buffer& Operand(const ExecutableStep& step, size_t i) const {
+    return slots_[static_cast<size_t>(step.operands[i])];
+  }
+
+  absl::StatusOr<Buffer> Allocate(const hlo::Shape& shape) {
+    ASSIGN_OR_RETURN(Buffer b, Buffer::Allocate(shape, /*zero=*/false, exe_.pool_.get()));
+    state_.live_bytes += LeafBytes(b);
+    state_.stats.peak_live_bytes = std::max(state_.stats.peak_live_bytes, state_.live_bytes);
+    return b;
+  }
+
+  absl::StatusOr<Buffer> Unknown(const ExecutableStep& step) {
+    return absl::InternalError(absl::StrCat("unknown step kind, in ", step.inst->Describe()));
+  }
+
+  absl::StatusOr<Buffer> Parameter(const ExecutableStep& step) {
+    if (step.index < 0 || step.index >= static_cast<int64_t>(arguments_.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter ", step.index, " out of range, in ", step.inst->Describe()));
+    }
+    return arguments_[static_cast<size_t>(step.index)];
+  }
+
+  absl::StatusOr<Buffer> Constant(const ExecutableStep& step) { return step.constant; }
+
+  absl::StatusOr<Buffer> DeviceId(const ExecutableStep& step) {
+    ASSIGN_OR_RETURN(Buffer b, Allocate(step.inst->shape()));
+    const uint32_t id = static_cast<uint32_t>(
+        step.kind == ScheduleStepKind::kPartitionId ? device_.device_id : device_.replica_id);
+    if (b.size_bytes() != 4) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("expects a u32[] result, in ", step.inst->Describe()));
+    }
+    std::memcpy(b.data(), &id, 4);
+    return b;
+  }
+
+  absl::StatusOr<Buffer> Tuple(const ExecutableStep& step) {
+    std::vector<Buffer> elements;
+    elements.reserve(step.operands.size());
+    for (size_t i = 0; i < step.operands.size(); ++i) elements.push_back(Operand(step, i));
+    return Buffer::Tuple(std::move(elements));
+  }
+
+  absl::StatusOr<Buffer> Reshape(const ExecutableStep& step) {
+    return Operand(step, 0).Reshaped(step.inst->shape());
+  }
+
+  absl::StatusOr<Buffer> GetTupleElement(const ExecutableStep& step) {
+    const Buffer& t = Operand(step, 0);
+    if (!t.is_tuple() || step.index >= t.tuple_size()) {
+      return absl::InternalError(absl::StrCat("not a tuple, in ", step.inst->Describe()));
+    }
+    return t.element(step.index);
+  }
+
+  absl::StatusOr<Buffer> Kernel(const ExecutableStep& step) {
+    inputs_.clear();
+    for (size_t i = 0; i < step.operands.size(); ++i) inputs_.push_back(&Operand(step, i));
+    absl::StatusOr<Buffer> b = Allocate(step.inst->shape());
+    if (!b.ok()) return AtInstruction(b.status(), *step.inst);
+    if (absl::Status st = step.kernel->Run(inputs_, &*b); !st.ok()) {
+      return AtInstruction(st, *step.inst);
+    }
+    ++state_.stats.kernel_launches;
+    return b;
+  }
+
+  absl::StatusOr<Buffer> While(const ExecutableStep& step) {
+    Buffer loop_state = Operand(step, 0);
+    const Program& cond = *step.callees[0];
+    const Program& body = *step.callees[1];
+    for (;;) {
+      ASSIGN_OR_RETURN(Buffer keep_going,
+                       exe_.Execute(cond, absl::MakeConstSpan(&loop_state, 1), state_));
+      if (keep_going.is_tuple() || keep_going.type() != hlo::PrimitiveType::kPred) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("condition returned ", keep_going.shape().ToString(),
+                         " instead of pred[], in ", step.inst->Describe()));
+      }
+      if (!ReadPred(keep_going)) return loop_state;
+      ASSIGN_OR_RETURN(Buffer next, exe_.Execute(body, absl::MakeConstSpan(&loop_state, 1), state_));
+      state_.live_bytes -= ExclusiveBytes(loop_state);
+      loop_state = std::move(next);
+    }
+  }
+
+  absl::StatusOr<Buffer> Conditional(const ExecutableStep& step) {
+    const Buffer& selector = Operand(step, 0);
+    const int64_t n = static_cast<int64_t>(step.callees.size());
+    int64_t chosen;
+    if (selector.type() == hlo::PrimitiveType::kPred) {
+      chosen = ReadPred(selector) ? 0 : 1;
+    } else {
+      chosen = ReadIndex(selector);
+      if (chosen < 0 || chosen >= n) chosen = n - 1;  // XLA: out of range runs the last
+    }
+    return exe_.Execute(*step.callees[static_cast<size_t>(chosen)],
+                        absl::MakeConstSpan(&Operand(step, static_cast<size_t>(chosen) + 1), 1),
+                        state_);
+  }
+
+  absl::StatusOr<Buffer> Call(const ExecutableStep& step) {
+    std::vector<Buffer> args;
+    for (size_t i = 0; i < step.operands.size(); ++i) args.push_back(Operand(step, i));
+    return exe_.Execute(*step.callees[0], args, state_);
+  }
+
+  // --- collectives ---
+
+  // What every collective of one step shares: the group, the communicator
+  // (none for a lone device) and the fingerprint the devices agree on.
+  struct CollectiveCall {
+    const ExecutableStep& step;
+    Communicator* comm;
+    std::vector<int64_t> group;
+    CollectiveFingerprint fp;
+    std::vector<Buffer> results;
+  };
+  using CollectiveFn = absl::Status (Frame::*)(CollectiveCall&);
+
+  // The collective table: one entry per collective the runtime executes.
+  static CollectiveFn CollectiveFor(hlo::Opcode opcode) {
+    switch (opcode) {
+      case hlo::Opcode::kAllReduce: return &Frame::PerOperandCollective;
+      case hlo::Opcode::kAllGather: return &Frame::PerOperandCollective;
+      case hlo::Opcode::kReduceScatter: return &Frame::PerOperandCollective;
+      case hlo::Opcode::kAllToAll: return &Frame::AllToAll;
+      case hlo::Opcode::kCollectivePermute: return &Frame::CollectivePermute;
+      default: return nullptr;
+    }
+  }
+
+  absl::StatusOr<Buffer> Collective(const ExecutableStep& step) {
+    const hlo::Instruction& inst = *step.inst;
+    CollectiveFn run = CollectiveFor(inst.opcode());
+    if (run == nullptr) {
+      return absl::UnimplementedError(
+          absl::StrCat("collective not supported by the runtime, in ", inst.Describe()));
+    }
+    absl::StatusOr<std::vector<int64_t>> group =
+        GroupOf(inst, device_.device_id, std::max<int64_t>(device_.num_devices, 1));
+    if (!group.ok()) return AtInstruction(group.status(), inst);
+    CollectiveCall call{step, device_.communicator, *std::move(group), {}, {}};
+    call.fp.opcode = inst.opcode();
+    call.fp.name = inst.name();
+    call.fp.channel_id = inst.attr_int("channel_id", 0);
+    // A lone device (no communicator) still runs group-of-one collectives.
+    const int64_t g = static_cast<int64_t>(call.group.size());
+    if (call.comm == nullptr && !(g == 1 || inst.opcode() == hlo::Opcode::kCollectivePermute)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("no communicator for a group of ", g, ", in ", inst.Describe()));
+    }
+    RETURN_IF_ERROR((this->*run)(call));
+    ++state_.stats.collectives;
+    if (inst.shape().is_tuple()) return Buffer::Tuple(std::move(call.results));
+    return std::move(call.results[0]);
+  }
+
+  CollectiveFingerprint NextFingerprint(CollectiveCall& call) {
+    call.fp.sequence = state_.next_sequence++;
+    return call.fp;
+  }
+
+  // all-reduce, all-gather and reduce-scatter: one exchange per operand.
+  absl::Status PerOperandCollective(CollectiveCall& call) {
+    const ExecutableStep& step = call.step;
+    const hlo::Instruction& inst = *step.inst;
+    for (size_t k = 0; k < step.operands.size(); ++k) {
+      const Buffer& in = Operand(step, k);
+      const hlo::Shape& result_shape =
+          inst.shape().is_tuple() ? inst.shape().tuple_shape(static_cast<int64_t>(k)) : inst.shape();
+      absl::StatusOr<Buffer> o = Allocate(result_shape);
+      if (!o.ok()) return AtInstruction(o.status(), inst);
+      const CollectiveFingerprint f = NextFingerprint(call);
+      absl::Status st;
+      if (call.comm == nullptr) {
+        // A group of one: the result is the operand itself.
+        if (o->shape() != in.shape()) {
+          st = absl::InvalidArgumentError("result shape differs from operand on one device");
+        } else if (in.size_bytes() > 0) {
+          std::memcpy(o->data(), in.data(), static_cast<size_t>(in.size_bytes()));
+        }
+      } else if (inst.opcode() == hlo::Opcode::kAllReduce) {
+        st = call.comm->AllReduce(device_.device_id, f, call.group, step.reduction, in, *o);
+      } else if (inst.opcode() == hlo::Opcode::kAllGather) {
+        st = call.comm->AllGather(device_.device_id, f, call.group, step.dim, in, *o);
+      } else {
+        st = call.comm->ReduceScatter(device_.device_id, f, call.group, step.reduction, step.dim,
+                                      in, *o);
+      }
+      call.results.push_back(*std::move(o));
+      RETURN_IF_ERROR(st);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status AllToAll(CollectiveCall& call) {
+    const ExecutableStep& step = call.step;
+    if (step.dim >= 0) {
+      absl::StatusOr<Buffer> o = Allocate(step.inst->shape());
+      if (!o.ok()) return AtInstruction(o.status(), *step.inst);
+      const Buffer& in = Operand(step, 0);
+      absl::Status st;
+      if (call.comm == nullptr) {
+        if (in.size_bytes() > 0) {
+          std::memcpy(o->data(), in.data(), static_cast<size_t>(in.size_bytes()));
+        }
+        ++state_.next_sequence;
+      } else {
+        st = call.comm->AllToAll(device_.device_id, NextFingerprint(call), call.group, step.dim,
+                                 in, *o);
+      }
+      call.results.push_back(*std::move(o));
+      return st;
+    }
+    return TupleAllToAll(call);
+  }
+
+  // Tuple form: operand j goes to member j. Stack the operands as rows of
+  // one array, exchange rows, and split the result.
+  absl::Status TupleAllToAll(CollectiveCall& call) {
+    const ExecutableStep& step = call.step;
+    const hlo::Shape& each = step.inst->operand(0)->shape();
+    const int64_t g = static_cast<int64_t>(call.group.size());
+    if (static_cast<int64_t>(step.operands.size()) != g) {
+      return absl::InvalidArgumentError(absl::StrCat("has ", step.operands.size(),
+                                                     " operands for a group of ", g, ", in ",
+                                                     step.inst->Describe()));
+    }
+    hlo::Shape stacked(each.type(), {g, each.num_elements()});
+    ASSIGN_OR_RETURN(Buffer packed, Buffer::Allocate(stacked, false, exe_.pool_.get()));
+    ASSIGN_OR_RETURN(Buffer exchanged, Buffer::Allocate(stacked, false, exe_.pool_.get()));
+    const int64_t row = hlo::ByteWidth(each.type()) * each.num_elements();
+    for (int64_t j = 0; j < g && row > 0; ++j) {
+      std::memcpy(static_cast<uint8_t*>(packed.data()) + j * row,
+                  Operand(step, static_cast<size_t>(j)).data(), static_cast<size_t>(row));
+    }
+    if (call.comm == nullptr) {
+      exchanged = packed;
+      ++state_.next_sequence;
+    } else {
+      RETURN_IF_ERROR(call.comm->AllToAll(device_.device_id, NextFingerprint(call), call.group, 0,
+                                          packed, exchanged));
+    }
+    for (int64_t j = 0; j < g; ++j) {
+      ASSIGN_OR_RETURN(Buffer o, Allocate(each));
+      if (row > 0) {
+        std::memcpy(o.data(), static_cast<const uint8_t*>(exchanged.data()) + j * row,
+                    static_cast<size_t>(row));
+      }
+      call.results.push_back(std::move(o));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CollectivePermute(CollectiveCall& call) {
+    const ExecutableStep& step = call.step;
+    absl::StatusOr<Buffer> o = Allocate(step.inst->shape());
+    if (!o.ok()) return AtInstruction(o.status(), *step.inst);
+    absl::Status st;
+    if (call.comm == nullptr) {
+      ++state_.next_sequence;
+      std::memset(o->data(), 0, static_cast<size_t>(o->size_bytes()));
+      for (const auto& [s, t] : step.pairs) {
+        if (s == device_.device_id && t == device_.device_id && o->size_bytes() > 0) {
+          std::memcpy(o->data(), Operand(step, 0).data(), static_cast<size_t>(o->size_bytes()));
+        }
+      }
+    } else {
+      st = call.comm->CollectivePermute(device_.device_id, NextFingerprint(call), step.pairs,
+                                        Operand(step, 0), *o);
+    }
+    call.results.push_back(*std::move(o));
+    return st;
+  }
+
+  const Executable& exe_;
+  const Program& program_;
+  absl::Span<const Buffer> arguments_;
+  RunState& state_;
+  const DeviceContext& device_;
+  std::vector<Buffer> slots_;
+  std::vector<const Buffer*> inputs_;  // a kernel's operands, reused across steps
+};
+
 absl::StatusOr<Buffer> Executable::Execute(const Program& program,
                                            absl::Span<const Buffer> arguments,
                                            RunState& state) const {
-  std::vector<Buffer> slots(static_cast<size_t>(program.num_slots));
-  std::vector<const Buffer*> inputs;
-  const DeviceContext& device = *state.device;
-  auto allocate = [&](const hlo::Shape& shape, bool zero = false) -> absl::StatusOr<Buffer> {
-    absl::StatusOr<Buffer> b = Buffer::Allocate(shape, zero, pool_.get());
-    if (b.ok()) {
-      state.live_bytes += LeafBytes(*b);
-      state.stats.peak_live_bytes = std::max(state.stats.peak_live_bytes, state.live_bytes);
-    }
-    return b;
-  };
-
-  // Kernels and collectives are what a profile times; the rest is plumbing.
-  const bool profile = device.profile;
-  for (const ExecutableStep& step : program.steps) {
-    const hlo::Instruction& inst = *step.inst;
-    Buffer& out = slots[static_cast<size_t>(step.output)];
-    const bool timed = profile && (step.kind == ScheduleStepKind::kKernel ||
-                                   step.kind == ScheduleStepKind::kCollective);
-    const int64_t start_ns = timed ? SteadyNanos() : 0;
-    auto operand = [&](size_t i) -> const Buffer& {
-      return slots[static_cast<size_t>(step.operands[i])];
-    };
-    switch (step.kind) {
-      case ScheduleStepKind::kParameter:
-        if (step.index < 0 || step.index >= static_cast<int64_t>(arguments.size())) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("parameter ", step.index, " out of range, in ", inst.Describe()));
-        }
-        out = arguments[static_cast<size_t>(step.index)];
-        break;
-      case ScheduleStepKind::kConstant:
-        out = step.constant;
-        break;
-      case ScheduleStepKind::kPartitionId:
-      case ScheduleStepKind::kReplicaId: {
-        absl::StatusOr<Buffer> b = allocate(inst.shape());
-        if (!b.ok()) return b.status();
-        uint32_t id = static_cast<uint32_t>(step.kind == ScheduleStepKind::kPartitionId ? device.device_id
-                                                                                : device.replica_id);
-        if (b->size_bytes() != 4) {
-          return absl::InvalidArgumentError(absl::StrCat("expects a u32[] result, in ", inst.Describe()));
-        }
-        std::memcpy(b->data(), &id, 4);
-        out = *std::move(b);
-        break;
-      }
-      case ScheduleStepKind::kTuple: {
-        std::vector<Buffer> elements;
-        elements.reserve(step.operands.size());
-        for (size_t i = 0; i < step.operands.size(); ++i) elements.push_back(operand(i));
-        out = Buffer::Tuple(std::move(elements));
-        break;
-      }
-      case ScheduleStepKind::kReshape:
-        out = operand(0).Reshaped(inst.shape());
-        break;
-      case ScheduleStepKind::kGetTupleElement: {
-        const Buffer& t = operand(0);
-        if (!t.is_tuple() || step.index >= t.tuple_size()) {
-          return absl::InternalError(absl::StrCat("not a tuple, in ", inst.Describe()));
-        }
-        out = t.element(step.index);
-        break;
-      }
-      case ScheduleStepKind::kKernel: {
-        inputs.clear();
-        for (size_t i = 0; i < step.operands.size(); ++i) inputs.push_back(&operand(i));
-        absl::StatusOr<Buffer> b = allocate(inst.shape());
-        if (!b.ok()) return AtInstruction(b.status(), inst);
-        if (absl::Status st = step.kernel->Run(inputs, &*b); !st.ok()) {
-          return AtInstruction(st, inst);
-        }
-        ++state.stats.kernel_launches;
-        out = *std::move(b);
-        break;
-      }
-      case ScheduleStepKind::kWhile: {
-        Buffer loop_state = operand(0);
-        const Program& cond = *step.callees[0];
-        const Program& body = *step.callees[1];
-        for (;;) {
-          absl::StatusOr<Buffer> keep_going = Execute(cond, absl::MakeConstSpan(&loop_state, 1), state);
-          if (!keep_going.ok()) return keep_going.status();
-          if (keep_going->is_tuple() || keep_going->type() != hlo::PrimitiveType::kPred) {
-            return absl::InvalidArgumentError(
-                absl::StrCat("condition returned ", keep_going->shape().ToString(),
-                             " instead of pred[], in ", inst.Describe()));
-          }
-          if (!ReadPred(*keep_going)) break;
-          absl::StatusOr<Buffer> next = Execute(body, absl::MakeConstSpan(&loop_state, 1), state);
-          if (!next.ok()) return next.status();
-          state.live_bytes -= ExclusiveBytes(loop_state);
-          loop_state = *std::move(next);
-        }
-        out = std::move(loop_state);
-        break;
-      }
-      case ScheduleStepKind::kConditional: {
-        const Buffer& selector = operand(0);
-        int64_t n = static_cast<int64_t>(step.callees.size());
-        int64_t chosen;
-        if (selector.type() == hlo::PrimitiveType::kPred) {
-          chosen = ReadPred(selector) ? 0 : 1;
-        } else {
-          chosen = ReadIndex(selector);
-          if (chosen < 0 || chosen >= n) chosen = n - 1;  // XLA: out of range runs the last
-        }
-        absl::StatusOr<Buffer> r = Execute(*step.callees[static_cast<size_t>(chosen)],
-                                           absl::MakeConstSpan(&operand(static_cast<size_t>(chosen) + 1), 1),
-                                           state);
-        if (!r.ok()) return r.status();
-        out = *std::move(r);
-        break;
-      }
-      case ScheduleStepKind::kCall: {
-        std::vector<Buffer> args;
-        for (size_t i = 0; i < step.operands.size(); ++i) args.push_back(operand(i));
-        absl::StatusOr<Buffer> r = Execute(*step.callees[0], args, state);
-        if (!r.ok()) return r.status();
-        out = *std::move(r);
-        break;
-      }
-      case ScheduleStepKind::kCollective: {
-        Communicator* comm = device.communicator;
-        absl::StatusOr<std::vector<int64_t>> group =
-            GroupOf(inst, device.device_id, std::max<int64_t>(device.num_devices, 1));
-        if (!group.ok()) return AtInstruction(group.status(), inst);
-        CollectiveFingerprint fp;
-        fp.opcode = inst.opcode();
-        fp.name = inst.name();
-        fp.channel_id = inst.attr_int("channel_id", 0);
-        std::vector<Buffer> results;
-        const int64_t g = static_cast<int64_t>(group->size());
-        auto next_fp = [&]() {
-          fp.sequence = state.next_sequence++;
-          return fp;
-        };
-        // A lone device (no communicator) still runs group-of-one collectives.
-        if (comm == nullptr && !(g == 1 || inst.opcode() == hlo::Opcode::kCollectivePermute)) {
-          return absl::FailedPreconditionError(
-              absl::StrCat("no communicator for a group of ", g, ", in ", inst.Describe()));
-        }
-        absl::Status st;
-        switch (inst.opcode()) {
-          case hlo::Opcode::kAllReduce:
-          case hlo::Opcode::kAllGather:
-          case hlo::Opcode::kReduceScatter: {
-            for (size_t k = 0; k < step.operands.size() && st.ok(); ++k) {
-              const Buffer& in = operand(k);
-              const hlo::Shape& result_shape =
-                  inst.shape().is_tuple() ? inst.shape().tuple_shape(static_cast<int64_t>(k))
-                                          : inst.shape();
-              absl::StatusOr<Buffer> o = allocate(result_shape);
-              if (!o.ok()) return AtInstruction(o.status(), inst);
-              CollectiveFingerprint f = next_fp();
-              if (comm == nullptr) {
-                // g == 1: the result is the operand itself.
-                if (o->shape() != in.shape()) {
-                  st = absl::InvalidArgumentError("result shape differs from operand on one device");
-                } else if (in.size_bytes() > 0) {
-                  std::memcpy(o->data(), in.data(), static_cast<size_t>(in.size_bytes()));
-                }
-              } else if (inst.opcode() == hlo::Opcode::kAllReduce) {
-                st = comm->AllReduce(device.device_id, f, *group, step.reduction, in, *o);
-              } else if (inst.opcode() == hlo::Opcode::kAllGather) {
-                st = comm->AllGather(device.device_id, f, *group, step.dim, in, *o);
-              } else {
-                st = comm->ReduceScatter(device.device_id, f, *group, step.reduction, step.dim, in,
-                                         *o);
-              }
-              results.push_back(*std::move(o));
-            }
-            break;
-          }
-          case hlo::Opcode::kAllToAll: {
-            if (step.dim >= 0) {
-              absl::StatusOr<Buffer> o = allocate(inst.shape());
-              if (!o.ok()) return AtInstruction(o.status(), inst);
-              if (comm == nullptr) {
-                if (operand(0).size_bytes() > 0) {
-                  std::memcpy(o->data(), operand(0).data(), static_cast<size_t>(operand(0).size_bytes()));
-                }
-                ++state.next_sequence;
-              } else {
-                st = comm->AllToAll(device.device_id, next_fp(), *group, step.dim, operand(0), *o);
-              }
-              results.push_back(*std::move(o));
-              break;
-            }
-            // Tuple form: operand j goes to member j. Stack the operands as
-            // rows of one array, exchange rows, and split the result.
-            const hlo::Shape& each = inst.operand(0)->shape();
-            if (static_cast<int64_t>(step.operands.size()) != g) {
-              return absl::InvalidArgumentError(absl::StrCat(
-                  "has ", step.operands.size(), " operands for a group of ", g, ", in ",
-                  inst.Describe()));
-            }
-            hlo::Shape stacked(each.type(), {g, each.num_elements()});
-            absl::StatusOr<Buffer> packed = Buffer::Allocate(stacked, false, pool_.get());
-            absl::StatusOr<Buffer> exchanged = Buffer::Allocate(stacked, false, pool_.get());
-            if (!packed.ok()) return packed.status();
-            if (!exchanged.ok()) return exchanged.status();
-            const int64_t row = hlo::ByteWidth(each.type()) * each.num_elements();
-            for (int64_t j = 0; j < g; ++j) {
-              if (row > 0) {
-                std::memcpy(static_cast<uint8_t*>(packed->data()) + j * row,
-                            operand(static_cast<size_t>(j)).data(), static_cast<size_t>(row));
-              }
-            }
-            if (comm == nullptr) {
-              exchanged = packed;
-              ++state.next_sequence;
-            } else {
-              st = comm->AllToAll(device.device_id, next_fp(), *group, 0, *packed, *exchanged);
-            }
-            for (int64_t j = 0; j < g && st.ok(); ++j) {
-              absl::StatusOr<Buffer> o = allocate(each);
-              if (!o.ok()) return o.status();
-              if (row > 0) {
-                std::memcpy(o->data(), static_cast<const uint8_t*>(exchanged->data()) + j * row,
-                            static_cast<size_t>(row));
-              }
-              results.push_back(*std::move(o));
-            }
-            break;
-          }
-          case hlo::Opcode::kCollectivePermute: {
-            absl::StatusOr<Buffer> o = allocate(inst.shape());
-            if (!o.ok()) return AtInstruction(o.status(), inst);
-            if (comm == nullptr) {
-              ++state.next_sequence;
-              std::memset(o->data(), 0, static_cast<size_t>(o->size_bytes()));
-              for (const auto& [s, t] : step.pairs) {
-                if (s == device.device_id && t == device.device_id && o->size_bytes() > 0) {
-                  std::memcpy(o->data(), operand(0).data(), static_cast<size_t>(o->size_bytes()));
-                }
-              }
-            } else {
-              st = comm->CollectivePermute(device.device_id, next_fp(), step.pairs, operand(0), *o);
-            }
-            results.push_back(*std::move(o));
-            break;
-          }
-          default:
-            return absl::UnimplementedError(
-                absl::StrCat("collective not supported by the runtime, in ", inst.Describe()));
-        }
-        if (!st.ok()) return st;
-        ++state.stats.collectives;
-        if (inst.shape().is_tuple()) {
-          out = Buffer::Tuple(std::move(results));
-        } else {
-          out = std::move(results[0]);
-        }
-        break;
-      }
-    }
-    if (timed) state.stats.events.push_back({&inst, start_ns, SteadyNanos()});
-    for (int r : step.release) {
-      Buffer& b = slots[static_cast<size_t>(r)];
-      state.live_bytes -= ExclusiveBytes(b);
-      b = Buffer();
-    }
-  }
-  Buffer result = std::move(slots[static_cast<size_t>(program.root)]);
-  if (!result.valid()) {
-    return absl::InternalError(
-        absl::StrCat("root of '", program.computation->name(), "' not computed"));
-  }
-  return result;
+  return Frame(*this, program, arguments, state).Run();
 }
 
 }  // namespace sharc::runtime

@@ -88,6 +88,7 @@ class Executable {
  private:
   Executable() = default;
   struct RunState;
+  class Frame;  // one program's run: the step loop (executable.cc)
   absl::StatusOr<Buffer> Execute(const Program& program, absl::Span<const Buffer> arguments,
                                  RunState& state) const;
 

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "hlo/base/status_macros.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -32,9 +33,9 @@ class KernelEvalContext final : public hlo::EvalContext {
       }
       operands.clear();
       for (const hlo::Instruction* op : inst->operands()) operands.push_back(&values.at(op));
-      absl::StatusOr<hlo::Literal> r = hlo::GetOpDef(inst->opcode()).evaluate(*inst, operands, *this);
-      if (!r.ok()) return r.status();
-      values[inst] = *std::move(r);
+      ASSIGN_OR_RETURN(hlo::Literal r,
+                       hlo::GetOpDef(inst->opcode()).evaluate(*inst, operands, *this));
+      values[inst] = std::move(r);
     }
     auto it = values.find(computation.root());
     if (it == values.end()) {
@@ -64,18 +65,16 @@ class InterpreterKernel final : public Kernel {
     std::vector<hlo::Literal> literals;
     literals.reserve(inputs.size());
     for (const Buffer* b : inputs) {
-      absl::StatusOr<hlo::Literal> l = b->ToLiteral();
-      if (!l.ok()) return l.status();
-      literals.push_back(*std::move(l));
+      ASSIGN_OR_RETURN(hlo::Literal l, b->ToLiteral());
+      literals.push_back(std::move(l));
     }
     std::vector<const hlo::Literal*> operands;
     operands.reserve(literals.size());
     for (const hlo::Literal& l : literals) operands.push_back(&l);
     KernelEvalContext context;
-    absl::StatusOr<hlo::Literal> result =
-        hlo::GetOpDef(instruction_.opcode()).evaluate(instruction_, operands, context);
-    if (!result.ok()) return result.status();
-    return output->CopyFrom(*result);
+    const hlo::OpDef& def = hlo::GetOpDef(instruction_.opcode());
+    ASSIGN_OR_RETURN(hlo::Literal result, def.evaluate(instruction_, operands, context));
+    return output->CopyFrom(result);
   }
 
  private:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "hlo/base/status_macros.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/in_process_communicator.h"
 
@@ -126,21 +127,18 @@ absl::StatusOr<std::vector<std::vector<hlo::Literal>>> DeviceMesh::Run(
       buffers[d].push_back(*std::move(b));
     }
   }
-  absl::StatusOr<std::vector<Buffer>> results = RunBuffers(executable, buffers);
-  if (!results.ok()) return results.status();
-  std::vector<std::vector<hlo::Literal>> out(results->size());
-  for (size_t d = 0; d < results->size(); ++d) {
-    const Buffer& r = (*results)[d];
+  ASSIGN_OR_RETURN(std::vector<Buffer> results, RunBuffers(executable, buffers));
+  std::vector<std::vector<hlo::Literal>> out(results.size());
+  for (size_t d = 0; d < results.size(); ++d) {
+    const Buffer& r = results[d];
     if (r.is_tuple()) {
       for (const Buffer& e : r.elements()) {
-        absl::StatusOr<hlo::Literal> l = e.ToLiteral();
-        if (!l.ok()) return l.status();
-        out[d].push_back(*std::move(l));
+        ASSIGN_OR_RETURN(hlo::Literal l, e.ToLiteral());
+        out[d].push_back(std::move(l));
       }
     } else {
-      absl::StatusOr<hlo::Literal> l = r.ToLiteral();
-      if (!l.ok()) return l.status();
-      out[d].push_back(*std::move(l));
+      ASSIGN_OR_RETURN(hlo::Literal l, r.ToLiteral());
+      out[d].push_back(std::move(l));
     }
   }
   return out;

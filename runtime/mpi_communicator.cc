@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "hlo/base/status_macros.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/communicator_checks.h"
 #include "runtime/mpi_group_exchange.h"
@@ -173,15 +174,14 @@ absl::Status MpiCommunicator::RunAcrossProcesses(
 absl::Status MpiCommunicator::AllReduce(int64_t device, const CollectiveFingerprint& fingerprint,
                                         absl::Span<const int64_t> group, ReductionKind kind,
                                         const Buffer& input, Buffer& output) {
-  absl::StatusOr<MpiGroup*> found = EnterCollective(device, fingerprint, group);
-  if (!found.ok()) return found.status();
-  if ((*found)->all_local) return local_.AllReduce(device, fingerprint, group, kind, input, output);
+  ASSIGN_OR_RETURN(MpiGroup* found, EnterCollective(device, fingerprint, group));
+  if (found->all_local) return local_.AllReduce(device, fingerprint, group, kind, input, output);
   SHARC_MPI_CHECK(ValidateAllReduce(kind, input, output));
   const hlo::PrimitiveType type = input.type();
   const int64_t n = input.num_elements();
   const int64_t bytes = input.size_bytes();
   return RunAcrossProcesses(
-      device, fingerprint, **found, group, 100 + static_cast<uint64_t>(kind), input, output,
+      device, fingerprint, *found, group, 100 + static_cast<uint64_t>(kind), input, output,
       [&](MpiGroupExchange& step, const InProcessCommunicator::Round& r) -> absl::Status {
         void* out = r.outputs[0];
         MPI_Datatype dt;
@@ -189,10 +189,9 @@ absl::Status MpiCommunicator::AllReduce(int64_t device, const CollectiveFingerpr
         if (ExactMpiReduction(type, kind, &dt, &op)) {
           // Fold our members, then let MPI combine the processes' partials.
           ReduceElements(type, kind, r.inputs, r.size, 0, n, out);
-          absl::StatusOr<int> count = MpiIntCount(n, fingerprint.ToString());
-          if (!count.ok()) return count.status();
+          ASSIGN_OR_RETURN(int count, MpiIntCount(n, fingerprint.ToString()));
           MPI_Request request;
-          int rc = MPI_Iallreduce(MPI_IN_PLACE, out, *count, dt, op, step.comm(), &request);
+          int rc = MPI_Iallreduce(MPI_IN_PLACE, out, count, dt, op, step.comm(), &request);
           if (absl::Status st = MpiCallStatus(rc, fingerprint.ToString() + ": MPI_Iallreduce");
               !st.ok()) {
             return st;
@@ -200,9 +199,8 @@ absl::Status MpiCommunicator::AllReduce(int64_t device, const CollectiveFingerpr
           std::vector<MPI_Request> requests = {request};
           if (absl::Status st = step.WaitData(requests, "MPI_Iallreduce"); !st.ok()) return st;
         } else {
-          absl::StatusOr<std::vector<const void*>> all = step.GatherInputs(r, bytes);
-          if (!all.ok()) return all.status();
-          ReduceElements(type, kind, all->data(), static_cast<int64_t>(all->size()), 0, n, out);
+          ASSIGN_OR_RETURN(std::vector<const void*> all, step.GatherInputs(r, bytes));
+          ReduceElements(type, kind, all.data(), static_cast<int64_t>(all.size()), 0, n, out);
         }
         for (int64_t k = 1; k < r.size; ++k) {
           if (bytes > 0) std::memcpy(r.outputs[k], out, static_cast<size_t>(bytes));
@@ -214,9 +212,8 @@ absl::Status MpiCommunicator::AllReduce(int64_t device, const CollectiveFingerpr
 absl::Status MpiCommunicator::AllGather(int64_t device, const CollectiveFingerprint& fingerprint,
                                         absl::Span<const int64_t> group, int64_t dim,
                                         const Buffer& input, Buffer& output) {
-  absl::StatusOr<MpiGroup*> found = EnterCollective(device, fingerprint, group);
-  if (!found.ok()) return found.status();
-  if ((*found)->all_local) return local_.AllGather(device, fingerprint, group, dim, input, output);
+  ASSIGN_OR_RETURN(MpiGroup* found, EnterCollective(device, fingerprint, group));
+  if (found->all_local) return local_.AllGather(device, fingerprint, group, dim, input, output);
   const int64_t g = static_cast<int64_t>(group.size());
   SHARC_MPI_CHECK(ValidateAllGather(g, dim, input, output));
   const std::vector<int64_t>& dims = input.shape().dims();
@@ -225,15 +222,14 @@ absl::Status MpiCommunicator::AllGather(int64_t device, const CollectiveFingerpr
       DimProduct(dims, static_cast<size_t>(dim), dims.size()) * hlo::ByteWidth(input.type());
   const int64_t bytes = input.size_bytes();
   return RunAcrossProcesses(
-      device, fingerprint, **found, group, 200 + static_cast<uint64_t>(dim), input, output,
+      device, fingerprint, *found, group, 200 + static_cast<uint64_t>(dim), input, output,
       [&](MpiGroupExchange& step, const InProcessCommunicator::Round& r) -> absl::Status {
-        absl::StatusOr<std::vector<const void*>> all = step.GatherInputs(r, bytes);
-        if (!all.ok()) return all.status();
+        ASSIGN_OR_RETURN(std::vector<const void*> all, step.GatherInputs(r, bytes));
         for (int64_t k = 0; k < r.size; ++k) {
           uint8_t* out = static_cast<uint8_t*>(r.outputs[k]);
           for (int64_t j = 0; j < g; ++j) {
             CopyStridedRows(out + j * piece, g * piece,
-                            static_cast<const uint8_t*>((*all)[static_cast<size_t>(j)]), piece,
+                            static_cast<const uint8_t*>(all[static_cast<size_t>(j)]), piece,
                             outer, piece);
           }
         }
@@ -245,9 +241,8 @@ absl::Status MpiCommunicator::ReduceScatter(int64_t device,
                                             const CollectiveFingerprint& fingerprint,
                                             absl::Span<const int64_t> group, ReductionKind kind,
                                             int64_t dim, const Buffer& input, Buffer& output) {
-  absl::StatusOr<MpiGroup*> found = EnterCollective(device, fingerprint, group);
-  if (!found.ok()) return found.status();
-  if ((*found)->all_local) {
+  ASSIGN_OR_RETURN(MpiGroup* found, EnterCollective(device, fingerprint, group));
+  if (found->all_local) {
     return local_.ReduceScatter(device, fingerprint, group, kind, dim, input, output);
   }
   const int64_t g = static_cast<int64_t>(group.size());
@@ -259,17 +254,16 @@ absl::Status MpiCommunicator::ReduceScatter(int64_t device,
   const int64_t chunk = DimProduct(dims, static_cast<size_t>(dim), dims.size());  // elements
   const uint64_t tag = 300 + static_cast<uint64_t>(dim) * 8 + static_cast<uint64_t>(kind);
   return RunAcrossProcesses(
-      device, fingerprint, **found, group, tag, input, output,
+      device, fingerprint, *found, group, tag, input, output,
       [&](MpiGroupExchange& step, const InProcessCommunicator::Round& r) -> absl::Status {
-        absl::StatusOr<std::vector<const uint8_t*>> pieces =
-            step.ExchangeChunks(r, outer, chunk * w);
-        if (!pieces.ok()) return pieces.status();
+        ASSIGN_OR_RETURN(std::vector<const uint8_t*> pieces,
+                         step.ExchangeChunks(r, outer, chunk * w));
         // Our member k's output is the member-order fold of every member's
         // piece for it (the pieces are laid out like the output).
         std::vector<const void*> inputs(static_cast<size_t>(g));
         for (int64_t k = 0; k < r.size; ++k) {
           for (int64_t j = 0; j < g; ++j) {
-            inputs[static_cast<size_t>(j)] = (*pieces)[static_cast<size_t>(j * r.size + k)];
+            inputs[static_cast<size_t>(j)] = pieces[static_cast<size_t>(j * r.size + k)];
           }
           ReduceElements(type, kind, inputs.data(), g, 0, outer * chunk, r.outputs[k]);
         }
@@ -280,9 +274,8 @@ absl::Status MpiCommunicator::ReduceScatter(int64_t device,
 absl::Status MpiCommunicator::AllToAll(int64_t device, const CollectiveFingerprint& fingerprint,
                                        absl::Span<const int64_t> group, int64_t dim,
                                        const Buffer& input, Buffer& output) {
-  absl::StatusOr<MpiGroup*> found = EnterCollective(device, fingerprint, group);
-  if (!found.ok()) return found.status();
-  if ((*found)->all_local) return local_.AllToAll(device, fingerprint, group, dim, input, output);
+  ASSIGN_OR_RETURN(MpiGroup* found, EnterCollective(device, fingerprint, group));
+  if (found->all_local) return local_.AllToAll(device, fingerprint, group, dim, input, output);
   const int64_t g = static_cast<int64_t>(group.size());
   SHARC_MPI_CHECK(ValidateAllToAll(g, dim, input, output));
   const std::vector<int64_t>& dims = input.shape().dims();
@@ -291,18 +284,17 @@ absl::Status MpiCommunicator::AllToAll(int64_t device, const CollectiveFingerpri
                               DimProduct(dims, static_cast<size_t>(dim) + 1, dims.size()) *
                               hlo::ByteWidth(input.type());
   return RunAcrossProcesses(
-      device, fingerprint, **found, group, 400 + static_cast<uint64_t>(dim), input, output,
+      device, fingerprint, *found, group, 400 + static_cast<uint64_t>(dim), input, output,
       [&](MpiGroupExchange& step, const InProcessCommunicator::Round& r) -> absl::Status {
-        absl::StatusOr<std::vector<const uint8_t*>> pieces =
-            step.ExchangeChunks(r, outer, chunk_bytes);
-        if (!pieces.ok()) return pieces.status();
+        ASSIGN_OR_RETURN(std::vector<const uint8_t*> pieces,
+                         step.ExchangeChunks(r, outer, chunk_bytes));
         // Our member k's output chunk j is member j's piece for it, row by row.
         const int64_t row = g * chunk_bytes;
         for (int64_t k = 0; k < r.size; ++k) {
           uint8_t* out = static_cast<uint8_t*>(r.outputs[k]);
           for (int64_t j = 0; j < g; ++j) {
             CopyStridedRows(out + j * chunk_bytes, row,
-                            (*pieces)[static_cast<size_t>(j * r.size + k)], chunk_bytes, outer,
+                            pieces[static_cast<size_t>(j * r.size + k)], chunk_bytes, outer,
                             chunk_bytes);
           }
         }
@@ -333,9 +325,8 @@ absl::Status MpiCommunicator::CollectivePermute(int64_t device,
       std::memset(output.data(), 0, static_cast<size_t>(output.size_bytes()));
     return absl::OkStatus();
   }
-  absl::StatusOr<MpiGroup*> found = EnterCollective(device, fingerprint, participants);
-  if (!found.ok()) return found.status();
-  MpiGroup& gr = **found;
+  ASSIGN_OR_RETURN(MpiGroup* found, EnterCollective(device, fingerprint, participants));
+  MpiGroup& gr = *found;
   if (gr.all_local) return local_.CollectivePermute(device, fingerprint, pairs, input, output);
   int64_t targeted = 0;
   for (const auto& [s, t] : pairs) targeted += t == device;
@@ -363,8 +354,7 @@ absl::Status MpiCommunicator::CollectivePermute(int64_t device,
         for (int64_t k = 0; k < r.size; ++k) {
           if (bytes > 0) std::memset(r.outputs[k], 0, static_cast<size_t>(bytes));
         }
-        absl::StatusOr<int> count = MpiIntCount(bytes, fingerprint.ToString());
-        if (!count.ok()) return count.status();
+        ASSIGN_OR_RETURN(int count, MpiIntCount(bytes, fingerprint.ToString()));
         std::vector<MPI_Request> requests;
         for (size_t p = 0; p < pairs.size(); ++p) {
           const auto [s, t] = pairs[p];
@@ -374,13 +364,13 @@ absl::Status MpiCommunicator::CollectivePermute(int64_t device,
             if (bytes > 0) std::memcpy(r.outputs[lt], r.inputs[ls], static_cast<size_t>(bytes));
           } else if (lt >= 0) {
             MPI_Request q;
-            int rc = MPI_Irecv(r.outputs[lt], *count, MPI_BYTE, comm_rank(s), mpi_tag, step.comm(),
+            int rc = MPI_Irecv(r.outputs[lt], count, MPI_BYTE, comm_rank(s), mpi_tag, step.comm(),
                                &q);
             if (absl::Status st = MpiCallStatus(rc, "MPI_Irecv"); !st.ok()) return st;
             requests.push_back(q);
           } else if (ls >= 0) {
             MPI_Request q;
-            int rc = MPI_Isend(r.inputs[ls], *count, MPI_BYTE, comm_rank(t), mpi_tag, step.comm(),
+            int rc = MPI_Isend(r.inputs[ls], count, MPI_BYTE, comm_rank(t), mpi_tag, step.comm(),
                                &q);
             if (absl::Status st = MpiCallStatus(rc, "MPI_Isend"); !st.ok()) return st;
             requests.push_back(q);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "hlo/base/status_macros.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/communicator_checks.h"
@@ -211,14 +212,12 @@ absl::StatusOr<std::vector<const void*>> MpiGroupExchange::GatherInputs(
   std::vector<int> counts(n), displs(n);
   int64_t offset = 0;
   for (size_t i = 0; i < n; ++i) {
-    absl::StatusOr<int> c =
-        MpiIntCount(static_cast<int64_t>(group_.positions[i].size()) * bytes, fp_.ToString());
-    if (!c.ok()) return c.status();
-    absl::StatusOr<int> d = MpiIntCount(offset, fp_.ToString());
-    if (!d.ok()) return d.status();
-    counts[i] = *c;
-    displs[i] = *d;
-    offset += *c;
+    const int64_t member_bytes = static_cast<int64_t>(group_.positions[i].size()) * bytes;
+    ASSIGN_OR_RETURN(int c, MpiIntCount(member_bytes, fp_.ToString()));
+    ASSIGN_OR_RETURN(int d, MpiIntCount(offset, fp_.ToString()));
+    counts[i] = c;
+    displs[i] = d;
+    offset += c;
   }
   received_.resize(static_cast<size_t>(offset));
   // Our members' inputs, packed in member order (in place if only one).
@@ -261,18 +260,13 @@ absl::StatusOr<std::vector<const uint8_t*>> MpiGroupExchange::ExchangeChunks(
   int64_t send_total = 0, recv_total = 0;
   for (size_t q = 0; q < n; ++q) {
     const int64_t theirs = static_cast<int64_t>(group_.positions[q].size());
-    absl::StatusOr<int> sc =
-        MpiIntCount(static_cast<int64_t>(mine.size()) * theirs * piece, fp_.ToString());
-    absl::StatusOr<int> sd = MpiIntCount(send_total, fp_.ToString());
-    absl::StatusOr<int> rd = MpiIntCount(recv_total, fp_.ToString());
-    if (!sc.ok()) return sc.status();
-    if (!sd.ok()) return sd.status();
-    if (!rd.ok()) return rd.status();
-    send_counts[q] = recv_counts[q] = *sc;
-    send_displs[q] = *sd;
-    recv_displs[q] = *rd;
-    send_total += *sc;
-    recv_total += *sc;
+    const int64_t pair_bytes = static_cast<int64_t>(mine.size()) * theirs * piece;
+    ASSIGN_OR_RETURN(send_counts[q], MpiIntCount(pair_bytes, fp_.ToString()));
+    recv_counts[q] = send_counts[q];
+    ASSIGN_OR_RETURN(send_displs[q], MpiIntCount(send_total, fp_.ToString()));
+    ASSIGN_OR_RETURN(recv_displs[q], MpiIntCount(recv_total, fp_.ToString()));
+    send_total += send_counts[q];
+    recv_total += send_counts[q];
   }
   // To process q: for each of our members j, chunk p of its input for
   // each of q's members p (both in member order).
@@ -415,7 +409,7 @@ absl::Status MpiGroupExchange::ExchangeHeaders() {
   std::vector<bool> unused;
   absl::Status sent_status = Poll(sends, unused);
   if (sent_status.ok()) delete sent;
-  if (!sent_status.ok()) return sent_status;
+  RETURN_IF_ERROR(sent_status);
   for (int k = 0; k < static_cast<int>(recv_from.size()); ++k) {
     const int i = recv_from[static_cast<size_t>(k)];
     const MpiCallHeader& h = theirs[static_cast<size_t>(i)];

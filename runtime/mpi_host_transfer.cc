@@ -6,6 +6,7 @@
 #include <climits>
 #include <functional>
 
+#include "hlo/base/status_macros.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/mpi_session.h"
@@ -95,9 +96,8 @@ absl::StatusOr<std::vector<Buffer>> GatherBuffersToFirst(const std::vector<Buffe
   for (int p = 1; p < size; ++p) {
     std::vector<Buffer> theirs;
     for (const Buffer& b : local) {
-      absl::StatusOr<Buffer> copy = Buffer::Allocate(b.shape());
-      if (!copy.ok()) return copy.status();
-      theirs.push_back(*std::move(copy));
+      ASSIGN_OR_RETURN(Buffer copy, Buffer::Allocate(b.shape()));
+      theirs.push_back(std::move(copy));
     }
     for (Buffer* a : Arrays(theirs)) {
       uint8_t* data = static_cast<uint8_t*>(a->data());

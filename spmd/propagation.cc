@@ -228,7 +228,7 @@ class Driver {
   }
 
   bool InferFromGroup(Instruction& inst) {
-    if (!internal::CanPropagateAtLevel(inst, state_.aggressiveness)) return false;
+    if (!internal::CanPropagateAtLevel(inst, state_.aggressiveness, state_)) return false;
     if (inst.has_sharding() && inst.sharding()->IsManual()) return false;
     auto [as, id] = state_.group_of.at(&inst);
     const auto& members = (as ? state_.shard_as : state_.shard_like).at(id);

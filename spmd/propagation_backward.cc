@@ -1,6 +1,8 @@
 // Backward propagation: an instruction's sharding from its users' (XLA's
 // InferShardingFromUsers / GetShardingFromUser). The first user that offers
 // a sharding sets it; later users can only merge into it or refine it.
+// What a user offers is its op's backward step (propagation_ops.cc's
+// table), one function per kind of op below.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -24,8 +26,11 @@ int64_t OperandIndex(const Instruction& user, const Instruction& operand) {
   return -1;
 }
 
-std::optional<Sharding> FromDotUser(const Instruction& inst, const Instruction& user,
-                                    int64_t index, bool may_combine, State& state) {
+}  // namespace
+
+std::optional<Sharding> BackwardDot(const Instruction& inst, const Instruction& user,
+                                    int64_t index, State& state) {
+  const bool may_combine = state.aggressiveness > 0;
   std::optional<Sharding> from_output = ProjectThrough(user, *user.sharding(), -1, index, state);
   if (!from_output) return std::nullopt;
   const Instruction* other = user.operand(1 - index);
@@ -41,7 +46,7 @@ std::optional<Sharding> FromDotUser(const Instruction& inst, const Instruction& 
   return from_output;
 }
 
-std::optional<Sharding> FromReduceUser(const Instruction& inst, const Instruction& user,
+std::optional<Sharding> BackwardReduce(const Instruction& inst, const Instruction& user,
                                        int64_t index, State& state) {
   if (inst.shape().rank() == 0) return std::nullopt;
   const int64_t n = user.operand_count() / 2;
@@ -67,7 +72,8 @@ std::optional<Sharding> FromReduceUser(const Instruction& inst, const Instructio
   return candidate;
 }
 
-std::optional<Sharding> FromGetTupleElementUser(const Instruction& inst, const Instruction& user) {
+std::optional<Sharding> BackwardGetTupleElement(const Instruction& inst,
+                                                const Instruction& user, int64_t, State&) {
   std::vector<Sharding> leaves;
   if (inst.has_sharding()) {
     leaves = inst.sharding()->LeavesFor(inst.shape());
@@ -82,92 +88,107 @@ std::optional<Sharding> FromGetTupleElementUser(const Instruction& inst, const I
   return Sharding::Tuple(std::move(leaves));
 }
 
-}  // namespace
+std::optional<Sharding> BackwardSameDims(const Instruction& inst, const Instruction& user,
+                                         int64_t, State&) {
+  // Same shape (ignoring element type): the user's sharding.
+  if (user.shape().SameDimensions(inst.shape())) return *user.sharding();
+  return std::nullopt;
+}
+
+std::optional<Sharding> BackwardSameSharding(const Instruction&, const Instruction& user, int64_t,
+                                             State&) {
+  return *user.sharding();
+}
+
+std::optional<Sharding> BackwardThroughRule(const Instruction&, const Instruction& user,
+                                            int64_t index, State& state) {
+  return ProjectThrough(user, *user.sharding(), -1, index, state);
+}
+
+std::optional<Sharding> BackwardBroadcast(const Instruction&, const Instruction& user, int64_t,
+                                          State& state) {
+  const Sharding& us = *user.sharding();
+  if (us.IsReplicated() || us.IsManual()) return us;
+  return ProjectThrough(user, us, -1, 0, state);
+}
+
+std::optional<Sharding> BackwardConcatenate(const Instruction&, const Instruction& user, int64_t,
+                                            State& state) {
+  if (state.aggressiveness == 0) return std::nullopt;
+  return *user.sharding();
+}
+
+std::optional<Sharding> BackwardDynamicSlice(const Instruction&, const Instruction& user,
+                                             int64_t index, State& state) {
+  const Sharding& us = *user.sharding();
+  if (state.aggressiveness == 0) return std::nullopt;
+  if (us.IsReplicated()) return us;
+  if (user.opcode() == Opcode::kDynamicUpdateSlice && index == 0) return us;
+  if (index > 1 || (user.opcode() == Opcode::kDynamicSlice && index > 0)) return std::nullopt;
+  return ProjectThrough(user, us, -1, index, state);
+}
+
+std::optional<Sharding> BackwardReduceWindow(const Instruction&, const Instruction& user,
+                                             int64_t index, State&) {
+  const int64_t n = user.operand_count() / 2;
+  if (index >= n) return std::nullopt;
+  const Sharding& us = *user.sharding();
+  return user.shape().is_tuple() ? us.ElementSharding(user.shape(), index) : us;
+}
+
+std::optional<Sharding> BackwardReshape(const Instruction& inst, const Instruction& user, int64_t,
+                                        State&) {
+  return PropagateThroughReshape(user.shape(), inst.shape(), *user.sharding());
+}
+
+std::optional<Sharding> BackwardPad(const Instruction&, const Instruction& user, int64_t index,
+                                    State&) {
+  if (index != 0) return std::nullopt;
+  return *user.sharding();
+}
+
+std::optional<Sharding> BackwardReverse(const Instruction&, const Instruction& user, int64_t,
+                                        State&) {
+  return ReverseSharding(*user.sharding(), user.attr_ints("dimensions"));
+}
+
+std::optional<Sharding> BackwardTuple(const Instruction& inst, const Instruction& user, int64_t,
+                                      State&) {
+  std::optional<Sharding> best;
+  for (int64_t i = 0; i < user.operand_count(); ++i) {
+    if (user.operand(i) != &inst) continue;
+    Sharding s = user.sharding()->ElementSharding(user.shape(), i);
+    if (!best || IsMoreSpecific(s, *best)) best = s;
+  }
+  return best;
+}
+
+std::optional<Sharding> BackwardScatter(const Instruction&, const Instruction& user,
+                                        int64_t index, State& state) {
+  const Sharding& us = *user.sharding();
+  if (index == 0) return us;
+  if (user.operand_count() != 3) return std::nullopt;
+  if (index == 1) {
+    const Instruction* update = user.operand(2);
+    if (!update->has_sharding()) return std::nullopt;
+    return ProjectThrough(user, *update->sharding(), 2, 1, state);
+  }
+  return ProjectThrough(user, us, -1, 2, state);
+}
 
 std::optional<Sharding> ShardingFromUser(const Instruction& inst, const Instruction& user,
                                          State& state) {
-  const int a = state.aggressiveness;
-  if (!CanPropagateAtLevel(user, a)) return std::nullopt;
+  const OpPropagation& op = PropagationOf(user, state);
+  if (state.aggressiveness < op.min_level || op.backward == nullptr) return std::nullopt;
   if (!user.has_sharding() || !IsSpatiallyPartitioned(*user.sharding())) return std::nullopt;
-  const Sharding& us = *user.sharding();
   const int64_t index = OperandIndex(user, inst);
   if (index < 0) return std::nullopt;
-  const bool may_combine = a > 0;
-
-  switch (user.opcode()) {
-    case Opcode::kBroadcast:
-      if (us.IsReplicated() || us.IsManual()) return us;
-      return ProjectThrough(user, us, -1, 0, state);
-    case Opcode::kConcatenate:
-      if (a == 0) return std::nullopt;
-      return us;
-    case Opcode::kDynamicSlice:
-    case Opcode::kDynamicUpdateSlice: {
-      if (a == 0) return std::nullopt;
-      if (us.IsReplicated()) return us;
-      if (user.opcode() == Opcode::kDynamicUpdateSlice && index == 0) return us;
-      if (index > 1 || (user.opcode() == Opcode::kDynamicSlice && index > 0)) return std::nullopt;
-      return ProjectThrough(user, us, -1, index, state);
-    }
-    case Opcode::kReduceWindow: {
-      const int64_t n = user.operand_count() / 2;
-      if (index >= n) return std::nullopt;
-      return user.shape().is_tuple() ? us.ElementSharding(user.shape(), index) : us;
-    }
-    case Opcode::kReshape:
-      return PropagateThroughReshape(user.shape(), inst.shape(), us);
-    case Opcode::kPad:
-      if (index != 0) return std::nullopt;
-      return us;
-    case Opcode::kSlice:
-      return us;
-    case Opcode::kTranspose:
-      return ProjectThrough(user, us, -1, 0, state);
-    case Opcode::kReverse:
-      return ReverseSharding(us, user.attr_ints("dimensions"));
-    case Opcode::kTuple: {
-      std::optional<Sharding> best;
-      for (int64_t i = 0; i < user.operand_count(); ++i) {
-        if (user.operand(i) != &inst) continue;
-        Sharding s = us.ElementSharding(user.shape(), i);
-        if (!best || IsMoreSpecific(s, *best)) best = s;
-      }
-      return best;
-    }
-    case Opcode::kGetTupleElement:
-      return FromGetTupleElementUser(inst, user);
-    case Opcode::kDot:
-    case Opcode::kConvolution:
-      return FromDotUser(inst, user, index, may_combine, state);
-    case Opcode::kReduce:
-      return FromReduceUser(inst, user, index, state);
-    case Opcode::kGather:
-      return ProjectThrough(user, us, -1, index, state);
-    case Opcode::kScatter: {
-      if (index == 0) return us;
-      if (user.operand_count() != 3) return std::nullopt;
-      if (index == 1) {
-        const Instruction* update = user.operand(2);
-        if (!update->has_sharding()) return std::nullopt;
-        return ProjectThrough(user, *update->sharding(), 2, 1, state);
-      }
-      return ProjectThrough(user, us, -1, 2, state);
-    }
-    case Opcode::kCustomCall:
-      if (hlo::IsCustomCallTo(user, hlo::kFullToShardShapeTarget) ||
-          hlo::IsCustomCallTo(user, hlo::kShardToFullShapeTarget))
-        return std::nullopt;
-      [[fallthrough]];
-    default:
-      // Same shape (ignoring element type): the user's sharding.
-      if (user.shape().SameDimensions(inst.shape())) return us;
-      return std::nullopt;
-  }
+  return op.backward(inst, user, index, state);
 }
 
 bool InferFromUsers(Instruction& inst, State& state) {
   const int a = state.aggressiveness;
-  if (inst.opcode() == Opcode::kBroadcast && a < 2) return false;
+  if (a < PropagationOf(inst, state).min_level_from_users) return false;
   if (inst.has_sharding() && inst.sharding()->IsManual()) return false;
   if (!inst.has_sharding() || inst.sharding()->IsTileMaximal()) {
     for (const Instruction* user : inst.users()) {

@@ -1,7 +1,9 @@
 // Forward propagation: an instruction's sharding from its operands'
-// (XLA's InferShardingFromOperands), one case per kind of op. The geometry
-// (which dims survive, how devices move) comes from the factor rules via
-// ProjectThrough; this file decides which operand to follow and how eagerly.
+// (XLA's InferShardingFromOperands). InferFromOperands is the step every
+// op shares; the per-op steps below are what propagation_ops.cc's table
+// names for each op. The geometry (which dims survive, how devices move)
+// comes from the factor rules via ProjectThrough; these steps decide which
+// operand to follow and how eagerly.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -27,13 +29,9 @@ bool Spatial(const Instruction* op) {
 }
 
 // The operand to follow at aggressiveness 0: the most specific sharding, the
-// first one on ties (power and shifts always follow operand 0).
+// first one on ties (XLA's PickRepresentativeOperand; the ops that follow
+// their first operand instead have ForwardElementwiseFromOperand0).
 const Instruction* RepresentativeOperand(const Instruction& inst) {
-  if (inst.opcode() == Opcode::kPower || inst.opcode() == Opcode::kShiftLeft ||
-      inst.opcode() == Opcode::kShiftRightArithmetic ||
-      inst.opcode() == Opcode::kShiftRightLogical) {
-    return inst.operand(0)->has_sharding() ? inst.operand(0) : nullptr;
-  }
   const Instruction* best = nullptr;
   for (const Instruction* op : inst.operands()) {
     if (!op->has_sharding()) continue;
@@ -70,9 +68,23 @@ bool ManualFromOperands(Instruction& inst, State& state) {
   return false;
 }
 
-bool InferElementwise(Instruction& inst, State& state) {
+// Ops that cannot be split follow a replicated operand, nothing else.
+bool FollowReplicatedOperand(Instruction& inst, State& state) {
+  if (!inst.shape().is_array() || inst.operand_count() == 0) return false;
+  if (inst.parent() && inst.parent()->root() == &inst) return false;
+  for (const Instruction* op : inst.operands()) {
+    if (op->has_sharding() && op->sharding()->IsReplicated()) {
+      return MaybeImprove(Sharding::Replicated(), inst, state.aggressiveness > 0, false, state, op,
+                          How(inst));
+    }
+  }
+  return false;
+}
+
+// An elementwise op: at level 0 it follows `rep` alone, above it merges
+// every operand of its rank.
+bool Elementwise(const Instruction* rep, Instruction& inst, State& state) {
   if (state.aggressiveness == 0) {
-    const Instruction* rep = RepresentativeOperand(inst);
     if (rep == nullptr) return false;
     return MaybeImprove(*rep->sharding(), inst, false, true, state, rep, How(inst));
   }
@@ -85,7 +97,18 @@ bool InferElementwise(Instruction& inst, State& state) {
   return changed;
 }
 
-bool InferDot(Instruction& inst, State& state) {
+}  // namespace
+
+bool ForwardElementwise(Instruction& inst, State& state) {
+  return Elementwise(RepresentativeOperand(inst), inst, state);
+}
+
+bool ForwardElementwiseFromOperand0(Instruction& inst, State& state) {
+  const Instruction* op0 = inst.operand(0);
+  return Elementwise(op0->has_sharding() ? op0 : nullptr, inst, state);
+}
+
+bool ForwardDot(Instruction& inst, State& state) {
   const bool may_combine = state.aggressiveness > 0;
   std::optional<Sharding> from[2];
   for (int i = 0; i < 2; ++i) {
@@ -123,7 +146,7 @@ bool InferDot(Instruction& inst, State& state) {
   return true;
 }
 
-bool InferReduce(Instruction& inst, State& state) {
+bool ForwardReduce(Instruction& inst, State& state) {
   bool changed = false;
   const int64_t n = inst.operand_count() / 2;
   for (int64_t i = 0; i < n; ++i) {
@@ -141,7 +164,7 @@ bool InferReduce(Instruction& inst, State& state) {
   return changed;
 }
 
-bool InferTuple(Instruction& inst, State& state) {
+bool ForwardTuple(Instruction& inst, State& state) {
   bool any = false;
   for (const Instruction* op : inst.operands()) any |= Spatial(op);
   if (!any) return false;
@@ -166,7 +189,7 @@ bool InferTuple(Instruction& inst, State& state) {
   return true;
 }
 
-bool InferCalledParameter(Instruction& inst, State& state) {
+bool ForwardIntoCalledParameter(Instruction& inst, State& state) {
   auto it = state.callers.find(inst.parent());
   if (it == state.callers.end()) return false;
   const Instruction* caller = it->second;
@@ -184,168 +207,184 @@ bool InferCalledParameter(Instruction& inst, State& state) {
                       "forward into a called computation");
 }
 
-}  // namespace
+bool ForwardThroughRule(Instruction& inst, State& state) {
+  const bool may_combine = state.aggressiveness > 0;
+  bool changed = false;
+  for (int64_t i = 0; i < inst.operand_count(); ++i) {
+    const Instruction* op = inst.operand(i);
+    if (!Spatial(op)) continue;
+    std::vector<Sharding> leaves;
+    for (int64_t leaf = 0; leaf < inst.shape().leaf_count(); ++leaf) {
+      std::optional<Sharding> s = ProjectThrough(inst, *op->sharding(), i, -1 - leaf, state);
+      if (!s) break;
+      leaves.push_back(*std::move(s));
+    }
+    if (static_cast<int64_t>(leaves.size()) != inst.shape().leaf_count()) continue;
+    Sharding candidate = inst.shape().is_tuple() ? Sharding::Tuple(std::move(leaves)) : leaves[0];
+    changed |= MaybeImprove(candidate, inst, may_combine, false, state, op, How(inst));
+  }
+  return changed;
+}
+
+bool ForwardOperand0(Instruction& inst, State& state) {
+  const Instruction* op0 = inst.operand_count() > 0 ? inst.operand(0) : nullptr;
+  if (op0 == nullptr || !op0->has_sharding()) return false;
+  return MaybeImprove(*op0->sharding(), inst, state.aggressiveness > 0, true, state, op0,
+                      How(inst));
+}
+
+bool ForwardThroughOperand0(Instruction& inst, State& state) {
+  const Instruction* op0 = inst.operand(0);
+  if (!op0->has_sharding()) return false;
+  std::optional<Sharding> s = ProjectThrough(inst, *op0->sharding(), 0, -1, state);
+  return s && MaybeImprove(*s, inst, state.aggressiveness > 0, true, state, op0, How(inst));
+}
+
+bool ForwardBroadcast(Instruction& inst, State& state) {
+  const Instruction* op0 = inst.operand(0);
+  if (state.aggressiveness < 3 || !Spatial(op0) || op0->sharding()->IsReplicated()) return false;
+  std::optional<Sharding> s = ProjectThrough(inst, *op0->sharding(), 0, -1, state);
+  return s && MaybeImprove(*s, inst, true, true, state, op0, How(inst));
+}
+
+bool ForwardReshape(Instruction& inst, State& state) {
+  const Instruction* op0 = inst.operand(0);
+  if (!op0->has_sharding()) return false;
+  Sharding s = PropagateThroughReshape(op0->shape(), inst.shape(), *op0->sharding());
+  return MaybeImprove(s, inst, state.aggressiveness > 0, true, state, op0, How(inst));
+}
+
+bool ForwardReverse(Instruction& inst, State& state) {
+  const Instruction* op0 = inst.operand(0);
+  if (!op0->has_sharding()) return false;
+  return MaybeImprove(ReverseSharding(*op0->sharding(), inst.attr_ints("dimensions")), inst,
+                      state.aggressiveness > 0, true, state, op0, How(inst));
+}
+
+bool ForwardConcatenate(Instruction& inst, State& state) {
+  const Instruction* rep = RepresentativeOperand(inst);
+  if (rep == nullptr) return false;
+  if (state.aggressiveness == 0) {
+    // Only the narrow pattern XLA allows at level 0: every operand a
+    // reshape of a parameter or tuple element, not split on the concat dim.
+    int64_t dim = inst.attr_ints("dimensions").empty() ? 0 : inst.attr_ints("dimensions")[0];
+    for (const Instruction* op : inst.operands()) {
+      if (!op->has_sharding() || op->sharding()->NumTiles() <= 1) return false;
+      if (op->opcode() != Opcode::kReshape) return false;
+      Opcode src = op->operand(0)->opcode();
+      if (src != Opcode::kParameter && src != Opcode::kGetTupleElement) return false;
+      if (op->sharding()->TileCount(dim) != 1) return false;
+    }
+  }
+  return MaybeImprove(*rep->sharding(), inst, state.aggressiveness > 0, true, state, rep,
+                      How(inst));
+}
+
+bool ForwardDynamicUpdateSlice(Instruction& inst, State& state) {
+  const bool may_combine = state.aggressiveness > 0;
+  const Instruction* op0 = inst.operand(0);
+  const Instruction* update = inst.operand(1);
+  bool changed = false;
+  if (update->has_sharding()) {
+    if (std::optional<Sharding> s = ProjectThrough(inst, *update->sharding(), 1, -1, state)) {
+      changed |= MaybeImprove(*s, inst, may_combine, true, state, update, How(inst));
+    }
+  }
+  if (op0->has_sharding()) {
+    changed |= MaybeImprove(*op0->sharding(), inst, may_combine, false, state, op0, How(inst));
+  }
+  return changed;
+}
+
+bool ForwardGetTupleElement(Instruction& inst, State& state) {
+  const Instruction* op0 = inst.operand(0);
+  if (!op0->has_sharding()) return false;
+  Sharding s = op0->sharding()->ElementSharding(op0->shape(), inst.attr_int("index"));
+  if (s.IsManual()) {
+    if (inst.has_sharding() && *inst.sharding() == s) return false;
+    state.Set(inst, s, op0, How(inst));
+    return true;
+  }
+  return MaybeImprove(s, inst, state.aggressiveness > 0, true, state, op0, How(inst));
+}
+
+bool ForwardWhile(Instruction& inst, State& state) {
+  const Instruction* op0 = inst.operand(0);
+  if (!op0->has_sharding()) return false;
+  const bool may_combine = state.aggressiveness > 0;
+  if (inst.has_sharding()) {
+    std::optional<Sharding> improved = Improve(*op0->sharding(), inst, may_combine, false);
+    if (!improved) return false;
+    state.Set(inst, *improved, op0, How(inst));
+    return true;
+  }
+  return MaybeImprove(*op0->sharding(), inst, may_combine, false, state, op0, How(inst));
+}
+
+bool ForwardReduceWindow(Instruction& inst, State& state) {
+  for (const std::vector<int64_t>& w : inst.attr_int_lists("window")) {
+    if (w.size() >= 6 && (w[4] != 1 || w[5] != 1)) return false;  // dilations
+  }
+  bool changed = false;
+  for (int64_t i = 0; i < inst.operand_count() / 2; ++i) {
+    const Instruction* op = inst.operand(i);
+    if (!Spatial(op)) continue;
+    changed |= MaybeImprove(ForAllLeaves(*op->sharding(), inst.shape()), inst,
+                            state.aggressiveness > 0, true, state, op, How(inst));
+  }
+  return changed;
+}
+
+bool ForwardGather(Instruction& inst, State& state) {
+  bool changed = false;
+  for (int64_t i : {1, 0}) {
+    const Instruction* op = inst.operand(i);
+    if (!Spatial(op)) continue;
+    if (std::optional<Sharding> s = ProjectThrough(inst, *op->sharding(), i, -1, state)) {
+      changed |= MaybeImprove(*s, inst, state.aggressiveness > 0, false, state, op, How(inst));
+    }
+  }
+  return changed;
+}
+
+bool ForwardScatter(Instruction& inst, State& state) {
+  const bool may_combine = state.aggressiveness > 0;
+  const Instruction* op0 = inst.operand(0);
+  bool changed = false;
+  if (Spatial(op0)) {
+    changed |= MaybeImprove(ForAllLeaves(*op0->sharding(), inst.shape()), inst, may_combine,
+                            false, state, op0, How(inst));
+  }
+  if (inst.operand_count() == 3 && (Spatial(inst.operand(1)) || Spatial(inst.operand(2)))) {
+    const Instruction* update = inst.operand(2);
+    if (Spatial(update)) {
+      if (std::optional<Sharding> s = ProjectThrough(inst, *update->sharding(), 2, -1, state)) {
+        changed |= MaybeImprove(*s, inst, may_combine, false, state, update, How(inst));
+      }
+    }
+  }
+  return changed;
+}
+
+bool ForwardRepresentative(Instruction& inst, State& state) {
+  const Instruction* rep = RepresentativeOperand(inst);
+  if (rep == nullptr) return false;
+  return MaybeImprove(*rep->sharding(), inst, state.aggressiveness > 0, true, state, rep,
+                      How(inst));
+}
 
 bool InferFromOperands(Instruction& inst, State& state) {
-  const int a = state.aggressiveness;
-  if (!CanPropagateAtLevel(inst, a)) return false;
+  const OpPropagation& op = PropagationOf(inst, state);
+  if (state.aggressiveness < op.min_level) return false;
   if (inst.has_sharding() && inst.sharding()->IsManual()) return false;
   if (ManualFromOperands(inst, state)) return true;
-  const bool may_combine = a > 0;
-
   if (!SupportsPartitioning(inst, state, /*forward=*/true)) {
-    // Ops that cannot be split follow a replicated operand, nothing else.
-    if (inst.opcode() == Opcode::kParameter) return InferCalledParameter(inst, state);
-    if (!inst.shape().is_array() || inst.operand_count() == 0) return false;
-    if (inst.parent() && inst.parent()->root() == &inst) return false;
-    for (const Instruction* op : inst.operands()) {
-      if (op->has_sharding() && op->sharding()->IsReplicated()) {
-        return MaybeImprove(Sharding::Replicated(), inst, may_combine, false, state, op, How(inst));
-      }
-    }
-    return false;
+    // A parameter of a called computation follows its caller's operand
+    // whether or not it may be split (a data-flow edge, not an op).
+    if (inst.opcode() == Opcode::kParameter) return ForwardIntoCalledParameter(inst, state);
+    return FollowReplicatedOperand(inst, state);
   }
-  if (IsElementwise(inst.opcode())) return InferElementwise(inst, state);
-
-  const Instruction* op0 = inst.operand_count() > 0 ? inst.operand(0) : nullptr;
-  switch (inst.opcode()) {
-    case Opcode::kParameter:
-      return InferCalledParameter(inst, state);
-    case Opcode::kBroadcast: {
-      if (a < 3 || !Spatial(op0) || op0->sharding()->IsReplicated()) return false;
-      std::optional<Sharding> s = ProjectThrough(inst, *op0->sharding(), 0, -1, state);
-      return s && MaybeImprove(*s, inst, may_combine, true, state, op0, How(inst));
-    }
-    case Opcode::kReshape: {
-      if (!op0->has_sharding()) return false;
-      Sharding s = PropagateThroughReshape(op0->shape(), inst.shape(), *op0->sharding());
-      return MaybeImprove(s, inst, may_combine, true, state, op0, How(inst));
-    }
-    case Opcode::kTranspose:
-    case Opcode::kDynamicSlice: {
-      if (!op0->has_sharding()) return false;
-      std::optional<Sharding> s = ProjectThrough(inst, *op0->sharding(), 0, -1, state);
-      return s && MaybeImprove(*s, inst, may_combine, true, state, op0, How(inst));
-    }
-    case Opcode::kReduce:
-      return InferReduce(inst, state);
-    case Opcode::kDot:
-    case Opcode::kConvolution:  // the same two-operand projection through the rule
-      return InferDot(inst, state);
-    case Opcode::kSlice:
-    case Opcode::kPad:
-    case Opcode::kCollectivePermute:
-      if (!op0->has_sharding()) return false;
-      return MaybeImprove(*op0->sharding(), inst, may_combine, true, state, op0, How(inst));
-    case Opcode::kReverse:
-      if (!op0->has_sharding()) return false;
-      return MaybeImprove(ReverseSharding(*op0->sharding(), inst.attr_ints("dimensions")), inst,
-                          may_combine, true, state, op0, How(inst));
-    case Opcode::kConcatenate: {
-      const Instruction* rep = RepresentativeOperand(inst);
-      if (rep == nullptr) return false;
-      if (a == 0) {
-        // Only the narrow pattern XLA allows at level 0: every operand a
-        // reshape of a parameter or tuple element, not split on the concat dim.
-        int64_t dim = inst.attr_ints("dimensions").empty() ? 0 : inst.attr_ints("dimensions")[0];
-        for (const Instruction* op : inst.operands()) {
-          if (!op->has_sharding() || op->sharding()->NumTiles() <= 1) return false;
-          if (op->opcode() != Opcode::kReshape) return false;
-          Opcode src = op->operand(0)->opcode();
-          if (src != Opcode::kParameter && src != Opcode::kGetTupleElement) return false;
-          if (op->sharding()->TileCount(dim) != 1) return false;
-        }
-      }
-      return MaybeImprove(*rep->sharding(), inst, may_combine, true, state, rep, How(inst));
-    }
-    case Opcode::kDynamicUpdateSlice: {
-      bool changed = false;
-      const Instruction* update = inst.operand(1);
-      if (update->has_sharding()) {
-        if (std::optional<Sharding> s = ProjectThrough(inst, *update->sharding(), 1, -1, state)) {
-          changed |= MaybeImprove(*s, inst, may_combine, true, state, update, How(inst));
-        }
-      }
-      if (op0->has_sharding()) {
-        changed |= MaybeImprove(*op0->sharding(), inst, may_combine, false, state, op0, How(inst));
-      }
-      return changed;
-    }
-    case Opcode::kTuple:
-      return InferTuple(inst, state);
-    case Opcode::kGetTupleElement: {
-      if (!op0->has_sharding()) return false;
-      Sharding s = op0->sharding()->ElementSharding(op0->shape(), inst.attr_int("index"));
-      if (s.IsManual()) {
-        if (inst.has_sharding() && *inst.sharding() == s) return false;
-        state.Set(inst, s, op0, How(inst));
-        return true;
-      }
-      return MaybeImprove(s, inst, may_combine, true, state, op0, How(inst));
-    }
-    case Opcode::kWhile: {
-      if (!op0->has_sharding()) return false;
-      Sharding candidate = *op0->sharding();
-      if (inst.has_sharding()) {
-        std::optional<Sharding> improved = Improve(candidate, inst, may_combine, false);
-        if (!improved) return false;
-        state.Set(inst, *improved, op0, How(inst));
-        return true;
-      }
-      return MaybeImprove(candidate, inst, may_combine, false, state, op0, How(inst));
-    }
-    case Opcode::kCustomCall:
-      if (!op0 || !op0->has_sharding()) return false;
-      return MaybeImprove(*op0->sharding(), inst, may_combine, true, state, op0, How(inst));
-    case Opcode::kReduceWindow: {
-      for (const std::vector<int64_t>& w : inst.attr_int_lists("window")) {
-        if (w.size() >= 6 && (w[4] != 1 || w[5] != 1)) return false;  // dilations
-      }
-      bool changed = false;
-      for (int64_t i = 0; i < inst.operand_count() / 2; ++i) {
-        const Instruction* op = inst.operand(i);
-        if (!Spatial(op)) continue;
-        changed |= MaybeImprove(ForAllLeaves(*op->sharding(), inst.shape()), inst, may_combine,
-                                true, state, op, How(inst));
-      }
-      return changed;
-    }
-    case Opcode::kGather: {
-      bool changed = false;
-      for (int64_t i : {1, 0}) {
-        const Instruction* op = inst.operand(i);
-        if (!Spatial(op)) continue;
-        if (std::optional<Sharding> s = ProjectThrough(inst, *op->sharding(), i, -1, state)) {
-          changed |= MaybeImprove(*s, inst, may_combine, false, state, op, How(inst));
-        }
-      }
-      return changed;
-    }
-    case Opcode::kScatter: {
-      bool changed = false;
-      if (Spatial(op0)) {
-        changed |= MaybeImprove(ForAllLeaves(*op0->sharding(), inst.shape()), inst, may_combine,
-                                false, state, op0, How(inst));
-      }
-      if (inst.operand_count() == 3 && (Spatial(inst.operand(1)) || Spatial(inst.operand(2)))) {
-        const Instruction* update = inst.operand(2);
-        if (Spatial(update)) {
-          if (std::optional<Sharding> s = ProjectThrough(inst, *update->sharding(), 2, -1, state)) {
-            changed |= MaybeImprove(*s, inst, may_combine, false, state, update, How(inst));
-          }
-        }
-      }
-      return changed;
-    }
-    case Opcode::kAllReduce:
-    case Opcode::kReduceScatter: {
-      const Instruction* rep = RepresentativeOperand(inst);
-      if (rep == nullptr) return false;
-      return MaybeImprove(*rep->sharding(), inst, may_combine, true, state, rep, How(inst));
-    }
-    default:
-      return false;
-  }
+  return op.forward != nullptr && op.forward(inst, state);
 }
 
 }  // namespace sharc::spmd::internal

@@ -1,7 +1,8 @@
 // Shared state and steps of the propagation pass (spmd/propagation.h). Split
-// by direction: propagation_policy.cc (op priorities and when a candidate
-// wins), propagation_forward.cc (from operands), propagation_backward.cc
-// (from users), propagation.cc (the driver).
+// by concern: propagation_ops.cc (how each op propagates, as a table),
+// propagation_policy.cc (when a candidate wins), propagation_forward.cc
+// (from operands), propagation_backward.cc (from users), propagation.cc
+// (the driver).
 #pragma once
 
 #include <memory>
@@ -56,13 +57,94 @@ struct State {
            std::string how);
 };
 
+// --- how each op propagates (propagation_ops.cc) ---
+// The forward step of an op: `inst`'s sharding from its operands'; true if
+// it changed.
+using ForwardStep = bool (*)(hlo::Instruction& inst, State& state);
+// The backward step of an op: the sharding `user` (whose operand `index` is
+// `inst`) offers `inst`, given that `user` has a spatial sharding.
+using BackwardStep = std::optional<hlo::Sharding> (*)(const hlo::Instruction& inst,
+                                                      const hlo::Instruction& user,
+                                                      int64_t index, State& state);
+struct OpPropagation {
+  // The lowest aggressiveness at which shardings cross the op, either way
+  // (XLA's CanPropagateThroughAtAggressiveLevel).
+  int min_level = 1;
+  // The lowest at which the op takes a sharding from its users.
+  int min_level_from_users = 0;
+  // Whether propagation may split the op's result at all (XLA's
+  // SupportSpatialPartitioning); one that may not only follows a
+  // replicated operand.
+  bool partitionable = false;
+  ForwardStep forward = nullptr;    // nullptr: nothing from operands
+  BackwardStep backward = nullptr;  // nullptr: nothing for operands
+};
+// The op's entry: the table's, else the elementwise one for an op with the
+// elementwise trait, else the generic one for an op with a factor rule,
+// else the one for ops propagation keeps whole.
+const OpPropagation& PropagationOf(const hlo::Instruction& inst, State& state);
+bool IsElementwise(hlo::Opcode opcode);
+
+// Forward steps (propagation_forward.cc).
+bool ForwardElementwise(hlo::Instruction& inst, State& state);
+bool ForwardElementwiseFromOperand0(hlo::Instruction& inst, State& state);
+bool ForwardThroughRule(hlo::Instruction& inst, State& state);
+bool ForwardOperand0(hlo::Instruction& inst, State& state);
+bool ForwardThroughOperand0(hlo::Instruction& inst, State& state);
+bool ForwardBroadcast(hlo::Instruction& inst, State& state);
+bool ForwardReshape(hlo::Instruction& inst, State& state);
+bool ForwardReverse(hlo::Instruction& inst, State& state);
+bool ForwardConcatenate(hlo::Instruction& inst, State& state);
+bool ForwardDynamicUpdateSlice(hlo::Instruction& inst, State& state);
+bool ForwardTuple(hlo::Instruction& inst, State& state);
+bool ForwardGetTupleElement(hlo::Instruction& inst, State& state);
+bool ForwardWhile(hlo::Instruction& inst, State& state);
+bool ForwardIntoCalledParameter(hlo::Instruction& inst, State& state);
+bool ForwardDot(hlo::Instruction& inst, State& state);
+bool ForwardReduce(hlo::Instruction& inst, State& state);
+bool ForwardReduceWindow(hlo::Instruction& inst, State& state);
+bool ForwardGather(hlo::Instruction& inst, State& state);
+bool ForwardScatter(hlo::Instruction& inst, State& state);
+bool ForwardRepresentative(hlo::Instruction& inst, State& state);
+
+// Backward steps (propagation_backward.cc), named for the user's op.
+std::optional<hlo::Sharding> BackwardSameDims(const hlo::Instruction& inst, const hlo::Instruction& user,
+                                              int64_t index, State& state);
+std::optional<hlo::Sharding> BackwardSameSharding(const hlo::Instruction& inst, const hlo::Instruction& user,
+                                                  int64_t index, State& state);
+std::optional<hlo::Sharding> BackwardThroughRule(const hlo::Instruction& inst, const hlo::Instruction& user,
+                                                 int64_t index, State& state);
+std::optional<hlo::Sharding> BackwardBroadcast(const hlo::Instruction& inst, const hlo::Instruction& user,
+                                               int64_t index, State& state);
+std::optional<hlo::Sharding> BackwardConcatenate(const hlo::Instruction& inst, const hlo::Instruction& user,
+                                                 int64_t index, State& state);
+std::optional<hlo::Sharding> BackwardDynamicSlice(const hlo::Instruction& inst, const hlo::Instruction& user,
+                                                  int64_t index, State& state);
+std::optional<hlo::Sharding> BackwardReduceWindow(const hlo::Instruction& inst, const hlo::Instruction& user,
+                                                  int64_t index, State& state);
+std::optional<hlo::Sharding> BackwardReshape(const hlo::Instruction& inst, const hlo::Instruction& user,
+                                             int64_t index, State& state);
+std::optional<hlo::Sharding> BackwardPad(const hlo::Instruction& inst, const hlo::Instruction& user,
+                                         int64_t index, State& state);
+std::optional<hlo::Sharding> BackwardReverse(const hlo::Instruction& inst, const hlo::Instruction& user,
+                                             int64_t index, State& state);
+std::optional<hlo::Sharding> BackwardTuple(const hlo::Instruction& inst, const hlo::Instruction& user,
+                                           int64_t index, State& state);
+std::optional<hlo::Sharding> BackwardGetTupleElement(const hlo::Instruction& inst, const hlo::Instruction& user,
+                                                     int64_t index, State& state);
+std::optional<hlo::Sharding> BackwardDot(const hlo::Instruction& inst, const hlo::Instruction& user,
+                                         int64_t index, State& state);
+std::optional<hlo::Sharding> BackwardReduce(const hlo::Instruction& inst, const hlo::Instruction& user,
+                                            int64_t index, State& state);
+std::optional<hlo::Sharding> BackwardScatter(const hlo::Instruction& inst, const hlo::Instruction& user,
+                                             int64_t index, State& state);
+
 // --- policy (propagation_policy.cc) ---
 bool IsSpatiallyPartitioned(const hlo::Sharding& sharding);
-bool IsElementwise(hlo::Opcode opcode);
-// The lowest aggressiveness at which the op propagates in either direction.
-bool CanPropagateAtLevel(const hlo::Instruction& inst, int aggressiveness);
+// Whether the op propagates at this aggressiveness.
+bool CanPropagateAtLevel(const hlo::Instruction& inst, int aggressiveness, State& state);
 // Whether propagation may give `inst` a sharding at all.
-bool SupportsPartitioning(const hlo::Instruction& inst, const State& state, bool forward);
+bool SupportsPartitioning(const hlo::Instruction& inst, State& state, bool forward);
 // GSPMD's improvement: may `candidate` replace `inst`'s current sharding?
 // Returns the sharding to set (possibly a merge), or nothing.
 std::optional<hlo::Sharding> Improve(const hlo::Sharding& candidate, const hlo::Instruction& inst,

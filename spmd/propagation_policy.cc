@@ -1,11 +1,10 @@
-// GSPMD's propagation policy: which ops propagate at which aggressiveness
-// level, which instructions may receive a sharding, and when a candidate
-// sharding replaces the current one.
+// GSPMD's propagation policy: whether an instruction may receive a
+// sharding at a given aggressiveness (from each op's entry in
+// propagation_ops.cc), and when a candidate sharding replaces the current
+// one.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "hlo/ops/custom_call_targets.h"
-#include "hlo/ops/op_def.h"
 #include "spmd/propagation_internal.h"
 #include "spmd/sharding_projection.h"
 #include "spmd/sharding_rule.h"
@@ -40,60 +39,25 @@ bool IsSpatiallyPartitioned(const Sharding& sharding) {
   return !sharding.IsMaximal() && !sharding.IsUnknown();
 }
 
-// The op table's trait (hlo/ops/op_def.h), so an elementwise op added to
-// the table propagates like the others without an edit here; it names the
-// same 41 ops as XLA's IsElementwise list this replaced.
-bool IsElementwise(Opcode op) {
-  return hlo::HasOpDef(op) && hlo::GetOpDef(op).traits.elementwise;
+bool CanPropagateAtLevel(const Instruction& inst, int aggressiveness, State& state) {
+  return aggressiveness >= PropagationOf(inst, state).min_level;
 }
 
-namespace {
-bool IsShardingCustomCall(const Instruction& inst) {
-  return hlo::IsCustomCallTo(inst, hlo::kShardingTarget);
-}
-}  // namespace
-
-bool CanPropagateAtLevel(const Instruction& inst, int a) {
-  if (IsElementwise(inst.opcode()) || IsShardingCustomCall(inst)) return true;
-  switch (inst.opcode()) {
-    case Opcode::kCall: case Opcode::kConcatenate: case Opcode::kCopy:
-    case Opcode::kDynamicSlice: case Opcode::kDynamicUpdateSlice:
-    case Opcode::kGetTupleElement: case Opcode::kReshape: case Opcode::kTuple:
-    case Opcode::kTranspose: case Opcode::kWhile:
-      return true;
-    case Opcode::kBroadcast:
-      return a >= 2;
-    default:
-      return a >= 1;
-  }
-}
-
-bool SupportsPartitioning(const Instruction& inst, const State& state, bool forward) {
+bool SupportsPartitioning(const Instruction& inst, State& state, bool forward) {
   const hlo::Computation* comp = inst.parent();
   const bool mapped = state.callers.contains(comp);
   if (comp != nullptr && comp->root() == &inst && !mapped) {
     bool entry_root = comp == state.module->entry();
     if (!(entry_root && forward && state.AllowToOutput())) return false;
   }
-  if (IsElementwise(inst.opcode())) return true;
-  switch (inst.opcode()) {
-    case Opcode::kBroadcast: case Opcode::kConcatenate: case Opcode::kConditional:
-    case Opcode::kConstant: case Opcode::kConvolution: case Opcode::kDot:
-    case Opcode::kDynamicSlice:
-    case Opcode::kDynamicUpdateSlice: case Opcode::kGather: case Opcode::kGetTupleElement:
-    case Opcode::kIota: case Opcode::kPad: case Opcode::kReduceWindow: case Opcode::kReshape:
-    case Opcode::kScatter: case Opcode::kSlice: case Opcode::kTranspose: case Opcode::kTuple:
-    case Opcode::kWhile: case Opcode::kReduce: case Opcode::kAllReduce:
-    case Opcode::kCollectivePermute: case Opcode::kReduceScatter: case Opcode::kReverse:
-      return true;
-    case Opcode::kParameter:
-      if (mapped) return true;
-      return !forward && comp == state.module->entry() && state.AllowToParameters();
-    case Opcode::kCustomCall:
-      return IsShardingCustomCall(inst);
-    default:
-      return false;
+  // A parameter is a data-flow edge: split as its caller's operand (in a
+  // called computation) or, backward only, as the entry's users ask when
+  // the module allows it.
+  if (inst.opcode() == Opcode::kParameter) {
+    if (mapped) return true;
+    return !forward && comp == state.module->entry() && state.AllowToParameters();
   }
+  return PropagationOf(inst, state).partitionable;
 }
 
 namespace {

@@ -31,7 +31,7 @@ namespace {
 
 constexpr absl::string_view kUsage =
     R"(usage: sharc compile FILE --dump-dir DIR [--devices N] [--no-compile]
-                     [--verify-passes] [--dump-to DIR --dump-pass-re RE]
+                     [--verify-passes] [--dump-to DIR --dump-pass-re RE] [--pass-timings]
 
 Compiles a module for the Halide backend and writes every stage to DIR:
   1_propagated.hlo    the module with the shardings propagation inferred
@@ -56,6 +56,8 @@ flags:
   --dump-pass-re RE  every compiler pass whose name matches RE into DIR
                    (driver/compiler_passes.h lists the passes; XLA's
                    --xla_dump_to layout)
+  --pass-timings   print each compiler pass's wall time on stderr, longest
+                   first (XLA's pass timing report)
   -h, --help       show this text
 
 exit codes: 0 ok, 1 invalid module or a stage failed, 2 usage
@@ -75,7 +77,8 @@ constexpr FlagSpec kFlags[] = {{"dump-dir", FlagKind::kValue},
                                {"no-compile", FlagKind::kBool},
                                kVerifyPassesFlag,
                                kDumpToFlag,
-                               kDumpPassReFlag};
+                               kDumpPassReFlag,
+                               kPassTimingsFlag};
 
 absl::Status WriteFile(const std::filesystem::path& path, const std::string& text) {
   std::ofstream f(path);
@@ -96,19 +99,18 @@ absl::StatusOr<std::string> KernelsText(const hlo::Module& fused) {
   int count = 0;
   codegen::KernelCompiler& compiler = codegen::KernelCompiler::Global();
   absl::Status st = codegen::ForEachKernel(fused, [&](const codegen::KernelGraph& graph) {
-    absl::StatusOr<codegen::KernelDump> dump = compiler.Dump(graph);
-    if (!dump.ok()) return dump.status();
+    ASSIGN_OR_RETURN(codegen::KernelDump dump, compiler.Dump(graph));
     // A kernel that fails to lower keeps the rest of its dump; compiling it
     // reports the error.
-    const std::string loops = dump->loop_nest.ok()
-                                  ? *dump->loop_nest
-                                  : absl::StrCat("(", dump->loop_nest.status().message(), ")\n");
+    const std::string loops = dump.loop_nest.ok()
+                                  ? *dump.loop_nest
+                                  : absl::StrCat("(", dump.loop_nest.status().message(), ")\n");
     absl::StrAppend(&text, "=== kernel ", count++, ": ", graph.name, " (key ", compiler.Key(graph),
-                    ")\n", codegen::CanonicalText(graph), "--- Halide\n", dump->funcs,
+                    ")\n", codegen::CanonicalText(graph), "--- Halide\n", dump.funcs,
                     "--- Halide loop nest\n", loops, "\n");
     return absl::OkStatus();
   });
-  if (!st.ok()) return st;
+  RETURN_IF_ERROR(st);
   return text;
 }
 
@@ -204,6 +206,7 @@ int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ost
   if (!pipeline_options.ok()) {
     return UsageError(kCompileCommand, pipeline_options.status().message(), err);
   }
+  PassTimingsPrinter timings(*pipeline_options, err);
   absl::StatusOr<std::unique_ptr<hlo::Module>> module = LoadModule(parsed->positionals[0]);
   if (!module.ok()) {
     err << module.status().message() << "\n";

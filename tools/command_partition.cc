@@ -21,7 +21,7 @@ namespace {
 
 constexpr absl::string_view kUsage = R"(usage: sharc partition [FILE] [--devices N] [--mesh AXES] [--mapreduce-mode M] [--no-propagate] [--stop-after PASS]
        [--explain NAME] [--no-halo-exchange] [--windowed-einsum-mib N]
-       [--verify-passes] [--dump-to DIR --dump-pass-re RE]
+       [--verify-passes] [--dump-to DIR --dump-pass-re RE] [--pass-timings]
 
 Propagates shardings and prints the per-device program every device runs:
 per-device shapes, with the collectives (replica groups, channel ids) that make
@@ -53,6 +53,8 @@ flags:
   --dump-to DIR     with --dump-pass-re, write the module before and after
   --dump-pass-re RE every compiler pass whose name matches RE into DIR
                     (XLA's --xla_dump_to layout)
+  --pass-timings    print each compiler pass's wall time on stderr, longest
+                    first (XLA's pass timing report)
   -h, --help        show this text
 )";
 
@@ -66,7 +68,8 @@ extern const Command kPartitionCommand = {
 namespace {
 
 constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, kMapReduceModeFlag, {"no-propagate", FlagKind::kBool}, {"stop-after", FlagKind::kValue}, {"explain", FlagKind::kValue}, {"no-halo-exchange", FlagKind::kBool},
-                               {"windowed-einsum-mib", FlagKind::kValue}, kVerifyPassesFlag, kDumpToFlag, kDumpPassReFlag};
+                               {"windowed-einsum-mib", FlagKind::kValue}, kVerifyPassesFlag, kDumpToFlag, kDumpPassReFlag,
+                               kPassTimingsFlag};
 
 int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, kFlags);
@@ -78,6 +81,7 @@ int RunPartition(const std::vector<std::string>& args, std::ostream& out, std::o
   if (parsed->positionals.size() > 1) return UsageError(kPartitionCommand, "expected one FILE", err);
   absl::StatusOr<CompileOptions> compile = CompileOptionsFromFlags(*parsed);
   if (!compile.ok()) return UsageError(kPartitionCommand, compile.status().message(), err);
+  PassTimingsPrinter timings(compile->pipeline, err);
   const std::optional<int64_t> devices = compile->devices;
   spmd::PartitionOptions::Stage stop_after = spmd::PartitionOptions::Stage::kLocalize;
   if (parsed->Has("stop-after")) {

@@ -21,6 +21,7 @@ using driver::kExitOk;
 namespace {
 
 constexpr absl::string_view kUsage = R"(usage: sharc propagate [FILE] [--devices N] [--mesh AXES] [--mapreduce-mode M] [--format=text|dot] [--explain NAME]
+       [--pass-timings]
 
 Infers a sharding for every value from the module's annotations, with XLA
 GSPMD's rules (docs/propagation.md), and prints the module.
@@ -33,6 +34,8 @@ flags:
                     instructions and rules, back to an annotation
   --mesh AXES       named mesh, e.g. clients=2,data=2 (overrides the header's)
   --mapreduce-mode M  lowering of MapReduce blocks: annotated, ns or loop
+  --pass-timings    print each compiler pass's wall time on stderr, longest
+                    first (XLA's pass timing report)
   -h, --help        show this text
 )";
 
@@ -47,7 +50,7 @@ namespace {
 
 constexpr FlagSpec kFlags[] = {{"devices", FlagKind::kValue}, kMeshFlag, kMapReduceModeFlag,
                                {"format", FlagKind::kValue},
-                               {"explain", FlagKind::kValue}};
+                               {"explain", FlagKind::kValue}, kPassTimingsFlag};
 
 int RunPropagate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, kFlags);
@@ -59,6 +62,7 @@ int RunPropagate(const std::vector<std::string>& args, std::ostream& out, std::o
   if (parsed->positionals.size() > 1) return UsageError(kPropagateCommand, "expected one FILE", err);
   absl::StatusOr<CompileOptions> compile = CompileOptionsFromFlags(*parsed);
   if (!compile.ok()) return UsageError(kPropagateCommand, compile.status().message(), err);
+  PassTimingsPrinter timings(compile->pipeline, err);
   const std::optional<int64_t> devices = compile->devices;
   std::string format = parsed->Get("format").value_or("text");
   if (format != "text" && format != "dot") {
@@ -70,7 +74,7 @@ int RunPropagate(const std::vector<std::string>& args, std::ostream& out, std::o
     err << module.status().message() << "\n";
     return kExitInputError;
   }
-  absl::StatusOr<spmd::PropagationResult> result = PropagateModule(**module, devices);
+  absl::StatusOr<spmd::PropagationResult> result = PropagateModule(**module, devices, compile->pipeline);
   if (!result.ok()) {
     err << DisplayName(path) << ": error: " << result.status().message() << "\n";
     return kExitInputError;

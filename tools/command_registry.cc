@@ -16,6 +16,7 @@ extern const Command kPartitionCommand;
 extern const Command kReportCommand;
 extern const Command kCompareCommand;
 extern const Command kCompileCommand;
+extern const Command kOptCommand;
 extern const Command kGradCommand;
 extern const Command kJvpCommand;
 extern const Command kTransposeCommand;
@@ -30,6 +31,7 @@ const std::vector<const Command*>& AllCommands() {
       &kReportCommand,
       &kCompareCommand,
       &kCompileCommand,
+      &kOptCommand,
       &kGradCommand,
       &kJvpCommand,
       &kTransposeCommand,

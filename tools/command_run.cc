@@ -19,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "hlo/base/status_macros.h"
 #include "hlo/eval/interpreter.h"
 #include "runtime/npy.h"
 #include "tools/command.h"
@@ -56,7 +57,7 @@ constexpr absl::string_view kUsage =
                  [--devices N] [--backend halide|interpreter] [--output-dir DIR]
                  [--collective-timeout DURATION] [--iterations K]
                  [--profile] [--profile-json FILE] [--trace FILE]
-                 [--verify-passes] [--dump-to DIR --dump-pass-re RE]
+                 [--verify-passes] [--dump-to DIR --dump-pass-re RE] [--pass-timings]
 
 Runs the entry computation of an HLO module and prints a summary of each
 result: its shape and its values (all of them up to 64 elements, otherwise
@@ -110,6 +111,8 @@ flags:
   --dump-pass-re RE        after every compiler pass whose name matches RE
                            (driver/compiler_passes.h lists them) into DIR,
                            as XLA's --xla_dump_to does
+  --pass-timings           print each compiler pass's wall time on stderr,
+                           longest first (XLA's pass timing report)
   --check                  with --devices N > 1, also interpret the global
                            (unpartitioned) program and compare: integers
                            and pred exactly, floats to a tolerance of their
@@ -149,6 +152,7 @@ constexpr FlagSpec kFlags[] = {
     kVerifyPassesFlag,
     kDumpToFlag,
     kDumpPassReFlag,
+    kPassTimingsFlag,
     {"collective-timeout", FlagKind::kValue},
     {"iterations", FlagKind::kValue},
     {"profile", FlagKind::kBool},
@@ -258,6 +262,160 @@ absl::Status CheckFitsInMemory(const hlo::Module& module) {
   return absl::OkStatus();
 }
 
+// The flags that shape a run, read and checked before the module is
+// loaded (errors are usage errors).
+struct RunSettings {
+  std::optional<absl::Duration> collective_timeout;
+  std::string backend;  // "" = halide when it supports the module, else the interpreter
+  int64_t iterations = 0;
+  bool profiling = false;
+  std::vector<std::string> input_paths;
+  bool random = false;
+  uint64_t seed = 0;
+};
+
+absl::StatusOr<RunSettings> ReadRunSettings(const ParsedArgs& args) {
+  RunSettings settings;
+  if (auto value = args.Get("collective-timeout")) {
+    absl::Duration timeout;
+    double seconds = 0;
+    if (absl::SimpleAtod(*value, &seconds)) {
+      timeout = absl::Seconds(seconds);
+    } else if (!absl::ParseDuration(*value, &timeout)) {
+      timeout = absl::ZeroDuration();
+    }
+    if (timeout <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--collective-timeout: expected a positive duration such as 30s or 500ms, "
+                       "got '", *value, "'"));
+    }
+    settings.collective_timeout = timeout;
+  }
+  settings.backend = args.Get("backend").value_or("");
+  RETURN_IF_ERROR(ParseBackend(settings.backend).status());
+  if (auto value = args.Get("iterations")) {
+    ASSIGN_OR_RETURN(settings.iterations, ParseIntFlag("iterations", *value, 1, 1 << 24));
+  }
+  settings.profiling = args.Has("profile") || args.Has("profile-json") || args.Has("trace");
+  settings.input_paths = args.GetAll("input");
+  settings.random = args.Has("random-inputs");
+  if (settings.random && !settings.input_paths.empty()) {
+    return absl::InvalidArgumentError("--input and --random-inputs cannot be combined");
+  }
+  if (std::string value = args.Get("random-inputs").value_or(""); !value.empty()) {
+    ASSIGN_OR_RETURN(int64_t seed, ParseIntFlag("random-inputs", value, 0,
+                                                std::numeric_limits<int64_t>::max()));
+    settings.seed = static_cast<uint64_t>(seed);
+  }
+  return settings;
+}
+
+// --random-inputs: one literal per entry parameter from `seed`.
+std::vector<hlo::Literal> RandomArguments(const hlo::Computation& entry, uint64_t seed,
+                                          std::ostream& err) {
+  std::vector<hlo::Literal> arguments;
+  for (int64_t i = 0; i < entry.num_parameters(); ++i) {
+    arguments.push_back(
+        MakeRandomLiteral(entry.parameter(i)->shape(), seed, static_cast<uint64_t>(i)));
+  }
+  if (entry.num_parameters() > 0) {
+    err << "note: " << entry.num_parameters() << " parameter(s) filled with random inputs (seed "
+        << seed << ")\n";
+  }
+  return arguments;
+}
+
+// --check: interprets the module as written and compares the partitioned
+// run's result with it, within the tolerance of result_check.h.
+absl::Status CheckAgainstGlobal(const hlo::Module& written,
+                                const std::vector<hlo::Literal>& arguments,
+                                const hlo::Literal& result, std::ostream& err) {
+  absl::StatusOr<hlo::Literal> global = hlo::Evaluate(written, arguments);
+  if (!global.ok()) {
+    return absl::Status(global.status().code(), absl::StrCat("--check: the global program failed: ",
+                                                             global.status().message()));
+  }
+  double max_diff = 0;
+  std::string mismatch =
+      FirstMismatch(result, *global, "result", LongestReduction(written), max_diff);
+  if (!mismatch.empty()) return absl::InternalError(absl::StrCat("--check failed: ", mismatch));
+  err << "check: the partitioned run matches the global program (max abs difference " << max_diff
+      << ")\n";
+  return absl::OkStatus();
+}
+
+// The reference interpreter on the global program (shard_map bodies run per
+// mesh device inside it), then `iterations` timed runs more.
+absl::StatusOr<hlo::Literal> Interpret(const hlo::Module& module,
+                                       const std::vector<hlo::Literal>& arguments,
+                                       int64_t iterations, std::vector<double>& run_seconds) {
+  absl::StatusOr<hlo::Literal> result = hlo::Evaluate(module, arguments);
+  if (!result.ok()) {
+    return absl::Status(result.status().code(),
+                        absl::StrCat("evaluation failed: ", result.status().message()));
+  }
+  for (int64_t i = 0; i < iterations; ++i) {
+    const absl::Time start = absl::Now();
+    RETURN_IF_ERROR(hlo::Evaluate(module, arguments).status());
+    run_seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
+  }
+  return result;
+}
+
+// The options of a compiled run beyond the devices, timeout and pipeline.
+void SetCompiledRunOptions(const RunSettings& settings, std::vector<double>& run_seconds,
+                           Profile& profile, std::ostream& err, PartitionedRunOptions& options) {
+  options.backend = *ParseBackend(settings.backend);
+  options.show_progress = true;
+  options.note = [&err](std::string_view note) { err << "note: " << note << "\n"; };
+  options.timed_iterations = settings.iterations;
+  options.run_seconds = &run_seconds;
+  if (settings.profiling) {
+    options.profiled_iterations = settings.iterations > 0 ? settings.iterations : 5;
+    options.profile = &profile;
+  }
+}
+
+// --iterations: the median of the timed runs.
+void PrintMedian(std::vector<double> run_seconds, std::ostream& out) {
+  if (run_seconds.empty()) return;
+  std::sort(run_seconds.begin(), run_seconds.end());
+  const size_t n = run_seconds.size();
+  const double median =
+      n % 2 == 1 ? run_seconds[n / 2] : (run_seconds[n / 2 - 1] + run_seconds[n / 2]) / 2;
+  out << absl::StrFormat("median %.3f ms per run\n", median * 1e3);
+}
+
+// Prints a summary of every result leaf and, with --output-dir, writes
+// each as outI.npy.
+int ReportOutputs(const hlo::Literal& result, const std::optional<std::string>& output_dir,
+                  std::ostream& out, std::ostream& err) {
+  std::vector<const hlo::Literal*> leaves = FlattenLeaves(result);
+  if (leaves.empty()) out << "(no outputs: the result is an empty tuple)\n";
+  if (output_dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(*output_dir, ec);
+    if (ec) {
+      return Fail(err, absl::StrCat("--output-dir: cannot create '", *output_dir,
+                                    "': ", ec.message()),
+                  kExitInputError);
+    }
+  }
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    out << "out" << i << " = " << SummarizeArray(*leaves[i]) << "\n";
+    if (output_dir) {
+      std::string file = (std::filesystem::path(*output_dir) / absl::StrCat("out", i, ".npy"));
+      if (absl::Status st = runtime::WriteNpyFile(file, *leaves[i]); !st.ok()) {
+        return Fail(err, st.message(), kExitInputError);
+      }
+    }
+  }
+  if (output_dir && !leaves.empty()) {
+    out << "wrote " << leaves.size() << " output(s) to " << *output_dir << "/out*.npy\n";
+  }
+  return kExitOk;
+}
+
 int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, kFlags);
   if (!parsed.ok()) return UsageError(kRunCommand, parsed.status().message(), err);
@@ -272,58 +430,20 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
 
   absl::StatusOr<CompileOptions> compile = CompileOptionsFromFlags(*parsed);
   if (!compile.ok()) return UsageError(kRunCommand, compile.status().message(), err);
+  PassTimingsPrinter timings(compile->pipeline, err);
   // A --mesh alone runs on its devices; otherwise the default is 1 device.
   const int64_t devices =
       compile->devices.value_or(compile->mesh ? compile->mesh->num_devices() : 1);
   compile->devices = devices;
   compile->lower_shard_maps = devices > 1 || LaunchedByMpirun();
+  absl::StatusOr<RunSettings> settings = ReadRunSettings(*parsed);
+  if (!settings.ok()) return UsageError(kRunCommand, settings.status().message(), err);
   PartitionedRunOptions run_options;
   run_options.num_devices = devices;
   run_options.pipeline = compile->pipeline;
-  if (auto value = parsed->Get("collective-timeout")) {
-    absl::Duration timeout;
-    double seconds = 0;
-    if (absl::SimpleAtod(*value, &seconds)) {
-      timeout = absl::Seconds(seconds);
-    } else if (!absl::ParseDuration(*value, &timeout)) {
-      timeout = absl::ZeroDuration();
-    }
-    if (timeout <= absl::ZeroDuration()) {
-      return UsageError(kRunCommand,
-                        absl::StrCat("--collective-timeout: expected a positive duration such as "
-                                     "30s or 500ms, got '", *value, "'"),
-                        err);
-    }
-    run_options.collective_timeout = timeout;
-  }
-  // "" = halide when it supports the module, else the interpreter.
-  const std::string backend = parsed->Get("backend").value_or("");
-  if (absl::Status known = ParseBackend(backend).status(); !known.ok()) {
-    return UsageError(kRunCommand, known.message(), err);
-  }
-  int64_t iterations = 0;
-  if (auto value = parsed->Get("iterations")) {
-    absl::StatusOr<int64_t> k = ParseIntFlag("iterations", *value, 1, 1 << 24);
-    if (!k.ok()) return UsageError(kRunCommand, k.status().message(), err);
-    iterations = *k;
-  }
-  const bool profiling = parsed->Has("profile") || parsed->Has("profile-json") ||
-                         parsed->Has("trace");
-  const std::vector<std::string> input_paths = parsed->GetAll("input");
-  const bool random = parsed->Has("random-inputs");
-  if (random && !input_paths.empty()) {
-    return UsageError(kRunCommand, "--input and --random-inputs cannot be combined", err);
-  }
-  uint64_t seed = 0;
-  if (random) {
-    std::string value = parsed->Get("random-inputs").value_or("");
-    if (!value.empty()) {
-      absl::StatusOr<int64_t> s =
-          ParseIntFlag("random-inputs", value, 0, std::numeric_limits<int64_t>::max());
-      if (!s.ok()) return UsageError(kRunCommand, s.status().message(), err);
-      seed = static_cast<uint64_t>(*s);
-    }
-  }
+  if (settings->collective_timeout) run_options.collective_timeout = *settings->collective_timeout;
+  const std::string& backend = settings->backend;
+  const bool profiling = settings->profiling;
 
   absl::StatusOr<std::unique_ptr<hlo::Module>> module = LoadModule(path);
   if (!module.ok()) {
@@ -342,27 +462,20 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
 
   std::optional<std::string> output_dir = parsed->Get("output-dir");
-  if (output_dir) {
-    int64_t index = 0;
-    if (absl::Status st = CheckWritable(entry.root()->shape(), index); !st.ok()) {
-      return Fail(err, st.message(), kExitInputError);
-    }
+  int64_t leaf_index = 0;
+  if (absl::Status st = output_dir ? CheckWritable(entry.root()->shape(), leaf_index)
+                                   : absl::OkStatus();
+      !st.ok()) {
+    return Fail(err, st.message(), kExitInputError);
   }
 
   std::vector<hlo::Literal> arguments;
   if (!IsMainProcess()) {
     // Another MPI process: the inputs come from process 0.
-  } else if (random) {
-    for (int64_t i = 0; i < entry.num_parameters(); ++i) {
-      arguments.push_back(
-          MakeRandomLiteral(entry.parameter(i)->shape(), seed, static_cast<uint64_t>(i)));
-    }
-    if (entry.num_parameters() > 0) {
-      err << "note: " << entry.num_parameters() << " parameter(s) filled with random inputs (seed "
-          << seed << ")\n";
-    }
-  } else if (!input_paths.empty() || entry.num_parameters() == 0) {
-    absl::StatusOr<std::vector<hlo::Literal>> read = ReadInputs(entry, input_paths);
+  } else if (settings->random) {
+    arguments = RandomArguments(entry, settings->seed, err);
+  } else if (!settings->input_paths.empty() || entry.num_parameters() == 0) {
+    absl::StatusOr<std::vector<hlo::Literal>> read = ReadInputs(entry, settings->input_paths);
     if (!read.ok()) return Fail(err, read.status().message(), kExitInputError);
     arguments = *std::move(read);
   } else {
@@ -396,91 +509,34 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
           << DescribeDeviceMesh(devices) << " ("
           << (backend == "interpreter" ? "reference-interpreter" : "Halide") << " kernels)\n";
     }
-    run_options.backend = *ParseBackend(backend);
-    run_options.show_progress = true;
-    run_options.note = [&err](std::string_view note) { err << "note: " << note << "\n"; };
-    run_options.timed_iterations = iterations;
-    run_options.run_seconds = &run_seconds;
-    if (profiling) {
-      run_options.profiled_iterations = iterations > 0 ? iterations : 5;
-      run_options.profile = &profile;
-    }
+    SetCompiledRunOptions(*settings, run_seconds, profile, err, run_options);
     result = RunPartitioned(*prepared, arguments, run_options);
     if (!result.ok()) {
-      int code = absl::IsAborted(result.status()) ? kExitRuntimeFailure
-                 : absl::IsInternal(result.status()) ? kExitInternal
-                                                     : kExitInputError;
-      return Fail(err, result.status().message(), code);
+      const absl::Status& st = result.status();
+      return Fail(err, st.message(), absl::IsAborted(st)    ? kExitRuntimeFailure
+                                     : absl::IsInternal(st) ? kExitInternal
+                                                            : kExitInputError);
     }
     if (!IsMainProcess()) return kExitOk;
     if (partition && parsed->Has("check")) {
-      absl::StatusOr<hlo::Literal> global = hlo::Evaluate(**module, arguments);
-      if (!global.ok()) {
-        return Fail(err, absl::StrCat("--check: the global program failed: ",
-                                      global.status().message()),
-                    kExitRuntimeFailure);
+      if (absl::Status st = CheckAgainstGlobal(**module, arguments, *result, err); !st.ok()) {
+        return Fail(err, st.message(), kExitRuntimeFailure);
       }
-      double max_diff = 0;
-      std::string mismatch =
-          FirstMismatch(*result, *global, "result", LongestReduction(**module), max_diff);
-      if (!mismatch.empty()) {
-        return Fail(err, absl::StrCat("--check failed: ", mismatch), kExitRuntimeFailure);
-      }
-      err << "check: the partitioned run matches the global program (max abs difference "
-          << max_diff << ")\n";
     }
   } else {
     // The reference interpreter on the global program (shard_map bodies run
     // per mesh device inside it).
-    result = hlo::Evaluate(*prepared, arguments);
-    if (!result.ok()) {
-      return Fail(err, absl::StrCat("evaluation failed: ", result.status().message()),
-                  kExitRuntimeFailure);
-    }
-    for (int64_t i = 0; i < iterations; ++i) {
-      const absl::Time start = absl::Now();
-      absl::StatusOr<hlo::Literal> again = hlo::Evaluate(*prepared, arguments);
-      if (!again.ok()) return Fail(err, again.status().message(), kExitRuntimeFailure);
-      run_seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
-    }
+    result = Interpret(*prepared, arguments, settings->iterations, run_seconds);
+    if (!result.ok()) return Fail(err, result.status().message(), kExitRuntimeFailure);
   }
-  if (!run_seconds.empty()) {
-    std::sort(run_seconds.begin(), run_seconds.end());
-    const size_t n = run_seconds.size();
-    const double median = n % 2 == 1 ? run_seconds[n / 2]
-                                     : (run_seconds[n / 2 - 1] + run_seconds[n / 2]) / 2;
-    out << absl::StrFormat("median %.3f ms per run\n", median * 1e3);
-  }
+  PrintMedian(run_seconds, out);
   if (profiling) {
     if (absl::Status written = WriteProfile(profile, *parsed, out); !written.ok()) {
       return Fail(err, written.message(), kExitInputError);
     }
   }
 
-  std::vector<const hlo::Literal*> leaves = FlattenLeaves(*result);
-  if (leaves.empty()) out << "(no outputs: the result is an empty tuple)\n";
-  if (output_dir) {
-    std::error_code ec;
-    std::filesystem::create_directories(*output_dir, ec);
-    if (ec) {
-      return Fail(err, absl::StrCat("--output-dir: cannot create '", *output_dir,
-                                    "': ", ec.message()),
-                  kExitInputError);
-    }
-  }
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    out << "out" << i << " = " << SummarizeArray(*leaves[i]) << "\n";
-    if (output_dir) {
-      std::string file = (std::filesystem::path(*output_dir) / absl::StrCat("out", i, ".npy"));
-      if (absl::Status st = runtime::WriteNpyFile(file, *leaves[i]); !st.ok()) {
-        return Fail(err, st.message(), kExitInputError);
-      }
-    }
-  }
-  if (output_dir && !leaves.empty()) {
-    out << "wrote " << leaves.size() << " output(s) to " << *output_dir << "/out*.npy\n";
-  }
-  return kExitOk;
+  return ReportOutputs(*result, output_dir, out, err);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@ namespace sharc::tools {
 absl::StatusOr<hlo::PipelineOptions> PipelineOptionsFromFlags(const ParsedArgs& args) {
   hlo::PipelineOptions options = hlo::DefaultPipelineOptions();
   if (args.Has("verify-passes")) options.verify_each = true;
+  if (args.Has("pass-timings")) options.timings = std::make_shared<hlo::PassTimings>();
   std::optional<std::string> dir = args.Get("dump-to");
   std::optional<std::string> re = args.Get("dump-pass-re");
   if (dir.has_value() != re.has_value()) {

@@ -33,6 +33,21 @@ std::unique_ptr<Instruction> Instruction::CreateConstant(std::string name, Liter
   return inst;
 }
 
+std::unique_ptr<Instruction> Instruction::CloneWithOperands(
+    std::string name, std::vector<Instruction*> operands) const {
+  auto copy = Create(opcode_, std::move(name), shape_, std::move(operands));
+  copy->attributes_ = attributes_;
+  copy->literal_ = literal_;
+  copy->parameter_number_ = parameter_number_;
+  copy->sharding_ = sharding_;
+  copy->variance_ = variance_;
+  copy->metadata_ = metadata_;
+  copy->frontend_attributes_ = frontend_attributes_;
+  copy->backend_config_ = backend_config_;
+  copy->location_ = location_;
+  return copy;
+}
+
 void Instruction::AddUser(Instruction* user) {
   if (user_set_.insert(user).second) users_.push_back(user);
 }

@@ -65,6 +65,12 @@ class Instruction {
   static std::unique_ptr<Instruction> CreateParameter(int64_t number, std::string name,
                                                       Shape shape);
   static std::unique_ptr<Instruction> CreateConstant(std::string name, Literal literal);
+  // A detached copy of this instruction (attributes, payload, sharding,
+  // metadata, location) under `name` with `operands` in place of its own.
+  // Called computations are kept; a caller copying into another module
+  // remaps them.
+  std::unique_ptr<Instruction> CloneWithOperands(std::string name,
+                                                 std::vector<Instruction*> operands) const;
 
   Instruction(const Instruction&) = delete;
   Instruction& operator=(const Instruction&) = delete;

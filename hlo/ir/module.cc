@@ -86,24 +86,18 @@ std::unique_ptr<Module> Module::Clone() const {
     for (Instruction* inst : comp->instructions()) {
       std::vector<Instruction*> operands;
       for (Instruction* op : inst->operands()) operands.push_back(inst_map.at(op));
-      auto copy = Instruction::Create(inst->opcode(), inst->name(), inst->shape(), operands);
+      auto copy = inst->CloneWithOperands(inst->name(), operands);
       for (const Attribute& a : inst->attributes()) {
         AttrValue v = a.value;
         if (auto* c = std::get_if<Computation*>(&v)) {
           *c = comp_map.at(*c);
         } else if (auto* l = std::get_if<std::vector<Computation*>>(&v)) {
           for (Computation*& c2 : *l) c2 = comp_map.at(c2);
+        } else {
+          continue;
         }
         copy->set_attr(a.name, std::move(v));
       }
-      copy->set_literal(inst->literal());
-      copy->set_parameter_number(inst->parameter_number());
-      if (inst->sharding()) copy->set_sharding(*inst->sharding());
-      copy->set_variance(inst->variance());
-      copy->mutable_metadata() = inst->metadata();
-      copy->set_frontend_attributes(inst->frontend_attributes());
-      copy->set_backend_config(inst->backend_config());
-      copy->set_location(inst->location());
       inst_map[inst] = new_comp->AddInstruction(std::move(copy));
     }
     if (comp->root() != nullptr) new_comp->set_root(inst_map.at(comp->root()));

@@ -152,6 +152,7 @@ std::optional<Opcode> MatchBinaryReducer(const Computation& computation) {
       return root->opcode();
     case Opcode::kAnd:
     case Opcode::kOr:
+    case Opcode::kXor:
       // Bitwise ops are not defined on floats; leave those to the evaluator
       // (which reports the error).
       if (IsFloatingPoint(s.type())) return std::nullopt;
@@ -171,6 +172,8 @@ T CombineScalars(Opcode op, T a, T b) {
       case Opcode::kMaximum:
       case Opcode::kOr:
         return a || b;
+      case Opcode::kXor:
+        return a != b;
       default:
         return a && b;
     }
@@ -209,6 +212,8 @@ T CombineScalars(Opcode op, T a, T b) {
         return static_cast<T>(a & b);
       case Opcode::kOr:
         return static_cast<T>(a | b);
+      case Opcode::kXor:
+        return static_cast<T>(a ^ b);
       default:
         return a;
     }

@@ -93,10 +93,13 @@ absl::Status ExpectOperandValues(const Instruction& inst,
 
 // --- Reducer helpers (reduce, reduce-window, scatter, all-reduce, ...). ---
 
-// If `computation` is exactly `ROOT op(parameter(0), parameter(1))` on two
-// scalars of one type, with op one of add, multiply, maximum, minimum, and,
-// or, returns op. Evaluators then combine elements directly instead of calling
-// the interpreter once per element (reducing 1M elements must be fast).
+// If `computation` is exactly `ROOT op(parameter(0), parameter(1))` (either
+// order) on two scalars of one type, with op one of add, multiply, maximum,
+// minimum, or the bitwise and, or, xor on integers or pred, returns op. The
+// one recogniser of plain reducers: evaluators then combine elements
+// directly instead of calling the interpreter once per element (reducing 1M
+// elements must be fast), the runtime picks its collective's reduction, and
+// autodiff its rule.
 std::optional<Opcode> MatchBinaryReducer(const Computation& computation);
 
 // dst[dst_index] = op(dst[dst_index], src[src_index]) for arrays of one

@@ -83,7 +83,9 @@ Pipeline::Pipeline(std::string name, PipelineOptions options)
 absl::Status Pipeline::RunPass(Pass& pass, Module& module) {
   const absl::Time start = absl::Now();
   absl::StatusOr<bool> changed = pass.Run(module);
-  records_.push_back({std::string(pass.name()), absl::Now() - start, changed.value_or(false)});
+  const absl::Duration time = absl::Now() - start;
+  records_.push_back({std::string(pass.name()), time, changed.value_or(false)});
+  if (options_.timings) options_.timings->Record(pass.name(), time);
   RETURN_IF_ERROR(changed.status());
   if (options_.verify_each) {
     // Shardings against the device count are the user's input, which the
@@ -115,15 +117,6 @@ absl::Status Pipeline::Run(Module& module) {
     prev = pass->name();
   }
   return dumper.Between(prev, "pipeline-end", module);
-}
-
-std::string Pipeline::TimingReport() const {
-  std::string report;
-  for (const PassRecord& r : records_) {
-    absl::StrAppendFormat(&report, "%-28s %10.3f ms%s\n", r.pass, absl::ToDoubleMilliseconds(r.time),
-                          r.changed ? "  changed" : "");
-  }
-  return report;
 }
 
 }  // namespace sharc::hlo

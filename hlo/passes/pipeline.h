@@ -6,7 +6,8 @@
 //     a broken pass is named at once instead of failing three passes later
 //     (shardings are not checked against the device count: that is the
 //     user's input, which the partitioner reports in its own words);
-//   - times each pass (records());
+//   - times each pass (records(), and into `timings` when given: the
+//     report `--pass-timings` prints, hlo/passes/pass_timings.h);
 //   - dumps the module between passes whose name matches `dump_pass_re`
 //     into `dump_to`, in the layout of XLA's --xla_dump_to with
 //     --xla_dump_hlo_pass_re:
@@ -31,6 +32,7 @@
 #include "absl/time/time.h"
 #include "hlo/ir/module.h"
 #include "hlo/passes/pass.h"
+#include "hlo/passes/pass_timings.h"
 
 namespace sharc::hlo {
 
@@ -38,6 +40,9 @@ struct PipelineOptions {
   bool verify_each = false;
   std::string dump_to;       // a directory (created if missing); no dumps if empty
   std::string dump_pass_re;  // ECMAScript regex searched in pass names; none if empty
+  // Every pass's wall time is added here too; shared by the pipelines of one
+  // compile so the report covers all of them.
+  std::shared_ptr<PassTimings> timings;
 };
 
 // The defaults: verify_each from the environment (SHARC_VERIFY_PASSES=1,
@@ -79,8 +84,6 @@ class Pipeline {
   const std::vector<std::unique_ptr<Pass>>& passes() const { return passes_; }
   const std::vector<PassRecord>& records() const { return records_; }
   std::string_view failed_pass() const { return failed_pass_; }
-  // One line per pass: name, milliseconds, whether it changed the module.
-  std::string TimingReport() const;
 
  private:
   class Dumper;

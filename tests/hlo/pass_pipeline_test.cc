@@ -119,7 +119,41 @@ TEST(PipelineTest, RunsPassesInOrderAndRecordsThem) {
   EXPECT_EQ(pipeline.records()[1].pass, "dce");
   EXPECT_TRUE(pipeline.records()[1].changed);
   EXPECT_FALSE(pipeline.records()[0].changed);
-  EXPECT_THAT(pipeline.TimingReport(), HasSubstr("dce"));
+}
+
+TEST(PassTimingsTest, SumsRunsPerPassLongestFirstInXlasLayout) {
+  PassTimings timings;
+  timings.Record("cse", absl::Milliseconds(1));
+  timings.Record("propagate", absl::Milliseconds(5));
+  timings.Record("cse", absl::Milliseconds(2));
+  timings.Record("algsimp", absl::Milliseconds(3));  // ties with cse: by name
+  EXPECT_EQ(timings.Total(), absl::Milliseconds(11));
+  EXPECT_EQ(timings.Report(),
+            "Total runtime (ms) of HLO passes: 11.000\n"
+            "Pass name, num runs, time (ms)\n"
+            "propagate, 1, 5.000\n"
+            "algsimp, 1, 3.000\n"
+            "cse, 2, 3.000\n");
+  EXPECT_EQ(PassTimings().Report(), "");
+}
+
+TEST(PassTimingsTest, PipelinesSharingOneRecordEveryPass) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module, ParseModule(kDead));
+  PipelineOptions options;
+  options.timings = std::make_shared<PassTimings>();
+  std::vector<std::string> log;
+  for (int i = 0; i < 2; ++i) {
+    Pipeline pipeline("test", options);
+    pipeline.Add<RecordingPass>("first", &log);
+    pipeline.Add<DeadCodeElimination>();
+    ASSERT_OK(pipeline.Run(*module));
+  }
+  std::vector<std::string> names;
+  for (const PassTimings::Summary& s : options.timings->Summarize()) {
+    names.push_back(s.pass);
+    EXPECT_EQ(s.runs, 2) << s.pass;
+  }
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre("first", "dce"));
 }
 
 TEST(PipelineTest, StopsAtTheFirstErrorAndNamesThePass) {
