@@ -332,7 +332,14 @@ void RegisterElementwiseLowerings(LoweringTable& table) {
             }));
   table.Add(Opcode::kNegate, Elementwise([](const std::vector<Expr>& a,
                                             PrimitiveType t) -> absl::StatusOr<Expr> {
-              if (IsFloat(t)) return -a[0];
+              if (IsFloat(t)) {
+                // Flip the sign bit: Halide's -x is 0 - x, which gives +0 for +0
+                // where negate gives -0.
+                const Halide::Type ft = a[0].type();
+                const Halide::Type bits = Halide::UInt(ft.bits());
+                return Halide::reinterpret(
+                    ft, Halide::reinterpret(bits, a[0]) ^ make_const(bits, uint64_t{1} << (ft.bits() - 1)));
+              }
               return Wrapping(make_const(a[0].type(), 0), a[0],
                               [](Expr x, Expr y) { return x - y; });
             }));

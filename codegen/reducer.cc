@@ -2,29 +2,12 @@
 #include "codegen/reducer.h"
 
 #include "codegen/lowering.h"
+#include "hlo/ops/op_util.h"
 
 namespace sharc::codegen {
 
 std::optional<hlo::Opcode> PlainBinaryReducer(const hlo::Computation& reducer) {
-  const hlo::Instruction* root = reducer.root();
-  if (root == nullptr || reducer.num_parameters() != 2 || root->operand_count() != 2) {
-    return std::nullopt;
-  }
-  using hlo::Opcode;
-  switch (root->opcode()) {
-    case Opcode::kAdd: case Opcode::kMultiply: case Opcode::kMaximum: case Opcode::kMinimum:
-    case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor:
-      break;
-    default:
-      return std::nullopt;
-  }
-  const hlo::Instruction* a = root->operand(0);
-  const hlo::Instruction* b = root->operand(1);
-  if (a->opcode() != Opcode::kParameter || b->opcode() != Opcode::kParameter || a == b ||
-      !a->shape().is_scalar() || !b->shape().is_scalar()) {
-    return std::nullopt;
-  }
-  return root->opcode();
+  return hlo::MatchBinaryReducer(reducer);
 }
 
 Halide::Expr Combine(hlo::Opcode op, const Halide::Expr& a, const Halide::Expr& b) {

@@ -13,8 +13,9 @@ struct Expr;
 
 namespace sharc::codegen {
 
-// The opcode of `reducer` if its root is add/multiply/maximum/minimum/and/
-// or/xor of its two scalar parameters (in either order).
+// The opcode of `reducer` if it is a plain binary reducer: the project's one
+// recogniser, hlo::MatchBinaryReducer (add/multiply/maximum/minimum, and
+// and/or/xor on integers and pred, of its two scalar parameters).
 std::optional<hlo::Opcode> PlainBinaryReducer(const hlo::Computation& reducer);
 
 // a op b on values of the compute type, with the elementwise ops' semantics.

@@ -126,6 +126,7 @@ std::vector<hlo::Literal> Inputs(const hlo::Module& module, PrimitiveType t, boo
     args[0].SetFromDouble(3, -0.0);
     args[0].SetFromDouble(4, 2.5);
     args[0].SetFromDouble(5, -0.5);
+    args[0].SetFromDouble(8, 0.0);  // negate(+0) is -0 (Halide's -x is 0 - x)
     args[1].SetFromDouble(6, std::nan(""));
     args[1].SetFromDouble(7, 0.0);
     args[3].SetFromDouble(0, -0.0);
