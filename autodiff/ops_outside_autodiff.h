@@ -21,6 +21,20 @@ void RegisterOpsOutsideAutodiff(Registry& r) {
                                            " is rewritten before autodiff "
                                            "(hlo/passes/lower_for_compute.h)"));
   }
+  for (Opcode op : {Opcode::kDomain, Opcode::kBitcast, Opcode::kAllGatherDone, Opcode::kAllGatherStart, Opcode::kAllReduceDone, Opcode::kAllReduceStart, Opcode::kAsyncDone, Opcode::kAsyncStart, Opcode::kAsyncUpdate, Opcode::kCollectivePermuteDone, Opcode::kCollectivePermuteStart, Opcode::kCopyDone, Opcode::kCopyStart}) {
+    r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op),
+                                           " is rewritten before autodiff "
+                                           "(hlo/passes/lower_for_compute.h)"));
+  }
+  for (Opcode op : {Opcode::kBatchNormGrad, Opcode::kBatchNormInference,
+                    Opcode::kBatchNormTraining}) {
+    r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op),
+                                           " is expanded into primitive ops before autodiff "
+                                           "(hlo/passes/expand_batch_norm.h)"));
+  }
+  for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kMap, Opcode::kTopK, Opcode::kGetDimensionSize, Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast}) {
+    r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op), " has no derivative rule yet"));
+  }
   for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
                     Opcode::kInfeed, Opcode::kOutfeed}) {
     r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op),

@@ -275,6 +275,45 @@ absl::StatusOr<Lowered> LowerCompare(const hlo::Instruction& inst,
   return out;
 }
 
+// reduce-precision on the compute type's bits, as the interpreter does it
+// (hlo/ops/elementwise_ops.cc, ReducePrecision): round the mantissa to
+// nearest even, flush what leaves the reduced exponent range to inf or 0.
+Expr ReducePrecisionBits(const Expr& x, int64_t exponent_bits, int64_t mantissa_bits) {
+  const int width = x.type().bits();
+  const int mantissa = width == 64 ? 52 : 23;
+  const int exponent = width - 1 - mantissa;
+  Halide::Type u = Halide::UInt(width);
+  auto k = [&](uint64_t v) { return make_const(u, v); };
+  Expr bits = Halide::reinterpret(u, x);
+  if (mantissa_bits < mantissa) {
+    const int dropped = mantissa - static_cast<int>(mantissa_bits);
+    const uint64_t last_kept = uint64_t{1} << dropped;
+    Expr bias = k((last_kept >> 1) - 1) + ((bits & k(last_kept)) >> k(dropped));
+    bits = (bits + bias) & k(~(last_kept - 1) & (width == 64 ? ~uint64_t{0} : 0xffffffffu));
+  }
+  if (exponent_bits < exponent) {
+    const uint64_t exponent_mask = ((uint64_t{1} << exponent) - 1) << mantissa;
+    const uint64_t bias = (uint64_t{1} << (exponent - 1)) - 1;
+    const uint64_t reduced_bias = (uint64_t{1} << (exponent_bits - 1)) - 1;
+    Expr sign = bits & k(uint64_t{1} << (width - 1));
+    Expr biased_exponent = bits & k(exponent_mask);
+    bits = Halide::select(biased_exponent > k((bias + reduced_bias) << mantissa),
+                          sign | k(exponent_mask),
+                          biased_exponent <= k((bias - reduced_bias) << mantissa), sign, bits);
+  }
+  Expr nan_result = mantissa_bits > 0 ? x : make_const(x.type(), INFINITY);
+  return Halide::select(Halide::is_nan(x), nan_result, Halide::reinterpret(x.type(), bits));
+}
+
+absl::StatusOr<Lowered> LowerReducePrecision(const hlo::Instruction& inst,
+                                             absl::Span<const LoweredValue> ops) {
+  const int64_t exponent_bits = inst.attr_int("exponent_bits");
+  const int64_t mantissa_bits = inst.attr_int("mantissa_bits");
+  return FloatUnary([=](Expr x, PrimitiveType) {
+    return ReducePrecisionBits(x, exponent_bits, mantissa_bits);
+  })(inst, ops);
+}
+
 absl::StatusOr<Lowered> LowerCopy(const hlo::Instruction& inst,
                                   absl::Span<const LoweredValue> ops) {
   if (!inst.shape().is_array()) return LoweringError(inst, "copies of tuples are not kernels");
@@ -295,6 +334,14 @@ void RegisterElementwiseLowerings(LoweringTable& table) {
   table.Add(Opcode::kCos, FloatUnary([](Expr x, PrimitiveType t) { return Libm("cos", t, {x}); }));
   table.Add(Opcode::kSin, FloatUnary([](Expr x, PrimitiveType t) { return Libm("sin", t, {x}); }));
   table.Add(Opcode::kTan, FloatUnary([](Expr x, PrimitiveType t) { return Libm("tan", t, {x}); }));
+  const std::pair<Opcode, const char*> kLibmUnary[] = {
+      {Opcode::kAcos, "acos"},   {Opcode::kAcosh, "acosh"}, {Opcode::kAsin, "asin"},
+      {Opcode::kAsinh, "asinh"}, {Opcode::kAtanh, "atanh"}, {Opcode::kCosh, "cosh"},
+      {Opcode::kErf, "erf"},     {Opcode::kSinh, "sinh"}};
+  for (const auto& [op, name] : kLibmUnary) {
+    const std::string fn = name;
+    table.Add(op, FloatUnary([fn](Expr x, PrimitiveType t) { return Libm(fn, t, {x}); }));
+  }
   table.Add(Opcode::kExp, [](const hlo::Instruction& inst, absl::Span<const LoweredValue> ops) {
     // softmax's exp(x - max(x)) cannot overflow: leave out what handles it.
     const bool non_positive = !ops.empty() && ops[0].non_positive;
@@ -351,6 +398,15 @@ void RegisterElementwiseLowerings(LoweringTable& table) {
                                          PrimitiveType) -> absl::StatusOr<Expr> {
               return a[0].type().is_bool() ? !a[0] : ~a[0];
             }));
+  table.Add(Opcode::kPopcnt, Elementwise([](const std::vector<Expr>& a,
+                                            PrimitiveType) -> absl::StatusOr<Expr> {
+              return Halide::cast(a[0].type(), Halide::popcount(a[0]));
+            }));
+  table.Add(Opcode::kClz, Elementwise([](const std::vector<Expr>& a,
+                                         PrimitiveType) -> absl::StatusOr<Expr> {
+              return Halide::cast(a[0].type(), Halide::count_leading_zeros(a[0]));
+            }));
+  table.Add(Opcode::kReducePrecision, LowerReducePrecision);
   table.Add(Opcode::kCopy, LowerCopy);
   table.Add(Opcode::kConvert, LowerConvert);
 
@@ -402,7 +458,9 @@ void RegisterElementwiseLowerings(LoweringTable& table) {
   table.MarkComputeBound({Opcode::kAtan2, Opcode::kCbrt, Opcode::kCos, Opcode::kDivide, Opcode::kExp,
                           Opcode::kExpm1, Opcode::kLog, Opcode::kLog1p, Opcode::kLogistic,
                           Opcode::kPower, Opcode::kRemainder, Opcode::kRsqrt, Opcode::kSin,
-                          Opcode::kSqrt, Opcode::kTan, Opcode::kTanh});
+                          Opcode::kSqrt, Opcode::kTan, Opcode::kTanh, Opcode::kAcos,
+                          Opcode::kAcosh, Opcode::kAsin, Opcode::kAsinh, Opcode::kAtanh,
+                          Opcode::kCosh, Opcode::kErf, Opcode::kSinh});
 }
 
 }  // namespace sharc::codegen

@@ -24,7 +24,8 @@ void RegisterUnsupportedOps(LoweringTable& table) {
                        std::string("conditional") + kRuntime + " (control flow)");
   // custom-call: the identity targets lower (custom_call_lowering.cc).
   for (Opcode op : {Opcode::kAllGather, Opcode::kAllReduce, Opcode::kAllToAll,
-                    Opcode::kCollectivePermute, Opcode::kReduceScatter}) {
+                    Opcode::kCollectivePermute, Opcode::kReduceScatter,
+                    Opcode::kCollectiveBroadcast}) {
     table.AddUnsupported(op, "collectives are run by the runtime's communicator, not by a kernel");
   }
   for (Opcode op : {Opcode::kMapReduceBroadcast, Opcode::kMapReduceMap, Opcode::kMapReduceMean,
@@ -39,7 +40,7 @@ void RegisterUnsupportedOps(LoweringTable& table) {
   table.AddUnsupported(Opcode::kAddDependency,
                        "add-dependency is dropped before computing (hlo/passes/lower_for_compute.h) "
                               "unless it orders a value after a transfer, which cannot run");
-  for (Opcode op : {Opcode::kFusion, Opcode::kOptimizationBarrier}) {
+  for (Opcode op : {Opcode::kFusion, Opcode::kOptimizationBarrier, Opcode::kDomain}) {
     table.AddUnsupported(op, std::string(hlo::OpcodeName(op)) +
                                  " is rewritten before codegen (hlo/passes/lower_for_compute.h)");
   }
@@ -52,6 +53,28 @@ void RegisterUnsupportedOps(LoweringTable& table) {
   for (Opcode op : {Opcode::kRngBitGenerator, Opcode::kRngGetAndUpdateState, Opcode::kCholesky, Opcode::kFft, Opcode::kTriangularSolve}) {
     table.AddUnsupported(op, std::string(hlo::OpcodeName(op)) + " cannot run in sharc yet");
   }
+  for (Opcode op : {Opcode::kAllGatherDone, Opcode::kAllGatherStart, Opcode::kAllReduceDone, Opcode::kAllReduceStart, Opcode::kAsyncDone, Opcode::kAsyncStart, Opcode::kAsyncUpdate, Opcode::kCollectivePermuteDone, Opcode::kCollectivePermuteStart, Opcode::kCopyDone, Opcode::kCopyStart}) {
+    table.AddUnsupported(op, std::string(hlo::OpcodeName(op)) +
+                                 " is rewritten to its synchronous op before codegen "
+                                 "(hlo/passes/lower_for_compute.h)");
+  }
+  table.AddUnsupported(Opcode::kBitcast,
+                       "bitcast is a reshape by codegen (hlo/passes/lower_for_compute.h) unless it "
+                       "changes the element type; that form runs on the interpreter's kernels");
+  for (Opcode op : {Opcode::kBatchNormGrad, Opcode::kBatchNormInference,
+                    Opcode::kBatchNormTraining}) {
+    table.AddUnsupported(op, std::string(hlo::OpcodeName(op)) +
+                                 " is expanded into primitive ops before codegen "
+                                 "(hlo/passes/expand_batch_norm.h)");
+  }
+  for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kMap,
+                    Opcode::kTopK, Opcode::kGetDimensionSize}) {
+    table.AddUnsupported(op, std::string(hlo::OpcodeName(op)) +
+                                 " has no Halide lowering yet (the default backend runs it on "
+                                 "the interpreter's kernels)");
+  }
+  table.AddUnsupported(Opcode::kSetDimensionSize,
+                       "set-dimension-size cannot run: sharc keeps dynamic dims at their bound");
   table.AddUnsupported(Opcode::kAfterAll, "after-all makes a token, which holds no data");
   for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
                     Opcode::kInfeed, Opcode::kOutfeed}) {

@@ -103,7 +103,8 @@ std::vector<CostFn> BuildTable() {
                     Opcode::kAllToAll, Opcode::kCollectivePermute, Opcode::kMapReduceBroadcast}) {
     set(op, MovesData);
   }
-  for (Opcode op : {Opcode::kAbs, Opcode::kCeil, Opcode::kFloor, Opcode::kIsFinite,
+  for (Opcode op : {Opcode::kAbs, Opcode::kClz, Opcode::kPopcnt, Opcode::kReducePrecision,
+                    Opcode::kCeil, Opcode::kFloor, Opcode::kIsFinite,
                     Opcode::kNegate, Opcode::kNot, Opcode::kRoundNearestAfz,
                     Opcode::kRoundNearestEven, Opcode::kSign, Opcode::kAdd, Opcode::kAnd,
                     Opcode::kClamp, Opcode::kCompare, Opcode::kDivide, Opcode::kMaximum,
@@ -113,7 +114,8 @@ std::vector<CostFn> BuildTable() {
                     Opcode::kScatter, Opcode::kAllReduce, Opcode::kReduceScatter}) {
     set(op, PerElement);
   }
-  for (Opcode op : {Opcode::kCbrt, Opcode::kCos, Opcode::kExp, Opcode::kExpm1, Opcode::kLog,
+  for (Opcode op : {Opcode::kAcos, Opcode::kAcosh, Opcode::kAsin, Opcode::kAsinh, Opcode::kAtanh,
+                    Opcode::kCosh, Opcode::kErf, Opcode::kSinh, Opcode::kCbrt, Opcode::kCos, Opcode::kExp, Opcode::kExpm1, Opcode::kLog,
                     Opcode::kLog1p, Opcode::kLogistic, Opcode::kRsqrt, Opcode::kSin,
                     Opcode::kSqrt, Opcode::kTan, Opcode::kTanh, Opcode::kAtan2, Opcode::kPower}) {
     set(op, Transcendental);
@@ -129,6 +131,19 @@ std::vector<CostFn> BuildTable() {
     set(op, Free);
   }
   set(Opcode::kBitcastConvert, MovesData);
+  set(Opcode::kBitcast, MovesData);
+  // Async pairs become their synchronous op before costs are counted
+  // (lower_for_compute.h).
+  for (Opcode op : {Opcode::kAllGatherDone, Opcode::kAllGatherStart, Opcode::kAllReduceDone, Opcode::kAllReduceStart, Opcode::kAsyncDone, Opcode::kAsyncStart, Opcode::kAsyncUpdate, Opcode::kCollectivePermuteDone, Opcode::kCollectivePermuteStart, Opcode::kCopyDone, Opcode::kCopyStart}) {
+    set(op, Free);
+  }
+  for (Opcode op : {Opcode::kBatchNormGrad, Opcode::kBatchNormInference,
+                    Opcode::kBatchNormTraining, Opcode::kSelectAndScatter, Opcode::kMap,
+                    Opcode::kTopK}) {
+    set(op, PerElement);
+  }
+  for (Opcode op : {Opcode::kDomain, Opcode::kGetDimensionSize}) set(op, Free);
+  for (Opcode op : {Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast}) set(op, MovesData);
   set(Opcode::kRng, PerElement);
   set(Opcode::kRngBitGenerator, PerElement);
   set(Opcode::kRngGetAndUpdateState, Free);

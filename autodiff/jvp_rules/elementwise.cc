@@ -42,6 +42,41 @@ void RegisterElementwiseJvpRules(JvpRuleRegistry& r) {
   RegisterUnary(r, Opcode::kAbs, [](Emitter& p, Instruction* x, Instruction*) {
     return Unary(p, Opcode::kSign, x);
   });
+  // acos' = -1 / sqrt(1 - x^2), asin' = 1 / sqrt(1 - x^2).
+  RegisterUnary(r, Opcode::kAcos, [](Emitter& p, Instruction* x, Instruction*) {
+    return Neg(p, Unary(p, Opcode::kRsqrt, Sub(p, One(p, x), Mul(p, x, x))));
+  });
+  RegisterUnary(r, Opcode::kAsin, [](Emitter& p, Instruction* x, Instruction*) {
+    return Unary(p, Opcode::kRsqrt, Sub(p, One(p, x), Mul(p, x, x)));
+  });
+  // acosh' = 1 / sqrt(x^2 - 1), asinh' = 1 / sqrt(x^2 + 1).
+  RegisterUnary(r, Opcode::kAcosh, [](Emitter& p, Instruction* x, Instruction*) {
+    return Unary(p, Opcode::kRsqrt, Sub(p, Mul(p, x, x), One(p, x)));
+  });
+  RegisterUnary(r, Opcode::kAsinh, [](Emitter& p, Instruction* x, Instruction*) {
+    return Unary(p, Opcode::kRsqrt, Add(p, Mul(p, x, x), One(p, x)));
+  });
+  // atanh' = 1 / (1 - x^2).
+  RegisterUnary(r, Opcode::kAtanh, [](Emitter& p, Instruction* x, Instruction*) {
+    return Div(p, One(p, x), Sub(p, One(p, x), Mul(p, x, x)));
+  });
+  RegisterUnary(r, Opcode::kCosh, [](Emitter& p, Instruction* x, Instruction*) {
+    return Unary(p, Opcode::kSinh, x);
+  });
+  RegisterUnary(r, Opcode::kSinh, [](Emitter& p, Instruction* x, Instruction*) {
+    return Unary(p, Opcode::kCosh, x);
+  });
+  // erf' = 2 / sqrt(pi) * exp(-x^2).
+  RegisterUnary(r, Opcode::kErf, [](Emitter& p, Instruction* x, Instruction*) {
+    return Scale(p, Unary(p, Opcode::kExp, Neg(p, Mul(p, x, x))), 1.1283791670955126);
+  });
+  // reduce-precision is treated as linear, as JAX does: the tangent is
+  // rounded the same way.
+  r.Register(Opcode::kReducePrecision, [](const Instruction& inst, const JvpArgs& a,
+                                          JvpContext& ctx) -> absl::StatusOr<Instruction*> {
+    return ctx.tangent().Add(Opcode::kReducePrecision, inst.shape(), {a.tangents[0]},
+                             inst.attributes());
+  });
   // cbrt' = 1 / (3 y^2).
   RegisterUnary(r, Opcode::kCbrt, [](Emitter& p, Instruction* x, Instruction* y) {
     return Div(p, One(p, x), Scale(p, Mul(p, y, y), 3.0));
@@ -93,7 +128,7 @@ void RegisterElementwiseJvpRules(JvpRuleRegistry& r) {
   }
   // Rounding, sign and every op on (or to) integers and preds: derivative 0
   // wherever it exists.
-  for (Opcode op : {Opcode::kCeil, Opcode::kFloor, Opcode::kRoundNearestAfz,
+  for (Opcode op : {Opcode::kClz, Opcode::kPopcnt, Opcode::kCeil, Opcode::kFloor, Opcode::kRoundNearestAfz,
                     Opcode::kRoundNearestEven, Opcode::kSign, Opcode::kIsFinite, Opcode::kNot,
                     Opcode::kAnd, Opcode::kOr, Opcode::kXor, Opcode::kShiftLeft,
                     Opcode::kShiftRightArithmetic, Opcode::kShiftRightLogical,

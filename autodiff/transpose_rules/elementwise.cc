@@ -39,6 +39,14 @@ void RegisterElementwiseTransposeRules(TransposeRuleRegistry& r) {
       return std::vector<Cotangent>{ct};
     });
   }
+  // reduce-precision is treated as linear, as JAX does: the cotangent is
+  // rounded the same way the value was.
+  r.Register(Opcode::kReducePrecision,
+             [](const Instruction& inst, const Cotangent& ct,
+                TransposeContext& ctx) -> absl::StatusOr<std::vector<Cotangent>> {
+               return std::vector<Cotangent>{Cotangent::Of(ctx.emitter().Add(
+                   Opcode::kReducePrecision, ct.value->shape(), {ct.value}, inst.attributes()))};
+             });
   r.Register(Opcode::kConvert, [](const Instruction& inst, const Cotangent& ct,
                                   TransposeContext& ctx) -> absl::StatusOr<std::vector<Cotangent>> {
     return std::vector<Cotangent>{
@@ -77,7 +85,8 @@ void RegisterElementwiseTransposeRules(TransposeRuleRegistry& r) {
     return out;
   });
   for (Opcode op :
-       {Opcode::kAbs, Opcode::kCbrt, Opcode::kCeil, Opcode::kCos, Opcode::kExp, Opcode::kExpm1,
+       {Opcode::kAbs, Opcode::kAcos, Opcode::kAcosh, Opcode::kAsin, Opcode::kAsinh, Opcode::kAtanh,
+        Opcode::kClz, Opcode::kCosh, Opcode::kErf, Opcode::kPopcnt, Opcode::kSinh, Opcode::kCbrt, Opcode::kCeil, Opcode::kCos, Opcode::kExp, Opcode::kExpm1,
         Opcode::kFloor, Opcode::kIsFinite, Opcode::kLog, Opcode::kLog1p, Opcode::kLogistic,
         Opcode::kNot, Opcode::kRoundNearestAfz, Opcode::kRoundNearestEven, Opcode::kRsqrt,
         Opcode::kSign, Opcode::kSin, Opcode::kSqrt, Opcode::kTan, Opcode::kTanh, Opcode::kAnd,

@@ -30,6 +30,21 @@ void RegisterTokenBatchingRules(BatchingRuleRegistry& registry) {
   registry.RegisterUnsupported(Opcode::kFusion,
                                "fusion is rewritten to a call before anything computes "
                                "(hlo/passes/lower_for_compute.h); batch the module after that");
+  for (Opcode op : {Opcode::kDomain, Opcode::kBitcast, Opcode::kAllGatherDone, Opcode::kAllGatherStart, Opcode::kAllReduceDone, Opcode::kAllReduceStart, Opcode::kAsyncDone, Opcode::kAsyncStart, Opcode::kAsyncUpdate, Opcode::kCollectivePermuteDone, Opcode::kCollectivePermuteStart, Opcode::kCopyDone, Opcode::kCopyStart}) {
+    registry.RegisterUnsupported(op, std::string(OpcodeName(op)) +
+                                         " is rewritten before anything computes "
+                                         "(hlo/passes/lower_for_compute.h); batch the module "
+                                         "after that");
+  }
+  for (Opcode op : {Opcode::kBatchNormGrad, Opcode::kBatchNormInference,
+                    Opcode::kBatchNormTraining}) {
+    registry.RegisterUnsupported(op, std::string(OpcodeName(op)) +
+                                         " is expanded into primitive ops before anything "
+                                         "computes (hlo/passes/expand_batch_norm.h)");
+  }
+  for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kMap, Opcode::kTopK, Opcode::kGetDimensionSize, Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast}) {
+    registry.RegisterUnsupported(op, std::string(OpcodeName(op)) + " has no batching rule yet");
+  }
   for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
                     Opcode::kInfeed, Opcode::kOutfeed}) {
     registry.RegisterUnsupported(op, std::string(OpcodeName(op)) +

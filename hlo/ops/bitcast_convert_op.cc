@@ -3,6 +3,13 @@
 // Narrower T: a trailing dim of width(x)/width(T) is added (f32[3] ->
 // u8[3,4]). Wider T: x's last dim must be width(T)/width(x) and goes
 // (u8[3,4] -> f32[3]). The result type is read from the declared shape.
+//
+// bitcast(x) -> T[...]: x's bytes as an array of the declared shape, which
+// must hold as many bytes. XLA defines it on the layouts in memory; sharc
+// keeps every array row-major, and the parser refuses a bitcast whose
+// shapes are written with layouts that reorder dimensions, so it is a
+// reshape (of the same element type; hlo/passes/lower_for_compute.h
+// rewrites it to one) or a reshape of bitcast-convert's bytes.
 #include <cstring>
 
 #include "hlo/base/status_macros.h"
@@ -39,26 +46,66 @@ absl::StatusOr<Shape> InferBitcastConvert(const Instruction& inst) {
   return inferred;
 }
 
+// The operand's bytes as a value of `shape` (which holds as many).
+absl::StatusOr<Literal> SameBytes(const Instruction& inst, const Literal& operand,
+                                  const Shape& shape) {
+  Literal out(shape);
+  if (out.size_bytes() != operand.size_bytes()) {
+    return OpError(inst, "has ", operand.size_bytes(), " bytes in and ", out.size_bytes(), " out");
+  }
+  if (out.size_bytes() > 0) {
+    std::memcpy(out.untyped_data(), operand.untyped_data(), static_cast<size_t>(out.size_bytes()));
+  }
+  return out;
+}
+
 absl::StatusOr<Literal> EvaluateBitcastConvert(const Instruction& inst,
                                                absl::Span<const Literal* const> operands,
                                                EvalContext&) {
   RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
   ASSIGN_OR_RETURN(Shape shape, InferBitcastConvert(inst));
-  Literal out(shape);
-  if (out.size_bytes() != operands[0]->size_bytes()) {
-    return OpError(inst, "has ", operands[0]->size_bytes(), " bytes in and ", out.size_bytes(),
-                   " out");
+  return SameBytes(inst, *operands[0], shape);
+}
+
+absl::StatusOr<Shape> InferBitcast(const Instruction& inst) {
+  RETURN_IF_ERROR(ExpectArrayOperand(inst, 0));
+  const Shape& in = inst.operand(0)->shape();
+  const Shape& out = inst.shape();
+  if (!out.is_array()) return OpError(inst, "needs its (array) result shape written");
+  for (PrimitiveType t : {in.type(), out.type()}) {
+    if (t == PrimitiveType::kToken || ByteWidth(t) == 0) {
+      return OpError(inst, "cannot reinterpret ", PrimitiveTypeName(t), " as bytes");
+    }
   }
-  if (out.size_bytes() > 0) {
-    std::memcpy(out.untyped_data(), operands[0]->untyped_data(),
-                static_cast<size_t>(out.size_bytes()));
+  const __int128 in_bytes = __int128{in.num_elements()} * ByteWidth(in.type());
+  const __int128 out_bytes = __int128{out.num_elements()} * ByteWidth(out.type());
+  if (in_bytes != out_bytes) {
+    return OpError(inst, "from ", in.ToString(), " to ", out.ToString(),
+                   " changes the number of bytes (", static_cast<int64_t>(in_bytes), " to ",
+                   static_cast<int64_t>(out_bytes), ")");
   }
   return out;
+}
+
+absl::StatusOr<Literal> EvaluateBitcast(const Instruction& inst,
+                                        absl::Span<const Literal* const> operands, EvalContext&) {
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  ASSIGN_OR_RETURN(Shape shape, InferBitcast(inst));
+  return SameBytes(inst, *operands[0], shape);
 }
 
 }  // namespace
 
 void RegisterBitcastConvertOp(OpRegistry& registry) {
+  {
+    OpDef def;
+    def.opcode = Opcode::kBitcast;
+    def.min_operands = 1;
+    def.max_operands = 1;
+    def.infer_shape = InferBitcast;
+    def.evaluate = EvaluateBitcast;
+    registry.Register(std::move(def));
+  }
   OpDef def;
   def.opcode = Opcode::kBitcastConvert;
   def.min_operands = 1;

@@ -541,6 +541,33 @@ absl::StatusOr<Literal> EvaluateCollectivePermute(const Instruction& inst,
   return Literal(operands[0]->shape());
 }
 
+// --------------------------------------------------- collective-broadcast --
+
+// Every member of a replica group receives the value of the group's first.
+absl::StatusOr<Shape> InferCollectiveBroadcast(const Instruction& inst) {
+  if (inst.operand_count() != 1) {
+    return OpError(inst, "expects 1 operand, got ", inst.operand_count());
+  }
+  RETURN_IF_ERROR(ExpectArrayOperand(inst, 0));
+  return inst.operand(0)->shape();
+}
+
+absl::Status VerifyCollectiveBroadcast(const Instruction& inst) {
+  RETURN_IF_ERROR(InferCollectiveBroadcast(inst).status());
+  RETURN_IF_ERROR(CheckChannel(inst));
+  return CheckReplicaGroups(inst);
+}
+
+absl::StatusOr<Literal> EvaluateCollectiveBroadcast(const Instruction& inst,
+                                                    absl::Span<const Literal* const> operands,
+                                                    EvalContext& ctx) {
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  RETURN_IF_ERROR(VerifyCollectiveBroadcast(inst));
+  GroupMembership group;
+  ASSIGN_OR_RETURN(std::vector<Literal> all, Exchange(inst, operands, ctx, group));
+  return all[static_cast<size_t>(group.members.front())];
+}
+
 std::vector<AttrSpec> GroupAttrs(bool with_dimensions, bool with_reducer) {
   std::vector<AttrSpec> attrs = {{"channel_id", AttrKind::kInt},
                                  {"replica_groups", AttrKind::kReplicaGroups}};
@@ -617,6 +644,19 @@ void RegisterCollectiveOps(OpRegistry& registry) {
     def.infer_shape = InferCollectivePermute;
     def.verify = VerifyCollectivePermute;
     def.evaluate = EvaluateCollectivePermute;
+    def.traits = collective;
+    registry.Register(std::move(def));
+  }
+  {
+    OpDef def;
+    def.opcode = Opcode::kCollectiveBroadcast;
+    def.min_operands = 1;
+    def.max_operands = 1;
+    def.attributes = {{"channel_id", AttrKind::kInt},
+                      {"replica_groups", AttrKind::kReplicaGroups}};
+    def.infer_shape = InferCollectiveBroadcast;
+    def.verify = VerifyCollectiveBroadcast;
+    def.evaluate = EvaluateCollectiveBroadcast;
     def.traits = collective;
     registry.Register(std::move(def));
   }

@@ -5,6 +5,7 @@
 // small lambda over the element's compute type. The helpers instantiate a
 // tight loop per element type, so the lambdas inline: no per-element
 // std::function or virtual call.
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -654,10 +655,94 @@ absl::StatusOr<Literal> EvaluateCopy(const Instruction& inst,
   return *operands[0];
 }
 
+// ---------------------------------------------------------------------------
+// reduce-precision: rounds each float to `mantissa_bits` bits of mantissa
+// (to nearest, ties to even) and `exponent_bits` bits of exponent (values
+// beyond the range become signed infinity, values at or below its smallest
+// normal become signed zero), and stores it back in the operand's type. NaN
+// stays NaN unless no mantissa bit is left to hold it, when it becomes inf.
+
+template <typename F>
+F ReducePrecision(F x, int64_t exponent_bits, int64_t mantissa_bits) {
+  using Bits = std::conditional_t<sizeof(F) == 8, uint64_t, uint32_t>;
+  constexpr int kBitsTotal = sizeof(F) * 8;
+  constexpr int kMantissa = std::numeric_limits<F>::digits - 1;
+  constexpr int kExponent = kBitsTotal - 1 - kMantissa;
+  Bits bits = std::bit_cast<Bits>(x);
+  if (mantissa_bits < kMantissa) {
+    const int dropped = kMantissa - static_cast<int>(mantissa_bits);
+    const Bits last_kept = Bits{1} << dropped;
+    // Adding half an ulp minus one, plus the last kept bit, then truncating,
+    // rounds to nearest with ties to even.
+    const Bits bias = ((last_kept >> 1) - 1) + ((bits & last_kept) >> dropped);
+    bits = (bits + bias) & ~(last_kept - 1);
+  }
+  if (exponent_bits < kExponent) {
+    const Bits sign = bits & (Bits{1} << (kBitsTotal - 1));
+    const Bits exponent_mask = ((Bits{1} << kExponent) - 1) << kMantissa;
+    const Bits bias = (Bits{1} << (kExponent - 1)) - 1;
+    const Bits reduced_bias = (Bits{1} << (exponent_bits - 1)) - 1;
+    const Bits exponent = bits & exponent_mask;
+    if (exponent > ((bias + reduced_bias) << kMantissa)) {
+      bits = sign | exponent_mask;
+    } else if (exponent <= ((bias - reduced_bias) << kMantissa)) {
+      bits = sign;
+    }
+  }
+  if (std::isnan(x)) return mantissa_bits > 0 ? x : std::numeric_limits<F>::infinity();
+  return std::bit_cast<F>(bits);
+}
+
+absl::StatusOr<Shape> InferReducePrecision(const Instruction& inst) {
+  RETURN_IF_ERROR(ExpectOperandCount(inst, 1));
+  RETURN_IF_ERROR(ExpectArrayOperand(inst, 0));
+  const Shape& shape = inst.operand(0)->shape();
+  RETURN_IF_ERROR(ExpectTypeClass(inst, shape, kFloatClass));
+  const int64_t exponent_bits = inst.attr_int("exponent_bits");
+  const int64_t mantissa_bits = inst.attr_int("mantissa_bits");
+  if (exponent_bits < 1) {
+    return OpError(inst, "exponent_bits must be at least 1, got ", exponent_bits);
+  }
+  if (mantissa_bits < 0) {
+    return OpError(inst, "mantissa_bits must not be negative, got ", mantissa_bits);
+  }
+  return shape;
+}
+
+absl::StatusOr<Literal> EvaluateReducePrecision(const Instruction& inst,
+                                                absl::Span<const Literal* const> operands,
+                                                EvalContext&) {
+  RETURN_IF_ERROR(CheckOperandLiterals(inst, operands, 1));
+  const Literal& x = *operands[0];
+  const int64_t exponent_bits = inst.attr_int("exponent_bits");
+  const int64_t mantissa_bits = inst.attr_int("mantissa_bits");
+  return DispatchPrimitiveType(x.shape().type(), [&](auto tag) -> absl::StatusOr<Literal> {
+    using T = decltype(tag);
+    if constexpr (ClassOf<T>() != kFloatClass) {
+      return TypeNotSupported(inst, x.shape());
+    } else {
+      // f16/bf16 reduce in float: their values and every reduced value that
+      // fits them are exact there.
+      using C = ComputeType<T>;
+      return MapUnaryTyped<T, T>(x, [&](T v) {
+        return StoreAs<T>(ReducePrecision(static_cast<C>(v), exponent_bits, mantissa_bits));
+      });
+    }
+  });
+}
+
 }  // namespace
 
 void RegisterElementwiseOps(OpRegistry& registry) {
   // Floating-point math.
+  registry.Register(UnaryOp<kFloatClass>(Opcode::kAcos, [](auto x) { return std::acos(x); }));
+  registry.Register(UnaryOp<kFloatClass>(Opcode::kAcosh, [](auto x) { return std::acosh(x); }));
+  registry.Register(UnaryOp<kFloatClass>(Opcode::kAsin, [](auto x) { return std::asin(x); }));
+  registry.Register(UnaryOp<kFloatClass>(Opcode::kAsinh, [](auto x) { return std::asinh(x); }));
+  registry.Register(UnaryOp<kFloatClass>(Opcode::kAtanh, [](auto x) { return std::atanh(x); }));
+  registry.Register(UnaryOp<kFloatClass>(Opcode::kCosh, [](auto x) { return std::cosh(x); }));
+  registry.Register(UnaryOp<kFloatClass>(Opcode::kErf, [](auto x) { return std::erf(x); }));
+  registry.Register(UnaryOp<kFloatClass>(Opcode::kSinh, [](auto x) { return std::sinh(x); }));
   registry.Register(UnaryOp<kFloatClass>(Opcode::kCbrt, [](auto x) { return std::cbrt(x); }));
   registry.Register(UnaryOp<kFloatClass>(Opcode::kCeil, [](auto x) { return std::ceil(x); }));
   registry.Register(UnaryOp<kFloatClass>(Opcode::kCos, [](auto x) { return std::cos(x); }));
@@ -722,6 +807,22 @@ void RegisterElementwiseOps(OpRegistry& registry) {
       return static_cast<C>(~x);
     }
   }));
+  // Bit counts of integers, on the bits as written (two's complement).
+  registry.Register(UnaryOp<kIntegral>(Opcode::kPopcnt, [](auto x) {
+    using C = decltype(x);
+    return static_cast<C>(std::popcount(static_cast<std::make_unsigned_t<C>>(x)));
+  }));
+  registry.Register(UnaryOp<kIntegral>(Opcode::kClz, [](auto x) {
+    using C = decltype(x);
+    return static_cast<C>(std::countl_zero(static_cast<std::make_unsigned_t<C>>(x)));
+  }));
+  OpDef reduce_precision = ElementwiseDef(Opcode::kReducePrecision, 1);
+  reduce_precision.attributes = {{"exponent_bits", AttrKind::kInt, true},
+                                 {"mantissa_bits", AttrKind::kInt, true}};
+  reduce_precision.infer_shape = InferReducePrecision;
+  reduce_precision.evaluate = EvaluateReducePrecision;
+  registry.Register(std::move(reduce_precision));
+
   // copy also takes tuples (XLA copies whole tuples), so it is not a UnaryOp.
   OpDef copy = ElementwiseDef(Opcode::kCopy, 1);
   copy.infer_shape = InferCopy;

@@ -2,6 +2,10 @@
 // reducer computation, starting from N init values (XLA's variadic forms).
 // The reducer takes (acc_0..acc_{N-1}, x_0..x_{N-1}) and returns one scalar
 // (N == 1) or an N-tuple of scalars.
+//
+// select-and-scatter (max-pool's gradient): for each window of reduce-window
+// over the operand, `select` picks one element, and the source value of that
+// window is folded into the result there with `scatter`, starting from init.
 #include <optional>
 #include <vector>
 
@@ -237,10 +241,9 @@ absl::StatusOr<std::vector<WindowDim>> ParseWindow(const Instruction& inst, int6
   return dims;
 }
 
-absl::StatusOr<Shape> InferReduceWindow(const Instruction& inst) {
-  ASSIGN_OR_RETURN(int64_t n, CheckInputsAndInits(inst));
-  const Shape& input = inst.operand(0)->shape();
-  ASSIGN_OR_RETURN(std::vector<WindowDim> window, ParseWindow(inst, input.rank()));
+// The dims of reduce-window's result over `input`.
+absl::StatusOr<std::vector<int64_t>> WindowedDims(const Instruction& inst, const Shape& input,
+                                                  const std::vector<WindowDim>& window) {
   std::vector<int64_t> out_dims;
   for (int64_t d = 0; d < input.rank(); ++d) {
     const WindowDim& w = window[static_cast<size_t>(d)];
@@ -254,6 +257,31 @@ absl::StatusOr<Shape> InferReduceWindow(const Instruction& inst) {
     }
     out_dims.push_back(padded < span ? 0 : static_cast<int64_t>((padded - span) / w.stride + 1));
   }
+  return out_dims;
+}
+
+// The input element window position `w` of output `out` reads, or -1 for
+// padding and dilation holes, which hold no element.
+int64_t WindowElement(const std::vector<WindowDim>& window, const Shape& input,
+                      const std::vector<int64_t>& in_strides, const std::vector<int64_t>& out,
+                      const std::vector<int64_t>& w) {
+  int64_t in_index = 0;
+  for (size_t d = 0; d < window.size(); ++d) {
+    const WindowDim& wd = window[d];
+    int64_t p = out[d] * wd.stride + w[d] * wd.window_dilation - wd.pad_lo;
+    if (p < 0 || p % wd.base_dilation != 0) return -1;
+    int64_t b = p / wd.base_dilation;
+    if (b >= input.dim(static_cast<int64_t>(d))) return -1;
+    in_index += b * in_strides[d];
+  }
+  return in_index;
+}
+
+absl::StatusOr<Shape> InferReduceWindow(const Instruction& inst) {
+  ASSIGN_OR_RETURN(int64_t n, CheckInputsAndInits(inst));
+  const Shape& input = inst.operand(0)->shape();
+  ASSIGN_OR_RETURN(std::vector<WindowDim> window, ParseWindow(inst, input.rank()));
+  ASSIGN_OR_RETURN(std::vector<int64_t> out_dims, WindowedDims(inst, input, window));
   Shape result = ResultShape(inst, n, out_dims);
   RETURN_IF_ERROR(ValidateShape(result)) << " (reduce-window result, in " << inst.Describe() << ")";
   return result;
@@ -287,17 +315,9 @@ absl::StatusOr<Literal> EvaluateReduceWindow(const Instruction& inst,
     if (!status.ok()) return;
     ForEachIndex(window_sizes, [&](const std::vector<int64_t>& w) {
       if (!status.ok()) return;
-      int64_t in_index = 0;
-      for (size_t d = 0; d < window.size(); ++d) {
-        const WindowDim& wd = window[d];
-        // Position in the padded, base-dilated input. Padding and dilation
-        // holes hold no element and are skipped (they would contribute init).
-        int64_t p = out[d] * wd.stride + w[d] * wd.window_dilation - wd.pad_lo;
-        if (p < 0 || p % wd.base_dilation != 0) return;
-        int64_t b = p / wd.base_dilation;
-        if (b >= input.dim(static_cast<int64_t>(d))) return;
-        in_index += b * in_strides[d];
-      }
+      // Padding and dilation holes are skipped (they would contribute init).
+      const int64_t in_index = WindowElement(window, input, in_strides, out, w);
+      if (in_index < 0) return;
       status = folder.Fold(outs, out_index, operands.subspan(0, static_cast<size_t>(n)), in_index);
     });
     ++out_index;
@@ -306,9 +326,110 @@ absl::StatusOr<Literal> EvaluateReduceWindow(const Instruction& inst,
   return PackResults(std::move(outs));
 }
 
+// ----------------------------------------------------- select-and-scatter --
+
+// Operands (operand, source, init): source has reduce-window's result dims
+// over operand, init is a scalar of operand's type; the result is operand's
+// shape.
+absl::StatusOr<Shape> InferSelectAndScatter(const Instruction& inst) {
+  if (inst.operand_count() != 3) {
+    return OpError(inst, "takes 3 operands (operand, source, init), got ", inst.operand_count());
+  }
+  for (int64_t i = 0; i < 3; ++i) RETURN_IF_ERROR(ExpectArrayOperand(inst, i));
+  const Shape& input = inst.operand(0)->shape();
+  const Shape& source = inst.operand(1)->shape();
+  const Shape& init = inst.operand(2)->shape();
+  ASSIGN_OR_RETURN(std::vector<WindowDim> window, ParseWindow(inst, input.rank()));
+  ASSIGN_OR_RETURN(std::vector<int64_t> windows, WindowedDims(inst, input, window));
+  if (source.dims() != windows) {
+    return OpError(inst, "source ", source.ToString(), " must have the dims of the windows [",
+                   absl::StrJoin(windows, ","), "]");
+  }
+  if (!init.is_scalar() || init.type() != source.type()) {
+    return OpError(inst, "init value must be a ", PrimitiveTypeName(source.type()),
+                   " scalar to match the source, got ", init.ToString());
+  }
+  return Shape(source.type(), input.dims());
+}
+
+absl::Status VerifySelectAndScatter(const Instruction& inst) {
+  RETURN_IF_ERROR(InferSelectAndScatter(inst).status());
+  const Shape x = Shape::Scalar(inst.operand(0)->shape().type());
+  const Shape s = Shape::Scalar(inst.operand(1)->shape().type());
+  const Shape pred = Shape::Scalar(PrimitiveType::kPred);
+  RETURN_IF_ERROR(ExpectComputationSignature(inst, inst.attr_computation("select"), "select",
+                                             {x, x}, &pred));
+  return ExpectComputationSignature(inst, inst.attr_computation("scatter"), "scatter", {s, s},
+                                    &s);
+}
+
+absl::StatusOr<Literal> EvaluateSelectAndScatter(const Instruction& inst,
+                                                 absl::Span<const Literal* const> operands,
+                                                 EvalContext& ctx) {
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  RETURN_IF_ERROR(VerifySelectAndScatter(inst));
+  const Literal& input = *operands[0];
+  const Literal& source = *operands[1];
+  const Shape& shape = input.shape();
+  ASSIGN_OR_RETURN(std::vector<WindowDim> window, ParseWindow(inst, shape.rank()));
+  std::vector<Literal> outs = InitializedOutputs(operands.subspan(1), 1, shape.dims());
+  std::vector<int64_t> window_sizes;
+  for (const WindowDim& w : window) window_sizes.push_back(w.size);
+  const std::vector<int64_t> in_strides = RowMajorStrides(shape.dims());
+  const Computation& select = *inst.attr_computation("select");
+  Folder scatter(*inst.attr_computation("scatter"), ctx, 1);
+  const Literal* source_span[] = {&source};
+  absl::Status status;
+  int64_t source_index = 0;
+  ForEachIndex(source.shape().dims(), [&](const std::vector<int64_t>& out) {
+    if (!status.ok()) return;
+    // The first element of the window is selected until `select(selected,
+    // candidate)` is false for a later one, which then is.
+    int64_t selected = -1;
+    ForEachIndex(window_sizes, [&](const std::vector<int64_t>& w) {
+      if (!status.ok()) return;
+      const int64_t candidate = WindowElement(window, shape, in_strides, out, w);
+      if (candidate < 0) return;
+      if (selected < 0) {
+        selected = candidate;
+        return;
+      }
+      Literal a = ScalarAt(input, selected);
+      Literal b = ScalarAt(input, candidate);
+      const Literal* args[] = {&a, &b};
+      absl::StatusOr<Literal> keep = ctx.Call(select, args);
+      if (!keep.ok()) {
+        status = keep.status();
+        return;
+      }
+      if (!keep->data<bool>()[0]) selected = candidate;
+    });
+    if (status.ok() && selected >= 0) {
+      status = scatter.Fold(outs, selected, source_span, source_index);
+    }
+    ++source_index;
+  });
+  RETURN_IF_ERROR(status);
+  return std::move(outs[0]);
+}
+
 }  // namespace
 
 void RegisterReductionOps(OpRegistry& registry) {
+  {
+    OpDef def;
+    def.opcode = Opcode::kSelectAndScatter;
+    def.min_operands = 3;
+    def.max_operands = 3;
+    // Scalars' windows may be left out (XLA writes none for rank 0).
+    def.attributes = {{"window", AttrKind::kWindow},
+                      {"select", AttrKind::kComputation, true},
+                      {"scatter", AttrKind::kComputation, true}};
+    def.infer_shape = InferSelectAndScatter;
+    def.verify = VerifySelectAndScatter;
+    def.evaluate = EvaluateSelectAndScatter;
+    registry.Register(std::move(def));
+  }
   {
     OpDef def;
     def.opcode = Opcode::kReduce;
@@ -326,7 +447,7 @@ void RegisterReductionOps(OpRegistry& registry) {
     def.opcode = Opcode::kReduceWindow;
     def.min_operands = 2;
     def.max_operands = -1;
-    def.attributes = {{"window", AttrKind::kWindow, true},
+    def.attributes = {{"window", AttrKind::kWindow},
                       {"to_apply", AttrKind::kComputation, true}};
     def.infer_shape = InferReduceWindow;
     def.verify = VerifyReduceWindow;

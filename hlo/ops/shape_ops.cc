@@ -201,7 +201,12 @@ absl::StatusOr<Shape> InferBroadcast(const Instruction& inst) {
   RETURN_IF_ERROR(ExpectArrayOperand(inst, 0));
   const Shape& operand = inst.operand(0)->shape();
   ASSIGN_OR_RETURN(Shape out, DeclaredArray(inst));
-  ASSIGN_OR_RETURN(const IntList* dims, RequiredInts(inst, "dimensions"));
+  // XLA lets a broadcast of a scalar leave out `dimensions={}`.
+  static const IntList kNoDims;
+  const IntList* dims = &kNoDims;
+  if (inst.has_attr("dimensions") || operand.rank() > 0) {
+    ASSIGN_OR_RETURN(dims, RequiredInts(inst, "dimensions"));
+  }
   if (out.type() != operand.type()) {
     return OpError(inst, "cannot change the element type: operand ", operand.ToString(),
                    ", result ", out.ToString());
@@ -682,7 +687,7 @@ void RegisterShapeOps(OpRegistry& registry) {
   constexpr bool kRequired = true;
   constexpr int kVariadic = -1;
   registry.Register(ShapeOpDef(Opcode::kBroadcast, 1, 1,
-                               {{"dimensions", AttrKind::kIntList, kRequired}}, InferBroadcast,
+                               {{"dimensions", AttrKind::kIntList}}, InferBroadcast,
                                EvaluateBroadcast));
   registry.Register(ShapeOpDef(Opcode::kReshape, 1, 1, {}, InferReshape, EvaluateReshape));
   registry.Register(ShapeOpDef(Opcode::kTranspose, 1, 1,

@@ -163,6 +163,9 @@ void RegisterTokenOps(OpRegistry& registry) {
   Add(registry, Opcode::kAfterAll, 0, -1, InferAfterAll);
   Add(registry, Opcode::kAddDependency, 2, 2, InferAddDependency);
   Add(registry, Opcode::kOptimizationBarrier, 1, 1, InferOptBarrier);
+  // domain marks where XLA's sharding domains meet; its value is its
+  // operand's (lower_for_compute.h forwards it). `domain=` is kept as written.
+  Add(registry, Opcode::kDomain, 1, 1, InferOptBarrier, {{"domain", AttrKind::kEnum}});
   const std::string kOtherProgram =
       "it transfers data to or from another program or the host, and sharc's devices talk only "
       "to each other (through collectives)";

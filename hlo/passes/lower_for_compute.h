@@ -4,9 +4,19 @@
 //
 //   %f = f32[4] fusion(%a, %b), kind=kLoop, calls=%fused  ->  %f = f32[4] call(%a, %b), to_apply=%fused
 //   %o = (f32[4], s32[]) opt-barrier(%t)                  ->  uses of %o read %t
+//     (and domain(%t), likewise)
 //   %d = f32[4] add-dependency(%x, %token)                ->  uses of %d read %x
 //     (when %token comes from after-all of nothing but after-alls; one that
 //     orders %x after a transfer stays, keeping the transfer in the program)
+//   %b = f32[8] bitcast(f32[2,4] %x)                      ->  %b = f32[8] reshape(%x)
+//     (same element type; the parser refuses layouts that reorder dims)
+//   %s = (f32[4], f32[8]) all-gather-start(%x), dimensions={0}
+//   %d = f32[8] all-gather-done(%s)                       ->  %d = f32[8] all-gather(%x), dimensions={0}
+//     (likewise all-reduce, collective-permute and copy -start/-done, and
+//     async-start/-update/-done, which become a call of calls=)
+//   batch-norm-training / -inference / -grad  ->  their primitive ops (expand_batch_norm.h)
+//   %t = (f32[4,2], s32[4,2]) custom-call(%x), custom_call_target="TopK"
+//                                                         ->  %t = (...) topk(%x), k=2, largest=true
 //
 // and after-all instructions that no longer order anything are dropped. A
 // fusion's value is its computation's (it records only which ops XLA's

@@ -264,6 +264,16 @@ absl::StatusOr<AttrValue> HloParser::ParseAttrValue(const AttrSpec& spec, const 
       return AttrValue(std::move(value));
     }
     case AttrKind::kEnum: {
+      // A number or a braced value is kept as written too (batch-norm's
+      // epsilon=0.001, domain's domain={kind="sharding", ...}): the op's
+      // verifier reads it.
+      if (lexer_.Peek().kind == TokenKind::kFloat || lexer_.Peek().kind == TokenKind::kInt) {
+        return AttrValue(std::string(lexer_.Next().text));
+      }
+      if (lexer_.Peek().kind == TokenKind::kLbrace) {
+        ASSIGN_OR_RETURN(std::string_view braced, SkipBalanced());
+        return AttrValue(std::string(braced));
+      }
       if (lexer_.Peek().kind != TokenKind::kName || lexer_.Peek().has_percent) {
         return Expected(Cat("a value for '", spec.name, "'"));
       }

@@ -239,18 +239,54 @@ absl::StatusOr<std::vector<std::string>> HloParser::ParseVariance() {
   return axes;
 }
 
+// A layout `{minor, ..., major}` reorders dimensions unless, leaving out
+// dims of size 1, it lists them from last to first (row-major). Tiling
+// (`:T(8,128)`) reorders elements too; a memory space (`:S(1)`) does not.
+bool LayoutReorders(std::string_view layout, const std::vector<int64_t>& dims) {
+  std::string_view inner = layout.substr(1, layout.size() >= 2 ? layout.size() - 2 : 0);
+  std::string_view order = inner.substr(0, inner.find(':'));
+  if (inner.size() > order.size() && inner.find("T(") != std::string_view::npos) return true;
+  std::vector<int64_t> minor_to_major;
+  int64_t value = -1;
+  for (char c : order) {
+    if (c >= '0' && c <= '9') {
+      value = (value < 0 ? 0 : value * 10) + (c - '0');
+    } else if (c == ',') {
+      if (value < 0) return true;
+      minor_to_major.push_back(value);
+      value = -1;
+    } else if (c != ' ') {
+      return true;
+    }
+  }
+  if (value >= 0) minor_to_major.push_back(value);
+  if (minor_to_major.empty()) return false;
+  if (minor_to_major.size() != dims.size()) return true;
+  int64_t previous = static_cast<int64_t>(dims.size());
+  for (int64_t d : minor_to_major) {
+    if (d < 0 || d >= static_cast<int64_t>(dims.size())) return true;
+    if (dims[static_cast<size_t>(d)] == 1) continue;
+    if (d >= previous) return true;
+    previous = d;
+  }
+  return false;
+}
+
 absl::StatusOr<Shape> HloParser::ParseShape() {
   Token start = lexer_.Peek();
   if (start.kind == TokenKind::kLparen) {
     lexer_.Next();
     std::vector<Shape> elements;
+    bool any_reorders = false;
     if (!TryConsume(TokenKind::kRparen)) {
       do {
         ASSIGN_OR_RETURN(Shape element, ParseShape());
+        any_reorders = any_reorders || last_layout_reorders_;
         elements.push_back(std::move(element));
       } while (TryConsume(TokenKind::kComma));
       RETURN_IF_ERROR(Expect(TokenKind::kRparen, "')' or ',' in a tuple shape"));
     }
+    last_layout_reorders_ = any_reorders;
     return Shape::Tuple(std::move(elements));
   }
   if (start.kind != TokenKind::kName || start.has_percent) return Expected("a shape");
@@ -279,9 +315,11 @@ absl::StatusOr<Shape> HloParser::ParseShape() {
   // layout (in `constant(f32[2] {1, 2})` it starts the literal).
   // `{V:i}` is not a layout but a device-variance suffix, which the
   // instruction parser reads (PeekVariance).
+  last_layout_reorders_ = false;
   if (lexer_.Peek().kind == TokenKind::kLbrace && lexer_.Peek().offset == lexer_.last_end() &&
       !PeekVariance()) {
-    RETURN_IF_ERROR(SkipBalanced().status());
+    ASSIGN_OR_RETURN(std::string_view layout, SkipBalanced());
+    last_layout_reorders_ = LayoutReorders(layout, dims);
   }
   if (*type == PrimitiveType::kToken && !dims.empty()) {
     return ErrorAt(start, "a token has no dimensions: write token[]");

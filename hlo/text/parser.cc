@@ -290,8 +290,10 @@ absl::StatusOr<Instruction*> HloParser::ParseInstructionRhs(Scope& scope, const 
   const bool shape_written = !PeekOpcodeCall();
   Shape shape;
   std::vector<std::string> variance;
+  bool result_layout_reorders = false;
   if (shape_written) {
     ASSIGN_OR_RETURN(shape, ParseShape());
+    result_layout_reorders = last_layout_reorders_;
     if (lexer_.Peek().offset == lexer_.last_end() && PeekVariance()) {
       ASSIGN_OR_RETURN(variance, ParseVariance());
     }
@@ -365,6 +367,14 @@ absl::StatusOr<Instruction*> HloParser::ParseInstructionRhs(Scope& scope, const 
         return ErrorAt(opcode_token, Cat("'", op_name, "' takes ", expected, " operand",
                                          expected == "1" ? "" : "s", ", found ", n));
       }
+      if (*opcode == Opcode::kBitcast &&
+          (result_layout_reorders ||
+           (n == 1 && reordering_layouts_.contains(operands[0])))) {
+        return ErrorAt(opcode_token,
+                       "unsupported: a bitcast whose shapes are written with layouts that reorder "
+                       "dimensions (not row-major); sharc keeps every array row-major, so it reads "
+                       "a bitcast only as a row-major reshape");
+      }
       inst = Instruction::Create(*opcode, inst_name, shape, std::move(operands));
       break;
     }
@@ -376,6 +386,7 @@ absl::StatusOr<Instruction*> HloParser::ParseInstructionRhs(Scope& scope, const 
   RETURN_IF_ERROR(ParseInstructionAttributes(opcode_token, inst.get(), /*written=*/!nested));
   if (!shape_written) RETURN_IF_ERROR(InferResultShape(opcode_token, inst.get()));
   Instruction* raw = inst.get();
+  if (result_layout_reorders) reordering_layouts_.insert(raw);
   scope.by_name.emplace(std::move(inst_name), raw);
   scope.instructions.push_back(std::move(inst));
   scope.name_tokens.push_back(name);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -59,6 +60,10 @@ void Append(std::string* out, const Args&... args) {
 // be a plausible typo ("" otherwise). Used for "did you mean" hints.
 std::string_view ClosestName(std::string_view name,
                              const std::vector<std::string_view>& candidates);
+
+// True if a layout written after `dims` (`{1,0}`, `{0,1:T(8,128)}`) is not
+// row-major: the order in which sharc keeps every array.
+bool LayoutReorders(std::string_view layout, const std::vector<int64_t>& dims);
 
 class HloParser {
  public:
@@ -180,6 +185,11 @@ class HloParser {
   static constexpr int kMaxNestedInstructionDepth = 64;
   int64_t inline_count_ = 0;  // numbers the names of inline computations
   Module* module_ = nullptr;  // the module being parsed (for inline computations)
+  // Whether the last shape parsed was written with a layout that reorders
+  // its dims (or, for a tuple, any element's), and the instructions
+  // declared so: a bitcast of or to one is not a row-major reshape.
+  bool last_layout_reorders_ = false;
+  absl::flat_hash_set<const Instruction*> reordering_layouts_;
 };
 
 }  // namespace sharc::hlo::text_internal

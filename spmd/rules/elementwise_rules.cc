@@ -8,7 +8,9 @@ using hlo::Opcode;
 
 void RegisterElementwiseRules(ShardingRuleRegistry& registry) {
   constexpr Opcode kPointwise[] = {
-      Opcode::kAbs, Opcode::kCbrt, Opcode::kCeil, Opcode::kConvert, Opcode::kCopy,
+      Opcode::kAbs, Opcode::kAcos, Opcode::kAcosh, Opcode::kAsin, Opcode::kAsinh,
+      Opcode::kAtanh, Opcode::kClz, Opcode::kCosh, Opcode::kErf, Opcode::kPopcnt,
+      Opcode::kReducePrecision, Opcode::kSinh, Opcode::kCbrt, Opcode::kCeil, Opcode::kConvert, Opcode::kCopy,
       Opcode::kCos, Opcode::kExp, Opcode::kExpm1, Opcode::kFloor, Opcode::kIsFinite,
       Opcode::kLog, Opcode::kLog1p, Opcode::kLogistic, Opcode::kNegate, Opcode::kNot,
       Opcode::kRoundNearestAfz, Opcode::kRoundNearestEven, Opcode::kRsqrt, Opcode::kSign,

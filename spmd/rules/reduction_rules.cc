@@ -56,6 +56,54 @@ absl::StatusOr<ShardingRule> ReduceWindowRule(const Instruction& inst) {
   return rule;
 }
 
+// select-and-scatter: like reduce-window over (operand, source) -> result
+// of operand's shape. A unit-window dim is pointwise across all three; a
+// dim with a real window picks elements across neighbours' windows, so each
+// tensor keeps it whole.
+absl::StatusOr<ShardingRule> SelectAndScatterRule(const Instruction& inst) {
+  ShardingRule rule;
+  const hlo::IntListList& window = inst.attr_int_lists("window");
+  const hlo::Shape& operand = inst.operand(0)->shape();
+  const hlo::Shape& source = inst.operand(1)->shape();
+  DimFactors x(operand.rank()), s(operand.rank());
+  for (int64_t d = 0; d < operand.rank(); ++d) {
+    const std::vector<int64_t>& w = window[static_cast<size_t>(d)];
+    bool trivial = w.size() >= 6 && w[0] == 1 && w[1] == 1 && w[2] == 0 && w[3] == 0 &&
+                   w[4] == 1 && w[5] == 1;
+    if (trivial) {
+      x[d] = s[d] = {rule.AddFactor(operand.dim(d), FactorKind::kPassThrough)};
+    } else {
+      x[d] = {rule.AddFactor(operand.dim(d), FactorKind::kNeedReplication)};
+      s[d] = {rule.AddFactor(source.dim(d), FactorKind::kNeedReplication)};
+    }
+  }
+  rule.operands = {x, s, DimFactors(0)};
+  rule.results = {x};
+  return rule;
+}
+
+// topk: like sort along the last dim, which each tensor keeps whole; the
+// other dims pass through to both results.
+absl::StatusOr<ShardingRule> TopKRule(const Instruction& inst) {
+  ShardingRule rule;
+  const hlo::Shape& x = inst.operand(0)->shape();
+  if (x.rank() < 1 || !inst.shape().is_tuple()) {
+    rule.kind = ShardingRule::Kind::kReplicated;
+    rule.reason = "topk of a scalar";
+    return rule;
+  }
+  const int64_t last = x.rank() - 1;
+  DimFactors in(x.rank()), out(x.rank());
+  for (int64_t d = 0; d < last; ++d) {
+    in[d] = out[d] = {rule.AddFactor(x.dim(d), FactorKind::kPassThrough)};
+  }
+  in[last] = {rule.AddFactor(x.dim(last), FactorKind::kNeedReplication)};
+  out[last] = {rule.AddFactor(inst.shape().tuple_shape(0).dim(last), FactorKind::kNeedReplication)};
+  rule.operands = {in};
+  rule.results = {out, out};
+  return rule;
+}
+
 absl::StatusOr<ShardingRule> DotRule(const Instruction& inst) {
   ShardingRule rule;
   const hlo::Shape& lhs = inst.operand(0)->shape();
@@ -175,12 +223,14 @@ ShardingRule ReplicatedRule(std::string reason) {
 void RegisterReductionRules(ShardingRuleRegistry& registry) {
   registry.Register(Opcode::kReduce, ReduceRule);
   registry.Register(Opcode::kReduceWindow, ReduceWindowRule);
+  registry.Register(Opcode::kSelectAndScatter, SelectAndScatterRule);
+  registry.Register(Opcode::kTopK, TopKRule);
   registry.Register(Opcode::kDot, DotRule);
   registry.Register(Opcode::kConvolution, ConvolutionRule);
   // Collectives other than all-reduce change shapes by the group size: they
   // only appear in per-device programs, after partitioning.
   for (Opcode op : {Opcode::kAllGather, Opcode::kReduceScatter, Opcode::kAllToAll,
-                    Opcode::kCollectivePermute}) {
+                    Opcode::kCollectivePermute, Opcode::kCollectiveBroadcast}) {
     registry.Register(op, [](const Instruction&) -> absl::StatusOr<ShardingRule> {
       return ReplicatedRule("a collective of a per-device program; it is not partitioned again");
     });

@@ -40,7 +40,26 @@ void RegisterStructuralRules(ShardingRuleRegistry& registry) {
                                                   " is rewritten before propagation "
                                                   "(hlo/passes/lower_for_compute.h)")));
   }
+  for (Opcode op : {Opcode::kDomain, Opcode::kBitcast, Opcode::kAllGatherDone, Opcode::kAllGatherStart, Opcode::kAllReduceDone, Opcode::kAllReduceStart, Opcode::kAsyncDone, Opcode::kAsyncStart, Opcode::kAsyncUpdate, Opcode::kCollectivePermuteDone, Opcode::kCollectivePermuteStart, Opcode::kCopyDone, Opcode::kCopyStart}) {
+    registry.Register(op, replicated(absl::StrCat(hlo::OpcodeName(op),
+                                                  " is rewritten before propagation "
+                                                  "(hlo/passes/lower_for_compute.h)")));
+  }
+  for (Opcode op : {Opcode::kBatchNormGrad, Opcode::kBatchNormInference,
+                    Opcode::kBatchNormTraining}) {
+    registry.Register(op, replicated(absl::StrCat(hlo::OpcodeName(op),
+                                                  " is expanded into primitive ops before "
+                                                  "propagation (hlo/passes/expand_batch_norm.h)")));
+  }
   registry.Register(Opcode::kAfterAll, replicated("a token has no dimensions to split"));
+  registry.Register(Opcode::kGetDimensionSize, replicated("its result is a scalar"));
+  registry.Register(Opcode::kSetDimensionSize,
+                    replicated("dynamic sizes are not partitioned (sharc keeps dynamic dims at "
+                               "their bound)"));
+  // map applies its computation at each index: pointwise.
+  registry.Register(Opcode::kMap, [](const Instruction& inst) -> absl::StatusOr<ShardingRule> {
+    return PointwiseRule(inst);
+  });
   // sharc's rng draws the whole value on every device from one seed, so
   // that the shards agree with the global program.
   registry.Register(Opcode::kRng, replicated("rng draws the whole value on every device"));

@@ -95,7 +95,7 @@ std::vector<OpCase> Cases() {
   for (const char* op :
        {"abs", "cbrt", "ceil", "cosine", "exponential", "exponential-minus-one", "floor", "log",
         "log-plus-one", "logistic", "negate", "round-nearest-afz", "round-nearest-even", "rsqrt",
-        "sign", "sine", "sqrt", "tan", "tanh", "copy"}) {
+        "sign", "sine", "sqrt", "tan", "tanh", "copy", "asinh", "cosh", "sinh", "erf"}) {
     cases.push_back({op, "", absl::StrCat("  %p = f64[3] parameter(0)\n  ROOT %r = f64[3] ", op,
                                           "(%p)\n")});
   }
@@ -104,6 +104,25 @@ std::vector<OpCase> Cases() {
     cases.push_back({op, "", absl::StrCat("  %a = f64[3] parameter(0)\n  %b = f64[3] parameter(1)\n"
                                           "  ROOT %r = f64[3] ", op, "(%a, %b)\n")});
   }
+  // Parameters are drawn from [0.5, 2]: scaled into (-1, 1) for acos, asin
+  // and atanh, shifted above 1 for acosh.
+  for (const char* op : {"acos", "asin", "atanh"}) {
+    cases.push_back({op, "", absl::StrCat("  %p = f64[3] parameter(0)\n"
+                                          "  %c = f64[3] constant({0.4, 0.4, 0.4})\n"
+                                          "  %x = f64[3] multiply(%p, %c)\n"
+                                          "  ROOT %r = f64[3] ", op, "(%x)\n")});
+  }
+  cases.push_back({"acosh", "", R"(  %p = f64[3] parameter(0)
+  %c = f64[3] constant({1, 1, 1})
+  %x = f64[3] add(%p, %c)
+  ROOT %r = f64[3] acosh(%x)
+)"});
+  // Keeping every bit of f64 it is the identity, so finite differences
+  // check the plumbing (attributes copied to the tangent and cotangent).
+  cases.push_back({"reduce_precision", "", R"(  %p = f64[3] parameter(0)
+  %r = f64[3] reduce-precision(%p), exponent_bits=11, mantissa_bits=52
+  ROOT %s = f64[3] multiply(%r, %r)
+)"});
   cases.push_back({"convert", "", R"(  %p = f64[3] parameter(0)
   %f = f64[3] convert(%p)
   %i = s32[3] convert(%p)

@@ -57,8 +57,16 @@ std::string ExactModule(PrimitiveType t) {
   if (fp) {
     for (const char* op : {"cbrt", "ceil", "cosine", "exponential-minus-one", "floor",
                            "log-plus-one", "round-nearest-afz", "round-nearest-even", "rsqrt",
-                           "sine", "sqrt", "tan"}) {
+                           "sine", "sqrt", "tan", "acos", "acosh", "asin", "asinh", "atanh",
+                           "cosh", "sinh", "erf"}) {
       m.Add(T, absl::StrCat(op, "(a)"));
+    }
+    // Rounded to bf16's and f16's precision, and to a format with 3
+    // exponent and 2 mantissa bits, where most of w overflows.
+    for (const char* bits : {"exponent_bits=8, mantissa_bits=7", "exponent_bits=5, mantissa_bits=10",
+                             "exponent_bits=3, mantissa_bits=2", "exponent_bits=4, mantissa_bits=0"}) {
+      m.Add(T, absl::StrCat("reduce-precision(a), ", bits));
+      m.Add(T, absl::StrCat("reduce-precision(w), ", bits));
     }
     m.Add("pred", "is-finite(a)");
     m.Add(T, "atan2(a, b)");
@@ -80,6 +88,9 @@ std::string ExactModule(PrimitiveType t) {
     for (const char* op : {"and", "or", "xor"}) m.Add(T, absl::StrCat(op, "(a, b)"));
   }
   if (integral) {
+    m.Add(T, "popcnt(a)");
+    m.Add(T, "count-leading-zeros(a)");
+    m.Add(T, "count-leading-zeros(w)");
     for (const char* op : {"shift-left", "shift-right-logical", "shift-right-arithmetic"}) {
       m.Add(T, absl::StrCat(op, "(a, b)"));
     }

@@ -231,6 +231,76 @@ TEST_F(ElementwiseOpsTest, FloatUnaryMath) {
   EXPECT_TRUE(std::isnan(lg[1]));
 }
 
+// Values from tables (Abramowitz & Stegun), not from the libm the
+// evaluator calls.
+TEST_F(ElementwiseOpsTest, InverseAndHyperbolicMathAndErf) {
+  EXPECT_THAT(Unary<double>(Opcode::kAcos, {0.5, 1.0, -1.0}),
+              ElementsAre(::testing::DoubleNear(1.0471975511965979, 1e-15), 0.0,
+                          ::testing::DoubleNear(3.141592653589793, 1e-15)));
+  EXPECT_NEAR(Unary<double>(Opcode::kAsin, {0.5})[0], 0.5235987755982989, 1e-15);
+  EXPECT_NEAR(Unary<double>(Opcode::kAcosh, {2.0})[0], 1.3169578969248166, 1e-15);
+  EXPECT_NEAR(Unary<double>(Opcode::kAsinh, {1.0})[0], 0.881373587019543, 1e-15);
+  EXPECT_NEAR(Unary<double>(Opcode::kAtanh, {0.5})[0], 0.5493061443340549, 1e-15);
+  EXPECT_NEAR(Unary<double>(Opcode::kCosh, {1.0})[0], 1.5430806348152437, 1e-15);
+  EXPECT_NEAR(Unary<double>(Opcode::kSinh, {1.0})[0], 1.1752011936438014, 1e-15);
+  EXPECT_THAT(Unary<double>(Opcode::kErf, {0.5, 0.0, -kInf, kInf}),
+              ElementsAre(::testing::DoubleNear(0.5204998778130465, 1e-15), 0.0, -1.0, 1.0));
+  EXPECT_FLOAT_EQ(Unary<float>(Opcode::kErf, {1.0f})[0], 0.8427007929497149f);
+  // Outside the domain: NaN (acos), inf (atanh at 1).
+  EXPECT_TRUE(std::isnan(Unary<float>(Opcode::kAcos, {2.0f})[0]));
+  EXPECT_EQ(Unary<float>(Opcode::kAtanh, {1.0f})[0], kInf);
+  Instruction* bad = h_.OpOn(Opcode::kErf, Shape(S32, {2}), {Shape(S32, {2})});
+  EXPECT_THAT(OpHarness::Infer(bad), StatusIs(absl::StatusCode::kInvalidArgument,
+                                              HasSubstr("expects floating-point operands")));
+}
+
+TEST_F(ElementwiseOpsTest, PopcntAndCountLeadingZerosCountTheStoredBits) {
+  EXPECT_THAT(Unary<int32_t>(Opcode::kPopcnt, {0, 7, -1, kMin32}), ElementsAre(0, 3, 32, 1));
+  EXPECT_THAT(Unary<uint8_t>(Opcode::kPopcnt, {0xff, 0x10}), ElementsAre(8, 1));
+  EXPECT_THAT(Unary<int64_t>(Opcode::kPopcnt, {-1}), ElementsAre(64));
+  EXPECT_THAT(Unary<int32_t>(Opcode::kClz, {0, 1, -1, kMax32}), ElementsAre(32, 31, 0, 1));
+  EXPECT_THAT(Unary<uint8_t>(Opcode::kClz, {0, 1, 0x80}), ElementsAre(8, 7, 0));
+  EXPECT_THAT(Unary<uint16_t>(Opcode::kClz, {0x00ff}), ElementsAre(8));
+  Instruction* bad = h_.OpOn(Opcode::kPopcnt, Shape(F32, {2}), {Shape(F32, {2})});
+  EXPECT_THAT(OpHarness::Infer(bad), StatusIs(absl::StatusCode::kInvalidArgument,
+                                              HasSubstr("expects signed integer or unsigned")));
+}
+
+TEST_F(ElementwiseOpsTest, ReducePrecisionRoundsToEvenAndFlushesOutOfRange) {
+  auto reduce = [&](std::vector<float> x, int64_t e, int64_t m) {
+    Shape shape(F32, {static_cast<int64_t>(x.size())});
+    absl::StatusOr<Literal> r = h_.Run(Opcode::kReducePrecision, shape, {Vec<float>(x)},
+                                       {{"exponent_bits", e}, {"mantissa_bits", m}});
+    EXPECT_THAT(r, IsOk());
+    return r.ok() ? Values<float>(*r) : std::vector<float>();
+  };
+  // bf16 (8, 7): 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to the
+  // even mantissa (1); 1 + 3 * 2^-8 ties up to 1 + 2^-6. 1 + 2^-9 rounds down.
+  EXPECT_THAT(reduce({1.00390625f, 1.01171875f, 1.001953125f, -1.01171875f}, 8, 7),
+              ElementsAre(1.0f, 1.015625f, 1.0f, -1.015625f));
+  // f16 (5, 10): 65504 is the largest value; 65520 rounds up to 2^16 and
+  // overflows to inf; 1e-8 is below the smallest normal (2^-14): signed zero.
+  std::vector<float> h = reduce({65504.0f, 65520.0f, -1e6f, 1e-8f, -1e-8f, 6.103515625e-05f}, 5, 10);
+  EXPECT_THAT(h, ElementsAre(65504.0f, kInf, -kInf, 0.0f, 0.0f, 6.103515625e-05f));
+  EXPECT_TRUE(std::signbit(h[4]));
+  // Two mantissa bits: 3.14159 = 1.5708 * 2 -> 1.5 * 2.
+  EXPECT_THAT(reduce({3.14159f, 1.9f}, 8, 2), ElementsAre(3.0f, 2.0f));
+  // NaN stays NaN while a mantissa bit can hold it, else it becomes inf.
+  EXPECT_TRUE(std::isnan(reduce({kNaN}, 5, 1)[0]));
+  EXPECT_EQ(reduce({kNaN}, 5, 0)[0], kInf);
+  // Keeping every bit is the identity.
+  EXPECT_THAT(reduce({0.1f, -3.7e38f}, 8, 23), ElementsAre(0.1f, -3.7e38f));
+
+  Instruction* bad = h_.OpOn(Opcode::kReducePrecision, Shape(F32, {2}), {Shape(F32, {2})},
+                             {{"exponent_bits", int64_t{0}}, {"mantissa_bits", int64_t{3}}});
+  EXPECT_THAT(OpHarness::Infer(bad), StatusIs(absl::StatusCode::kInvalidArgument,
+                                              HasSubstr("exponent_bits must be at least 1")));
+  Instruction* ints = h_.OpOn(Opcode::kReducePrecision, Shape(S32, {2}), {Shape(S32, {2})},
+                              {{"exponent_bits", int64_t{5}}, {"mantissa_bits", int64_t{3}}});
+  EXPECT_THAT(OpHarness::Infer(ints), StatusIs(absl::StatusCode::kInvalidArgument,
+                                               HasSubstr("expects floating-point operands")));
+}
+
 TEST_F(ElementwiseOpsTest, IsFiniteProducesPred) {
   ASSERT_OK_AND_ASSIGN(Literal r, h_.Run(Opcode::kIsFinite, Shape(PRED, {4}),
                                          {Vec<float>({1, kInf, -kInf, kNaN})}));
@@ -484,7 +554,9 @@ TEST_F(ElementwiseOpsTest, InferenceAndEvaluationAgreeForEveryType) {
       Opcode::kExp,   Opcode::kExpm1, Opcode::kFloor, Opcode::kIsFinite, Opcode::kLog,
       Opcode::kLog1p, Opcode::kLogistic, Opcode::kNegate, Opcode::kNot,
       Opcode::kRoundNearestAfz, Opcode::kRoundNearestEven, Opcode::kRsqrt, Opcode::kSign,
-      Opcode::kSin,   Opcode::kSqrt,  Opcode::kTan,   Opcode::kTanh};
+      Opcode::kSin,   Opcode::kSqrt,  Opcode::kTan,   Opcode::kTanh, Opcode::kAcos,
+      Opcode::kAcosh, Opcode::kAsin,  Opcode::kAsinh, Opcode::kAtanh, Opcode::kCosh,
+      Opcode::kSinh,  Opcode::kErf,   Opcode::kPopcnt, Opcode::kClz};
   const Opcode kBinary[] = {
       Opcode::kAdd,     Opcode::kAnd,       Opcode::kAtan2,     Opcode::kDivide,
       Opcode::kMaximum, Opcode::kMinimum,   Opcode::kMultiply,  Opcode::kOr,

@@ -9,6 +9,7 @@
 namespace sharc::hlo {
 namespace {
 
+using ::sharc::testing::IsOk;
 using ::sharc::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
@@ -104,8 +105,14 @@ TEST(ParserErrorsTest, Attributes) {
   EXPECT_PARSE_ERROR(Entry(p + "  ROOT %b = f32[4,2] broadcast(%p), dimension={0}\n"), "4:37",
                      "unknown attribute 'dimension' for op 'broadcast'; did you mean "
                      "'dimensions'?");
-  EXPECT_PARSE_ERROR(Entry(p + "  ROOT %b = f32[4,2] broadcast(%p)\n"), "4:22",
-                     "missing required attribute 'dimensions' for op 'broadcast'");
+  // dimensions= may be left out only when broadcasting a scalar (as XLA
+  // allows); the verifier asks for it otherwise.
+  EXPECT_THAT(ParseAndVerifyModule(Entry(p + "  ROOT %b = f32[4,2] broadcast(%p)\n")),
+              StatusIs(kInvalid, HasSubstr("broadcast needs an integer-list attribute "
+                                           "'dimensions'")));
+  EXPECT_THAT(ParseAndVerifyModule(Entry("  %s = f32[] parameter(0)\n"
+                                         "  ROOT %b = f32[4,2] broadcast(%s)\n")),
+              IsOk());
   EXPECT_PARSE_ERROR(
       Entry(p + "  ROOT %t = f32[4] transpose(%p), dimensions={0}, dimensions={0}\n"), "4:51",
       "duplicate attribute 'dimensions'");

@@ -655,6 +655,23 @@ ENTRY %e {
   %tanh = f32[4] tanh(%x)
   ROOT %t = (f32[4], f32[4], f32[4], s32[4], f32[4], f32[4], f32[4], f32[4], f32[4], pred[4], f32[4], f32[4], f32[4], f32[4], pred[4], s32[4], f32[4], f32[4], f32[4], f32[4], f32[4], f32[4], f32[4], f32[4]) tuple(%abs, %cbrt, %ceil, %convert, %copy, %cos, %exp, %expm1, %floor, %fin, %log, %log1p, %logistic, %neg, %not, %inot, %afz, %even, %rsqrt, %sign, %sin, %sqrt, %tan, %tanh)
 })"},
+    {"more-unary", R"(HloModule m
+ENTRY %e {
+  %x = f32[4] parameter(0)
+  %i = s32[4] parameter(1)
+  %acos = f32[4] acos(%x)
+  %acosh = f32[4] acosh(%x)
+  %asin = f32[4] asin(%x)
+  %asinh = f32[4] asinh(%x)
+  %atanh = f32[4] atanh(%x)
+  %cosh = f32[4] cosh(%x)
+  %sinh = f32[4] sinh(%x)
+  %erf = f32[4] erf(%x)
+  %popcnt = s32[4] popcnt(%i)
+  %clz = s32[4] count-leading-zeros(%i)
+  %rp = f32[4] reduce-precision(%x), exponent_bits=5, mantissa_bits=10
+  ROOT %t = (f32[4], f32[4], f32[4], f32[4], f32[4], f32[4], f32[4], f32[4], s32[4], s32[4], f32[4]) tuple(%acos, %acosh, %asin, %asinh, %atanh, %cosh, %sinh, %erf, %popcnt, %clz, %rp)
+})"},
     {"binary", R"(HloModule m
 ENTRY %e {
   %x = f32[4] parameter(0)
@@ -798,6 +815,80 @@ ENTRY %e {
   %k = f32[3,5] parameter(0)
   %v = s32[3,5] parameter(1)
   ROOT %s = (f32[3,5], s32[3,5]) sort(%k, %v), dimensions={1}, is_stable=true, to_apply=%less
+})"},
+    {"select-and-scatter", R"(HloModule m
+%ge (a: f32[], b: f32[]) -> pred[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %c = pred[] compare(%a, %b), direction=GE
+}
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+ENTRY %e {
+  %x = f32[4,6] parameter(0)
+  %g = f32[2,3] parameter(1)
+  %z = f32[] constant(0)
+  ROOT %r = f32[4,6] select-and-scatter(%x, %g, %z), window={size=2x2 stride=2x2}, select=%ge, scatter=%add
+})"},
+    {"batch-norm", R"(HloModule m
+ENTRY %e {
+  %x = f32[2,3,4] parameter(0)
+  %s = f32[3] parameter(1)
+  %t = (f32[2,3,4], f32[3], f32[3]) batch-norm-training(%x, %s, %s), epsilon=0.001, feature_index=1
+  %i = f32[2,3,4] batch-norm-inference(%x, %s, %s, %s, %s), epsilon=1e-05, feature_index=1
+  %g = (f32[2,3,4], f32[3], f32[3]) batch-norm-grad(%x, %s, %s, %s, %i), epsilon=0, feature_index=1
+  ROOT %r = ((f32[2,3,4], f32[3], f32[3]), (f32[2,3,4], f32[3], f32[3])) tuple(%t, %g)
+})"},
+    {"map-topk-dims-domain", R"(HloModule m, num_partitions=2
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+ENTRY %e {
+  %x = f32[2,4] parameter(0)
+  %n = s32[] parameter(1)
+  %m = f32[2,4] map(%x, %x), dimensions={0,1}, to_apply=%add
+  %k = (f32[2,3], s32[2,3]) topk(%m), k=3, largest=false
+  %g = s32[] get-dimension-size(%x), dimensions={1}
+  %d = f32[2,<=4] set-dimension-size(%x, %n), dimensions={1}
+  %dom = f32[2,4] domain(%x), domain={kind="sharding", entry={maximal device=0}, exit={replicated}}
+  %b = f32[2,4] collective-broadcast(%dom), channel_id=1, replica_groups={{0,1}}
+  ROOT %t = ((f32[2,3], s32[2,3]), s32[], f32[2,<=4], f32[2,4]) tuple(%k, %g, %d, %b)
+})"},
+    {"bitcast", R"(HloModule m
+ENTRY %e {
+  %x = f32[2,3] parameter(0)
+  %r = f32[6] bitcast(%x)
+  ROOT %b = u8[24] bitcast(%r)
+})"},
+    {"async", R"(HloModule m, num_partitions=2
+%sum (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+%neg (x: f32[4]) -> f32[4] {
+  %x = f32[4] parameter(0)
+  ROOT %n = f32[4] negate(%x)
+}
+ENTRY %e {
+  %p = f32[4] parameter(0)
+  %rs = f32[4] all-reduce-start(%p), replica_groups={{0,1}}, to_apply=%sum
+  %rd = f32[4] all-reduce-done(%rs)
+  %gs = (f32[4], f32[8]) all-gather-start(%rd), replica_groups={{0,1}}, dimensions={0}
+  %gd = f32[8] all-gather-done(%gs)
+  %ps = (f32[8], f32[8]) collective-permute-start(%gd), channel_id=1, source_target_pairs={{0,1},{1,0}}
+  %pd = f32[8] collective-permute-done(%ps)
+  %cs = (f32[8], f32[8], u32[]) copy-start(%pd)
+  %cd = f32[8] copy-done(%cs)
+  %as = ((f32[4]), f32[4], s32[]) async-start(%p), calls=%neg, async_execution_thread="main"
+  %au = ((f32[4]), f32[4], s32[]) async-update(%as)
+  %ad = f32[4] async-done(%au), calls=%neg
+  ROOT %t = (f32[8], f32[4]) tuple(%cd, %ad)
 })"},
     {"fusion", R"(HloModule m
 %fused (x: f32[4], y: f32[4]) -> f32[4] {

@@ -7,6 +7,7 @@ implementations of the same semantics. Usage:
   random_programs.py OUT_DIR COUNT SEED
 writes OUT_DIR/prog_<i>.hlo, prog_<i>_arg_<j>.npy and prog_<i>_out_<k>.npy.
 """
+import math
 import os
 import sys
 
@@ -64,6 +65,8 @@ UNARY = {
     "cosine": np.cos, "floor": np.floor, "ceil": np.ceil, "sign": np.sign,
     "logistic": lambda x: (1 / (1 + np.exp(-x.astype(np.float64)))).astype(np.float32),
     "round-nearest-even": np.rint,
+    "asinh": np.arcsinh,
+    "erf": lambda x: np.vectorize(math.erf)(x.astype(np.float64)).astype(np.float32),
 }
 BINARY = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply,

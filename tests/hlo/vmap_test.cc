@@ -168,6 +168,7 @@ TEST(VmapRuleTableTest, EveryOpcodeHasARuleOrAnUnsupportedReason) {
 
 TEST(VmapElementwiseTest, UnaryOps) {
   for (const char* op : {"abs",
+                         "acos", "asin", "atanh", "asinh", "cosh", "sinh", "erf",
                          "cbrt",
                          "ceil",
                          "copy",
@@ -195,6 +196,12 @@ TEST(VmapElementwiseTest, UnaryOps) {
       Entry({"f32[2,3]"}, "  ROOT %r = pred[2,3] is-finite(%p0)\n"));
   ExpectVmapMatchesSlicesForAllPatterns(Entry({"pred[4]"}, "  ROOT %r = pred[4] not(%p0)\n"));
   ExpectVmapMatchesSlicesForAllPatterns(Entry({"s32[4]"}, "  ROOT %r = s32[4] not(%p0)\n"));
+  ExpectVmapMatchesSlicesForAllPatterns(Entry({"s32[4]"}, "  ROOT %r = s32[4] popcnt(%p0)\n"));
+  ExpectVmapMatchesSlicesForAllPatterns(
+      Entry({"s32[4]"}, "  ROOT %r = s32[4] count-leading-zeros(%p0)\n"));
+  ExpectVmapMatchesSlicesForAllPatterns(Entry(
+      {"f32[2,3]"},
+      "  ROOT %r = f32[2,3] reduce-precision(%p0), exponent_bits=5, mantissa_bits=2\n"));
   ExpectVmapMatchesSlicesForAllPatterns(Entry({"f32[3]"}, "  ROOT %r = s32[3] convert(%p0)\n"));
   ExpectVmapMatchesSlicesForAllPatterns(Entry({"s32[3]"}, "  ROOT %r = bf16[3] convert(%p0)\n"));
 }

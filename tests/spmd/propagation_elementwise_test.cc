@@ -94,7 +94,10 @@ INSTANTIATE_TEST_SUITE_P(
                       UnaryCase{"round-nearest-even", "f32", "f32"},
                       UnaryCase{"rsqrt", "f32", "f32"}, UnaryCase{"sign", "f32", "f32"},
                       UnaryCase{"sine", "f32", "f32"}, UnaryCase{"sqrt", "f32", "f32"},
-                      UnaryCase{"tan", "f32", "f32"}, UnaryCase{"tanh", "f32", "f32"}),
+                      UnaryCase{"tan", "f32", "f32"}, UnaryCase{"tanh", "f32", "f32"},
+                      UnaryCase{"acos", "f32", "f32"}, UnaryCase{"erf", "f32", "f32"},
+                      UnaryCase{"popcnt", "s32", "s32"},
+                      UnaryCase{"count-leading-zeros", "u8", "u8"}),
     [](const ::testing::TestParamInfo<UnaryCase>& info) {
       std::string name = info.param.op;
       for (char& c : name)
