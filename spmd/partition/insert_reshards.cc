@@ -82,6 +82,12 @@ class ReshardInserter {
     const Sharding produced = ShardingOrReplicated(*value);
     if (own.IsManual() || own.HasManualSubgroup() || produced.IsManual()) return value;
     if (SameDataLayout(produced, own)) return value;
+    // rng draws a stream seeded by its name (hlo/ops/random_ops.cc): it
+    // keeps the name, or the partitioned program would draw other numbers.
+    if (inst.opcode() == Opcode::kRng && value->name() == inst.name()) {
+      return AddGlobalView(*out_, hlo::kSpmdReshard, value, own,
+                           FreshGlobalName(*out_, inst.name() + ".reshard"));
+    }
     if (value->name() == inst.name()) {
       value->set_name(FreshGlobalName(*out_, inst.name() + ".local"));
     }
