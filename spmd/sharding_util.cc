@@ -199,7 +199,6 @@ hlo::Sharding ShardingOrReplicated(const hlo::Instruction& inst) {
 
 bool IsManualLike(const hlo::Sharding& sharding) {
   if (sharding.IsManual()) return true;
-  if (sharding.HasManualSubgroup() && sharding.NumTiles() == 1) return true;
   if (!sharding.IsTuple() || sharding.tuple_elements().empty()) return false;
   for (const hlo::Sharding& e : sharding.tuple_elements()) {
     if (!IsManualLike(e)) return false;

@@ -40,10 +40,8 @@ bool EvenlyDivides(const hlo::Shape& shape, const hlo::Sharding& sharding);
 // unannotated value is after propagation).
 hlo::Sharding ShardingOrReplicated(const hlo::Instruction& inst);
 
-// Manual, partially manual with no data dim split (last_tile_dims={manual}
-// or {manual, replicated} over whole dims: the devices of a manual group
-// all hold the same, whole per-device value), or a tuple of such leaves: a
-// value of a manual region, which is already per device.
+// Manual, or a tuple of manual leaves: a value of a manual region, which is
+// already per device.
 bool IsManualLike(const hlo::Sharding& sharding);
 
 hlo::Sharding ReplicateDims(const hlo::Sharding& sharding, const std::vector<int64_t>& dims);

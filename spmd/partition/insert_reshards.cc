@@ -101,6 +101,23 @@ class ReshardInserter {
     return Clone(inst, ops, own);
   }
 
+  // A partially manual op that splits no data dim (last_tile_dims={manual,
+  // replicated} over whole dims) fed only by values of a manual region, such
+  // as SPMDFullToShardShape's: every device of a manual group holds the same
+  // whole per-device value, so the op runs on it as in a manual region.
+  // (Fed by a value split inside the region, it replicates that value
+  // within the group first: the default action.)
+  bool InsidePartialManualRegion(const Instruction& inst, const Sharding& own) const {
+    auto per_device = [](const Sharding& s) {
+      return IsManualLike(s) || (s.HasManualSubgroup() && s.NumTiles() == 1);
+    };
+    if (!own.HasManualSubgroup() || own.NumTiles() != 1) return false;
+    for (const Instruction* op : inst.operands()) {
+      if (!per_device(ShardingOrReplicated(*values_.at(op)))) return false;
+    }
+    return inst.operand_count() > 0;
+  }
+
   // Replicate every operand and run the op whole.
   Instruction* DefaultAction(const Instruction& inst) {
     std::vector<Instruction*> operands;
@@ -272,7 +289,7 @@ class ReshardInserter {
     }
     ASSIGN_OR_RETURN(ShardingRule rule, GetShardingRule(inst));
     // Inside a manual region values are already per device.
-    if (IsManualLike(own)) return ManualClone(inst, own);
+    if (IsManualLike(own) || InsidePartialManualRegion(inst, own)) return ManualClone(inst, own);
     if (rule.kind != ShardingRule::Kind::kFactors || own.HasManualSubgroup()) {
       return DefaultAction(inst);
     }
