@@ -266,8 +266,25 @@ class ProgramGenerator {
     }
     std::vector<int64_t> tdims = tiles;
     if (replicate > 1) tdims.push_back(replicate);
-    return absl::StrCat("devices=[", absl::StrJoin(tdims, ","), "]", absl::StrJoin(out, ","),
+    return absl::StrCat("devices=[", absl::StrJoin(tdims, ","), "]", DeviceList(out),
                         replicate > 1 ? " last_tile_dim_replicate" : "");
+  }
+
+  // A device list as text: explicit, or in the iota form XLA prints
+  // (`<=[8]`, `<=[2,4]T(1,0)`) when it is one.
+  std::string DeviceList(const std::vector<int64_t>& devices) {
+    const int64_t n = static_cast<int64_t>(devices.size());
+    std::vector<int64_t> iota(devices.size());
+    std::iota(iota.begin(), iota.end(), 0);
+    if (devices == iota && Chance(0.5)) return absl::StrCat("<=[", n, "]");
+    // The transpose of a 2 x n/2 iota: 0, n/2, 1, n/2+1, ...
+    if (n >= 4 && Chance(0.5)) {
+      std::vector<int64_t> transposed;
+      for (int64_t j = 0; j < n / 2; ++j)
+        for (int64_t i = 0; i < 2; ++i) transposed.push_back(i * (n / 2) + j);
+      if (devices == transposed) return absl::StrCat("<=[2,", n / 2, "]T(1,0)");
+    }
+    return absl::StrJoin(devices, ",");
   }
 
   std::string MaybeSharding(int64_t rank, double p) {
@@ -1002,7 +1019,7 @@ class ProgramGenerator {
     tiles[static_cast<size_t>(d)] = manual;
     std::vector<int64_t> local = a.dims;
     local[static_cast<size_t>(d)] /= manual;
-    const std::string list = absl::StrJoin(devices, ",");
+    const std::string list = DeviceList(devices);
     std::string full, inside;
     if (replicated == 1) {
       full = absl::StrCat("devices=[", absl::StrJoin(tiles, ","), "]", list);
