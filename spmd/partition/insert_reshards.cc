@@ -82,6 +82,12 @@ class ReshardInserter {
     const Sharding produced = ShardingOrReplicated(*value);
     if (own.IsManual() || own.HasManualSubgroup() || produced.IsManual()) return value;
     if (SameDataLayout(produced, own)) return value;
+    // rng draws a stream seeded by its name (hlo/ops/random_ops.cc): it
+    // keeps the name, or the partitioned program would draw other numbers.
+    if (inst.opcode() == Opcode::kRng && value->name() == inst.name()) {
+      return AddGlobalView(*out_, hlo::kSpmdReshard, value, own,
+                           FreshGlobalName(*out_, inst.name() + ".reshard"));
+    }
     if (value->name() == inst.name()) {
       value->set_name(FreshGlobalName(*out_, inst.name() + ".local"));
     }
@@ -93,6 +99,23 @@ class ReshardInserter {
     std::vector<Instruction*> ops;
     for (const Instruction* op : inst.operands()) ops.push_back(values_.at(op));
     return Clone(inst, ops, own);
+  }
+
+  // A partially manual op that splits no data dim (last_tile_dims={manual,
+  // replicated} over whole dims) fed only by values of a manual region, such
+  // as SPMDFullToShardShape's: every device of a manual group holds the same
+  // whole per-device value, so the op runs on it as in a manual region.
+  // (Fed by a value split inside the region, it replicates that value
+  // within the group first: the default action.)
+  bool InsidePartialManualRegion(const Instruction& inst, const Sharding& own) const {
+    auto per_device = [](const Sharding& s) {
+      return IsManualLike(s) || (s.HasManualSubgroup() && s.NumTiles() == 1);
+    };
+    if (!own.HasManualSubgroup() || own.NumTiles() != 1) return false;
+    for (const Instruction* op : inst.operands()) {
+      if (!per_device(ShardingOrReplicated(*values_.at(op)))) return false;
+    }
+    return inst.operand_count() > 0;
   }
 
   // Replicate every operand and run the op whole.
@@ -266,7 +289,7 @@ class ReshardInserter {
     }
     ASSIGN_OR_RETURN(ShardingRule rule, GetShardingRule(inst));
     // Inside a manual region values are already per device.
-    if (IsManualLike(own)) return ManualClone(inst, own);
+    if (IsManualLike(own) || InsidePartialManualRegion(inst, own)) return ManualClone(inst, own);
     if (rule.kind != ShardingRule::Kind::kFactors || own.HasManualSubgroup()) {
       return DefaultAction(inst);
     }

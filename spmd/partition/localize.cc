@@ -8,6 +8,7 @@
 #include "spmd/partition/halo.h"
 #include "spmd/partition/local_builder.h"
 #include "spmd/partition/reshard.h"
+#include "spmd/partition/split_gather.h"
 #include "spmd/sharding_util.h"
 
 namespace sharc::spmd {
@@ -125,7 +126,8 @@ class Localizer {
   // shard's offset. An update outside the shard then falls outside the
   // local operand and scatter skips it, so exactly one device applies it
   // (an index past the global end lands in the last shard's padding at most,
-  // which no one reads). Gather gets no such shift: it clamps instead.
+  // which no one reads). Gather clamps instead: split_gather.h shifts and
+  // masks its rows.
   void ShiftScatterIndices(LocalBuilder& b, const Instruction& inst,
                            std::vector<Instruction*>& operands) {
     if (inst.opcode() != Opcode::kScatter || inst.operand_count() != 3) return;
@@ -331,7 +333,10 @@ class Localizer {
     }
     MaskPadding(b, inst, ops);
     ShiftScatterIndices(b, inst, ops);
-    return EmitLocal(b, inst, ops, own.ShardShape(inst.shape()));
+    Instruction* gather_rows =
+        GathersFromSplitIndexedDim(inst) ? LocalizeSplitGatherIndices(b, inst, ops) : nullptr;
+    Instruction* local = EmitLocal(b, inst, ops, own.ShardShape(inst.shape()));
+    return gather_rows ? MaskSplitGather(b, inst, local, gather_rows) : local;
   }
 
   // Each body of the explicit module has one set of shardings (pass 1

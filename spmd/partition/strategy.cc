@@ -35,7 +35,10 @@ bool HasFactors(const DimFactors& dims) {
 // combine (variadic reduces, scatter updates).
 std::vector<int64_t> UnsplittableFactors(const Instruction& inst, const ShardingRule& rule) {
   std::vector<int64_t> out;
+  // (A gather's reduction factors are split indexed dims: each device's
+  // rows outside its shard are zero, split_gather.h.)
   const bool combinable = inst.opcode() == hlo::Opcode::kDot ||
+                          inst.opcode() == hlo::Opcode::kGather ||
                           inst.opcode() == hlo::Opcode::kConvolution ||
                           (inst.opcode() == hlo::Opcode::kReduce && inst.operand_count() == 2);
   for (size_t f = 0; f < rule.factors.size(); ++f) {

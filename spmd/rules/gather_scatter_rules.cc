@@ -1,7 +1,9 @@
 // Gather and scatter. Dimensions that carry whole operand slices or whole
 // index batches pass through ("operand passthrough" and "index passthrough"
 // in GSPMD's terms); the dimensions being indexed cannot be split, except a
-// scatter's inserted dims, whose indices the partitioner shifts per device.
+// scatter's inserted dims, whose indices the partitioner shifts per device,
+// and a gather's collapsed ones, whose rows each device gathers from its
+// shard and masks (an all-reduce adds them).
 #include <algorithm>
 
 #include "spmd/sharding_rule.h"
@@ -64,8 +66,17 @@ absl::StatusOr<ShardingRule> GatherRule(const Instruction& inst) {
     if (whole) op[operand_dim] = {f};
     ++operand_dim;
   }
+  // A collapsed dim the indices address may stay split: each device
+  // gathers the rows its shard holds, zeroes the others, and the partial
+  // results are added (split_gather.h) -- a reduction factor. (Not for
+  // pred, which has no add.) Any other dim of the operand is whole.
+  const auto& index_map = inst.attr_ints("start_index_map");
   for (int64_t d = 0; d < operand.rank(); ++d) {
-    if (op[d].empty()) op[d] = {rule.AddFactor(operand.dim(d), FactorKind::kNeedReplication)};
+    if (!op[d].empty()) continue;
+    const bool rows = Contains(collapsed, d) && Contains(index_map, d) &&
+                      out.type() != hlo::PrimitiveType::kPred;
+    op[d] = {rule.AddFactor(operand.dim(d),
+                            rows ? FactorKind::kReduction : FactorKind::kNeedReplication)};
   }
   if (index_vector_dim < indices.rank()) {
     idx[index_vector_dim] = {

@@ -76,6 +76,10 @@ constexpr bool kGenerateTuple = true;
 constexpr bool kGenerateWhile = true;
 constexpr bool kGenerateCall = true;
 constexpr bool kGenerateConditional = true;
+// Manual regions between custom-call boundaries (Sharding,
+// SPMDFullToShardShape, SPMDShardToFullShape), fully manual or partially
+// manual (last_tile_dims={manual, replicated}).
+constexpr bool kGenerateManualRegion = true;
 
 constexpr uint32_t kBaseSeed = 20260401;
 // How often an intermediate instruction gets its own sharding annotation.
@@ -117,6 +121,38 @@ class ProgramGenerator {
     const int ops = Uniform(2, EnvInt("SHARC_RANDOM_PARTITION_MAX_OPS", 9));
     for (int i = 0; i < ops; ++i) Step();
     if (pool_.empty()) Step();
+    root_ = ChooseRoot();
+    return Text(/*reference=*/false);
+  }
+
+  // The program with every manual region replaced by its ops on global
+  // values (what the region computes), for the global interpreter, which
+  // has no devices to run a region on; "" when there is no manual region.
+  std::string Reference() const { return reference_overrides_.empty() ? "" : Text(/*reference=*/true); }
+
+ private:
+  std::string Text(bool reference) const {
+    std::string text = absl::StrCat("HloModule random_case, num_partitions=", mesh_.devices, "\n\n");
+    for (const char* t : {"f32", "s32"}) {
+      for (const char* op : {"add", "maximum"}) {
+        absl::StrAppend(&text, "%", op, "_", t, " (a: ", t, "[], b: ", t, "[]) -> ", t, "[] {\n",
+                        "  %a = ", t, "[] parameter(0)\n  %b = ", t, "[] parameter(1)\n",
+                        "  ROOT %r = ", t, "[] ", op, "(%a, %b)\n}\n\n");
+      }
+    }
+    for (const std::string& c : computations_) absl::StrAppend(&text, c, "\n");
+    absl::StrAppend(&text, "ENTRY %main {\n");
+    for (const std::string& l : params_) absl::StrAppend(&text, l, "\n");
+    for (size_t i = 0; i < lines_.size(); ++i) {
+      auto it = reference_overrides_.find(i);
+      absl::StrAppend(&text, reference && it != reference_overrides_.end() ? it->second : lines_[i], "\n");
+    }
+    absl::StrAppend(&text, root_, "\n}\n");
+    return text;
+  }
+
+  // The root line, chosen once (Text prints it twice).
+  std::string ChooseRoot() {
     // Root: the last value, or a tuple of a few values.
     std::string root;
     std::vector<Value> outs;
@@ -142,23 +178,9 @@ class ProgramGenerator {
                           shard ? absl::StrCat(", sharding={", absl::StrJoin(shardings, ", "), "}")
                                 : "");
     }
-    std::string text = absl::StrCat("HloModule random_case, num_partitions=", mesh_.devices, "\n\n");
-    for (const char* t : {"f32", "s32"}) {
-      for (const char* op : {"add", "maximum"}) {
-        absl::StrAppend(&text, "%", op, "_", t, " (a: ", t, "[], b: ", t, "[]) -> ", t, "[] {\n",
-                        "  %a = ", t, "[] parameter(0)\n  %b = ", t, "[] parameter(1)\n",
-                        "  ROOT %r = ", t, "[] ", op, "(%a, %b)\n}\n\n");
-      }
-    }
-    for (const std::string& c : computations_) absl::StrAppend(&text, c, "\n");
-    absl::StrAppend(&text, "ENTRY %main {\n");
-    for (const std::string& l : params_) absl::StrAppend(&text, l, "\n");
-    for (const std::string& l : lines_) absl::StrAppend(&text, l, "\n");
-    absl::StrAppend(&text, root, "\n}\n");
-    return text;
+    return root;
   }
 
- private:
   // ---- randomness -------------------------------------------------------
   int Uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
   bool Chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
@@ -244,8 +266,25 @@ class ProgramGenerator {
     }
     std::vector<int64_t> tdims = tiles;
     if (replicate > 1) tdims.push_back(replicate);
-    return absl::StrCat("devices=[", absl::StrJoin(tdims, ","), "]", absl::StrJoin(out, ","),
+    return absl::StrCat("devices=[", absl::StrJoin(tdims, ","), "]", DeviceList(out),
                         replicate > 1 ? " last_tile_dim_replicate" : "");
+  }
+
+  // A device list as text: explicit, or in the iota form XLA prints
+  // (`<=[8]`, `<=[2,4]T(1,0)`) when it is one.
+  std::string DeviceList(const std::vector<int64_t>& devices) {
+    const int64_t n = static_cast<int64_t>(devices.size());
+    std::vector<int64_t> iota(devices.size());
+    std::iota(iota.begin(), iota.end(), 0);
+    if (devices == iota && Chance(0.5)) return absl::StrCat("<=[", n, "]");
+    // The transpose of a 2 x n/2 iota: 0, n/2, 1, n/2+1, ...
+    if (n >= 4 && Chance(0.5)) {
+      std::vector<int64_t> transposed;
+      for (int64_t j = 0; j < n / 2; ++j)
+        for (int64_t i = 0; i < 2; ++i) transposed.push_back(i * (n / 2) + j);
+      if (devices == transposed) return absl::StrCat("<=[2,", n / 2, "]T(1,0)");
+    }
+    return absl::StrJoin(devices, ",");
   }
 
   std::string MaybeSharding(int64_t rank, double p) {
@@ -345,6 +384,7 @@ class ProgramGenerator {
         {kGenerateWhile, 1, &ProgramGenerator::While},
         {kGenerateCall, 1, &ProgramGenerator::Call},
         {kGenerateConditional, 1, &ProgramGenerator::Conditional},
+        {kGenerateManualRegion, 2, &ProgramGenerator::ManualRegion},
     };
     int total = 0;
     for (const Choice& c : choices)
@@ -951,10 +991,84 @@ class ProgramGenerator {
                       branches[0], ", false_computation=%", branches[1]));
   }
 
+  // A manual region as shard_map writes it: a Sharding constraint,
+  // SPMDFullToShardShape into {manual} (every mesh axis) or a partially
+  // manual sharding (last_tile_dims={manual, replicated}: one factor of the
+  // devices manual, the rest replicated inside the region), one or two
+  // elementwise ops on each device's shard, SPMDShardToFullShape back. The
+  // split dims divide evenly. The reference program computes the same ops
+  // on the global value in their place.
+  void ManualRegion() {
+    Value a = Pick(1, 3);
+    if (mesh_.devices == 1) return Unary();
+    // The manual factor: all devices, or (partially manual) a proper factor.
+    int64_t manual = mesh_.devices, replicated = 1;
+    if (mesh_.devices >= 4 && Chance(0.5)) {
+      manual = Chance(0.5) ? 2 : mesh_.devices / 2;
+      replicated = mesh_.devices / manual;
+    }
+    const int64_t d = Uniform(0, static_cast<int>(a.rank()) - 1);
+    if (a.dims[static_cast<size_t>(d)] % manual != 0) {
+      std::vector<int64_t> dims = a.dims;
+      dims[static_cast<size_t>(d)] = manual * Uniform(1, 2);
+      a = NewParameter(a.type, dims);
+    }
+    std::vector<int64_t> devices = mesh_devices_;
+    if (Chance(0.2)) std::shuffle(devices.begin(), devices.end(), rng_);
+    std::vector<int64_t> tiles(static_cast<size_t>(a.rank()), 1);
+    tiles[static_cast<size_t>(d)] = manual;
+    std::vector<int64_t> local = a.dims;
+    local[static_cast<size_t>(d)] /= manual;
+    const std::string list = DeviceList(devices);
+    std::string full, inside;
+    if (replicated == 1) {
+      full = absl::StrCat("devices=[", absl::StrJoin(tiles, ","), "]", list);
+      inside = "manual";
+    } else {
+      full = absl::StrCat("devices=[", absl::StrJoin(tiles, ","), ",", replicated, "]", list,
+                          " last_tile_dim_replicate");
+      std::vector<int64_t> ones(static_cast<size_t>(a.rank()), 1);
+      inside = absl::StrCat("devices=[", absl::StrJoin(ones, ","), ",", manual, ",", replicated, "]",
+                            list, " last_tile_dims={manual, replicated}");
+    }
+    const std::string global_shape = ShapeText(a.type, a.dims), local_shape = ShapeText(a.type, local);
+    auto line = [&](const std::string& name, const std::string& program, const std::string& reference) {
+      if (!reference.empty()) reference_overrides_[lines_.size()] = absl::StrCat("  %", name, " = ", reference);
+      lines_.push_back(absl::StrCat("  %", name, " = ", program));
+    };
+    const std::string constrained = Fresh("constrained"), shard = Fresh("shard");
+    line(constrained, absl::StrCat(global_shape, " custom-call(%", a.name,
+                                   "), custom_call_target=\"Sharding\", sharding={", full, "}"), "");
+    line(shard, absl::StrCat(local_shape, " custom-call(%", constrained,
+                             "), custom_call_target=\"SPMDFullToShardShape\", sharding={", inside, "}"),
+         absl::StrCat(global_shape, " copy(%", constrained, ")"));
+    std::string x = shard;
+    const int ops = Uniform(1, 2);
+    for (int i = 0; i < ops; ++i) {
+      static const char* unary[] = {"negate", "abs", "copy"};
+      static const char* binary[] = {"add", "multiply", "maximum"};
+      const std::string y = Fresh("inside");
+      const std::string op = Chance(0.5) ? absl::StrCat(unary[Uniform(0, 2)], "(%", x, ")")
+                                         : absl::StrCat(binary[Uniform(0, 2)], "(%", x, ", %", x, ")");
+      line(y, absl::StrCat(local_shape, " ", op, ", sharding={", inside, "}"),
+           absl::StrCat(global_shape, " ", op));
+      x = y;
+    }
+    Value out{Fresh("unshard"), a.type, a.dims};
+    line(out.name, absl::StrCat(global_shape, " custom-call(%", x,
+                                "), custom_call_target=\"SPMDShardToFullShape\", sharding={", full, "}"),
+         absl::StrCat(global_shape, " copy(%", x, ")"));
+    pool_.push_back(out);
+  }
+
   std::mt19937 rng_;
   Mesh mesh_;
   std::vector<int64_t> mesh_devices_;
   std::vector<std::string> params_, lines_, computations_;
+  std::string root_;
+  // Lines of manual regions as the reference program spells them (by index
+  // into lines_).
+  std::map<size_t, std::string> reference_overrides_;
   std::vector<Value> pool_;
   // Called computations by signature, for sharing.
   std::map<std::string, std::string> callees_;
@@ -988,6 +1102,7 @@ CaseOutcome RunCase(int index, const std::string& file_text = "") {
   const Mesh mesh = RandomMesh(mesh_rng);
   ProgramGenerator gen(seed, mesh);
   const std::string text = file_text.empty() ? gen.Generate() : file_text;
+  const std::string reference_text = file_text.empty() ? gen.Reference() : "";
   CaseOutcome out;
   std::string header = file_text.empty()
                            ? absl::StrCat("case ", index, " (seed ", seed, ", mesh ", mesh.ToString(), ")")
@@ -997,7 +1112,9 @@ CaseOutcome RunCase(int index, const std::string& file_text = "") {
     out.stage = std::move(stage);
     out.message = std::move(message);
     out.report = absl::StrCat("// ", header, ": ", out.stage, ": ", out.message,
-                              "\n// ---- generated module ----\n", text);
+                              "\n// ---- generated module ----\n", text,
+                              reference_text.empty() ? "" : "\n// ---- reference module ----\n",
+                              reference_text);
     if (!propagated.empty())
       absl::StrAppend(&out.report, "\n// ---- after propagation (shardings) ----\n", propagated);
     if (!partitioned.empty())
@@ -1016,6 +1133,12 @@ CaseOutcome RunCase(int index, const std::string& file_text = "") {
   auto prop = PropagateShardings(*global);
   if (!prop.ok()) return fail("propagation", std::string(prop.status().message()), "", "");
   const std::string propagated = global->ToString();
+  std::unique_ptr<hlo::Module> reference;
+  if (!reference_text.empty()) {
+    auto ref = hlo::ParseAndVerifyModule(reference_text);
+    if (!ref.ok()) return fail("generator (reference)", std::string(ref.status().message()), "", "");
+    reference = *std::move(ref);
+  }
   if (absl::Status st = hlo::VerifyModule(*global); !st.ok())
     return fail("verify after propagation", std::string(st.message()), propagated, "");
   // The first two passes on their own: the explicit global module verifies
@@ -1027,7 +1150,9 @@ CaseOutcome RunCase(int index, const std::string& file_text = "") {
     return fail("reshard-to-collectives", std::string(st.message()), propagated, "");
   if (absl::Status st = hlo::VerifyModule(**explicit_module); !st.ok())
     return fail("verify explicit", std::string(st.message()), propagated, (*explicit_module)->ToString());
-  {
+  // (A manual region has no global values to compare the explicit module's
+  // with: the interpreter cannot run it before localize.)
+  if (reference == nullptr) {
     std::mt19937 rng(seed);
     std::vector<hlo::Literal> args;
     for (const hlo::Instruction* p : global->entry()->parameters())
@@ -1046,7 +1171,7 @@ CaseOutcome RunCase(int index, const std::string& file_text = "") {
   if (absl::Status st = hlo::VerifyModule(**local); !st.ok())
     return fail("verify partitioned", std::string(st.message()), propagated, partitioned);
   absl::Status st = testing_util::ExpectPartitionedMatchesGlobal(*global, **local, seed,
-                                                                 absl::Seconds(10));
+                                                                 absl::Seconds(10), reference.get());
   if (!st.ok()) return fail("run/compare", std::string(st.message()), propagated, partitioned);
   for (const hlo::Computation* c : global->computations())
     for (const hlo::Instruction* i : c->instructions()) ++out.global_ops[std::string(hlo::OpcodeName(i->opcode()))];

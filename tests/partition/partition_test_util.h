@@ -71,16 +71,19 @@ inline absl::Status CompareLiterals(const hlo::Literal& want, const hlo::Literal
 
 // Runs `global` on random inputs with the interpreter, and `local` on
 // `num_partitions` simulated devices with the inputs sharded by the entry
-// parameters' shardings; the assembled results must agree.
+// parameters' shardings; the assembled results must agree. `reference`, if
+// given, is what the interpreter runs instead of `global` (same parameters):
+// `global` with its manual regions spelled as ops on global values.
 inline absl::Status ExpectPartitionedMatchesGlobal(const hlo::Module& global,
                                                    const hlo::Module& local, uint32_t seed,
                                                    absl::Duration collective_timeout =
-                                                       absl::Seconds(60)) {
+                                                       absl::Seconds(60),
+                                                   const hlo::Module* reference = nullptr) {
   std::mt19937 rng(seed);
   const hlo::Computation* entry = global.entry();
   std::vector<hlo::Literal> args;
   for (const hlo::Instruction* p : entry->parameters()) args.push_back(RandomLiteral(p->shape(), rng));
-  absl::StatusOr<hlo::Literal> want = hlo::Evaluate(global, args);
+  absl::StatusOr<hlo::Literal> want = hlo::Evaluate(reference ? *reference : global, args);
   if (!want.ok()) return want.status();
   const int64_t n = local.config().num_partitions;
   std::vector<std::vector<hlo::Literal>> device_args(static_cast<size_t>(n));
