@@ -71,8 +71,8 @@ flags:
   --input X.npy            an entry argument (repeat once per parameter)
   --random-inputs[=SEED]   fill every parameter with small deterministic
                            values instead (SEED defaults to 0)
-  --devices N              number of devices (default 1: interpret the
-                           global program). With N > 1: propagate
+  --devices N              number of devices (default 1: run the global
+                           program as written). With N > 1: propagate
                            shardings, partition for N devices and run the
                            per-device program on N simulated devices
   --collective-timeout D   with --devices N > 1: a collective whose peers do
