@@ -7,14 +7,14 @@
 //   stage      pass                    what it does
 //   kPrepare   inline                  calls -> their callee's body (hlo/passes/call_inliner.h)
 //              algsimp                 exact algebraic identities (hlo/passes/algebraic_simplifier.h)
-//              cse                     duplicate values -> one (hlo/passes/cse.h)
 //              lower-mapreduce         MapReduce blocks -> ordinary ops (spmd/mapreduce_lowering.h)
 //              lower-shard-maps        shard_maps -> manual regions (spmd/shard_map_lowering.h)
 //   kPropagate propagate               shardings for every value (spmd/propagation.h)
 //   kPartition insert-reshards         explicit reshards (spmd/partition/insert_reshards.h)
 //              reshard-to-collectives  reshards -> global-view collectives
 //              localize                per-device shapes and collectives
-//              algsimp, cse            as above, on the per-device program
+//              algsimp                 as above, on the per-device program
+//   (no cse: fusion does not duplicate shared producers yet; `sharc opt` runs it)
 //              dce                     drop what the per-device program does not use (hlo/passes/dce.h)
 //   kKernels   check-kernel-support    every op has a Halide lowering (or, in the default
 //                                      backend's mixed mode, the interpreter runs it), or an
