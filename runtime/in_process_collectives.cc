@@ -58,6 +58,13 @@ void StridedCopy(uint8_t* dst, int64_t dst_stride, const uint8_t* src, int64_t s
   }
 }
 
+// A device index the collective can be called for.
+absl::Status CheckDeviceIndex(int64_t device, int64_t num_devices) {
+  if (device >= 0 && device < num_devices) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("device ", device, " is outside [0, ", num_devices, ")"));
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- the ops --
@@ -76,10 +83,7 @@ absl::Status InProcessCommunicator::AllReduce(int64_t device,
                                               const CollectiveFingerprint& fingerprint,
                                               absl::Span<const int64_t> group, ReductionKind kind,
                                               const Buffer& input, Buffer& output) {
-  if (device < 0 || device >= num_devices_) {
-    return absl::InvalidArgumentError(absl::StrCat("device ", device, " is outside [0, ",
-                                                   num_devices_, ")"));
-  }
+  RETURN_IF_ERROR(CheckDeviceIndex(device, num_devices_));
   SHARC_LOCAL_CHECK(ValidateAllReduce(kind, input, output));
   absl::StatusOr<int64_t> position = PositionInGroup(device, group);
   SHARC_LOCAL_CHECK(position.status());
@@ -131,10 +135,7 @@ absl::Status InProcessCommunicator::AllGather(int64_t device,
                                               const CollectiveFingerprint& fingerprint,
                                               absl::Span<const int64_t> group, int64_t dim,
                                               const Buffer& input, Buffer& output) {
-  if (device < 0 || device >= num_devices_) {
-    return absl::InvalidArgumentError(absl::StrCat("device ", device, " is outside [0, ",
-                                                   num_devices_, ")"));
-  }
+  RETURN_IF_ERROR(CheckDeviceIndex(device, num_devices_));
   SHARC_LOCAL_CHECK(ValidateAllGather(static_cast<int64_t>(group.size()), dim, input, output));
   absl::StatusOr<int64_t> position = PositionInGroup(device, group);
   SHARC_LOCAL_CHECK(position.status());
@@ -160,10 +161,7 @@ absl::Status InProcessCommunicator::ReduceScatter(int64_t device,
                                                   absl::Span<const int64_t> group,
                                                   ReductionKind kind, int64_t dim,
                                                   const Buffer& input, Buffer& output) {
-  if (device < 0 || device >= num_devices_) {
-    return absl::InvalidArgumentError(absl::StrCat("device ", device, " is outside [0, ",
-                                                   num_devices_, ")"));
-  }
+  RETURN_IF_ERROR(CheckDeviceIndex(device, num_devices_));
   SHARC_LOCAL_CHECK(
       ValidateReduceScatter(static_cast<int64_t>(group.size()), kind, dim, input, output));
   absl::StatusOr<int64_t> position = PositionInGroup(device, group);
@@ -207,10 +205,7 @@ absl::Status InProcessCommunicator::AllToAll(int64_t device,
                                              const CollectiveFingerprint& fingerprint,
                                              absl::Span<const int64_t> group, int64_t dim,
                                              const Buffer& input, Buffer& output) {
-  if (device < 0 || device >= num_devices_) {
-    return absl::InvalidArgumentError(absl::StrCat("device ", device, " is outside [0, ",
-                                                   num_devices_, ")"));
-  }
+  RETURN_IF_ERROR(CheckDeviceIndex(device, num_devices_));
   SHARC_LOCAL_CHECK(ValidateAllToAll(static_cast<int64_t>(group.size()), dim, input, output));
   absl::StatusOr<int64_t> position = PositionInGroup(device, group);
   SHARC_LOCAL_CHECK(position.status());
@@ -238,10 +233,7 @@ absl::Status InProcessCommunicator::AllToAll(int64_t device,
 absl::Status InProcessCommunicator::CollectivePermute(
     int64_t device, const CollectiveFingerprint& fingerprint,
     absl::Span<const std::pair<int64_t, int64_t>> pairs, const Buffer& input, Buffer& output) {
-  if (device < 0 || device >= num_devices_) {
-    return absl::InvalidArgumentError(absl::StrCat("device ", device, " is outside [0, ",
-                                                   num_devices_, ")"));
-  }
+  RETURN_IF_ERROR(CheckDeviceIndex(device, num_devices_));
   SHARC_LOCAL_CHECK(ValidateCollectivePermute(input, output));
   if (poisoned_.load(std::memory_order_acquire)) return failure();
   // Everyone named in a pair takes part, in id order.
@@ -294,10 +286,7 @@ absl::Status InProcessCommunicator::RunLed(int64_t device,
                                            absl::Span<const int64_t> group, uint64_t tag,
                                            const Buffer& input, Buffer& output,
                                            absl::FunctionRef<absl::Status(const Round&)> lead) {
-  if (device < 0 || device >= num_devices_) {
-    return absl::InvalidArgumentError(absl::StrCat("device ", device, " is outside [0, ",
-                                                   num_devices_, ")"));
-  }
+  RETURN_IF_ERROR(CheckDeviceIndex(device, num_devices_));
   absl::StatusOr<int64_t> position = PositionInGroup(device, group);
   SHARC_LOCAL_CHECK(position.status());
   Call call = Call::For(device, fingerprint, group, *position, input, output, tag);
