@@ -20,8 +20,14 @@ using hlo::Opcode;
 
 // Bigger fused kernels compile slower and rarely run faster.
 constexpr size_t kMaxGroupSize = 48;
+// Copies of cheap elementwise producers may take a full group this far past
+// the limit; broadcasts and iotas join a full group regardless: one left
+// outside is a buffer written and read back, and it adds no arithmetic.
+constexpr size_t kMaxGroupSizeWithCopies = kMaxGroupSize + 16;
 // Constants up to this many elements are copied into every kernel using them.
 constexpr int64_t kMaxInlinedConstant = 64;
+// How many elementwise ops deep a duplicated value may be (Duplicable).
+constexpr int kMaxDuplicatedDepth = 4;
 
 // A dot or a convolution: its operands stay kernel inputs (the contraction
 // reads each many times) and it takes only elementwise epilogues.
@@ -52,6 +58,30 @@ bool IsSmallConstant(const Instruction& inst) {
          inst.shape().num_elements() <= kMaxInlinedConstant;
 }
 
+// Cheap enough to compute again in every kernel that reads it, rather than
+// storing it once and loading it back in each (XLA's InstructionFusion
+// duplicates cheap producers the same way): a value made from indices and
+// smaller arrays only -- a broadcast, an iota, or an elementwise op that is
+// not compute-bound (lowering.h) over such values (a causal mask:
+// compare(iota, iota)). Without this, a broadcast or mask shared by two
+// kernels (as CSE leaves them) is a buffer written once and read back by
+// each. Not an elementwise op over full-size arrays: each copy would read
+// those arrays again, which costs more than one store and a load per
+// reader (measured on the training step: more bytes, more FLOPs).
+bool Duplicable(const Instruction& inst, int depth = 0) {
+  const Opcode op = inst.opcode();
+  if (op == Opcode::kBroadcast || op == Opcode::kIota) return true;
+  if (op == Opcode::kConstant) return IsSmallConstant(inst);
+  if (depth >= kMaxDuplicatedDepth || !hlo::GetOpDef(op).traits.elementwise ||
+      IsComputeBoundOp(op)) {
+    return false;
+  }
+  for (const Instruction* operand : inst.operands()) {
+    if (!Duplicable(*operand, depth + 1)) return false;
+  }
+  return true;
+}
+
 // Can be computed inside a kernel at all.
 bool Fusible(const Instruction& inst) {
   if (inst.opcode() == Opcode::kParameter) return false;
@@ -62,7 +92,10 @@ bool Fusible(const Instruction& inst) {
 struct Group {
   Instruction* root = nullptr;
   absl::flat_hash_set<Instruction*> members;
-  absl::flat_hash_set<Instruction*> copied_constants;  // members that stay outside too
+  std::vector<Instruction*> joined;  // members in the order they joined
+  // Members that stay outside too: small constants, and cheap producers whose
+  // other readers are elsewhere (Duplicable); the group computes its own copy.
+  absl::flat_hash_set<Instruction*> copied;
   bool has_heavy = false;
   // Set while every heavy member is a reduction of rows of these dims.
   std::optional<std::vector<int64_t>> row_dims;
@@ -113,53 +146,112 @@ class Fuser {
  private:
   absl::Status FuseComputation(hlo::Computation& computation) {
     std::vector<Instruction*> order = computation.instructions();
-    absl::flat_hash_map<Instruction*, Group*> group_of;
+    group_of_.clear();
+    copies_of_.clear();
     std::vector<std::unique_ptr<Group>> groups;
+    absl::flat_hash_set<const Instruction*> recomputed;  // every reader has a copy
     for (size_t i = order.size(); i-- > 0;) {
       Instruction* inst = order[i];
-      if (group_of.contains(inst) || !Fusible(*inst) || inst->opcode() == Opcode::kConstant) {
+      if (group_of_.contains(inst) || !Fusible(*inst) || inst->opcode() == Opcode::kConstant) {
+        continue;
+      }
+      if (EveryReaderHasACopy(computation, *inst, recomputed)) {
+        recomputed.insert(inst);
         continue;
       }
       auto group = std::make_unique<Group>();
       group->root = inst;
-      Grow(*group, inst, group_of);
+      Grow(*group, inst);
       groups.push_back(std::move(group));
     }
     for (const auto& g : groups) {
-      // A lone instruction is already one kernel; fusing it changes nothing.
-      if (g->members.size() - g->copied_constants.size() < 2) continue;
+      if (!Outlined(*g)) continue;
       absl::Status st = Outline(computation, *g);
       if (!st.ok()) return st;
     }
     return absl::OkStatus();
   }
 
-  void Add(Group& g, Instruction* inst, absl::flat_hash_map<Instruction*, Group*>& group_of) {
+  // A lone instruction is already one kernel; fusing it changes nothing.
+  static bool Outlined(const Group& g) {
+    int64_t computed = 0;
+    for (Instruction* m : g.members) computed += m->opcode() == Opcode::kConstant ? 0 : 1;
+    return computed >= 2;
+  }
+
+  // True if no kernel will read `inst` from memory: each of its readers is
+  // inside a fused kernel that computes its own copy of it, or is itself
+  // such a recomputed value. Then `inst` needs no kernel of its own; the
+  // last fusion holding a copy removes it. Every group holding a reader is
+  // complete here (groups grow towards producers, in reverse order).
+  bool EveryReaderHasACopy(const hlo::Computation& computation, const Instruction& inst,
+                           const absl::flat_hash_set<const Instruction*>& recomputed) const {
+    if (&inst == computation.root() || inst.users().empty()) return false;
+    for (Instruction* u : inst.users()) {
+      std::vector<const Group*> holders;
+      auto owner = group_of_.find(u);
+      if (owner != group_of_.end() && Outlined(*owner->second)) {
+        holders.push_back(owner->second);
+      } else if (!recomputed.contains(u)) {
+        return false;  // `u` stays an instruction of its own and reads `inst`
+      }
+      if (auto copies = copies_of_.find(u); copies != copies_of_.end()) {
+        holders.insert(holders.end(), copies->second.begin(), copies->second.end());
+      }
+      for (const Group* g : holders) {
+        if (!g->members.contains(&inst)) return false;  // `g` reads it as an input
+      }
+    }
+    return true;
+  }
+
+  // True if `p` can move into `g` for good: `g` owns every reader of `p`, and
+  // no other group computes a copy of a reader without `p` (such a group
+  // reads `p` as an input, so `p` must stay).
+  bool Ownable(const Group& g, const Instruction& p) const {
+    for (Instruction* u : p.users()) {
+      if (!g.members.contains(u) || g.copied.contains(u)) return false;
+      if (auto copies = copies_of_.find(u); copies != copies_of_.end()) {
+        for (const Group* h : copies->second) {
+          if (!h->members.contains(&p)) return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  void Add(Group& g, Instruction* inst, bool copy) {
     g.members.insert(inst);
+    g.joined.push_back(inst);
     if (IsHeavy(*inst)) {
       std::optional<std::vector<int64_t>> rows = RowReductionInput(*inst);
       g.row_dims = (!g.has_heavy || g.row_dims == rows) ? rows : std::nullopt;
       g.has_heavy = true;
     }
-    if (inst->opcode() == Opcode::kConstant) {
-      g.copied_constants.insert(inst);
+    if (copy || inst->opcode() == Opcode::kConstant) {
+      g.copied.insert(inst);
+      copies_of_[inst].push_back(&g);
     } else {
-      group_of[inst] = &g;
+      group_of_[inst] = &g;
     }
   }
 
-  // Grows `g` from `start` towards producers.
-  void Grow(Group& g, Instruction* start, absl::flat_hash_map<Instruction*, Group*>& group_of) {
-    Add(g, start, group_of);
+  // Grows `g` from `start` towards producers: first every producer whose
+  // readers are all members (to a fixed point, as a reader may join after
+  // its producer was first seen), then copies of the duplicable producers
+  // left at the edge (and of their duplicable producers: the original still
+  // reads them, so they can only be copies too).
+  void Grow(Group& g, Instruction* start) {
+    Add(g, start, /*copy=*/false);
     std::vector<Instruction*> frontier = {start};
     while (!frontier.empty() && g.members.size() < kMaxGroupSize) {
       Instruction* consumer = frontier.back();
       frontier.pop_back();
       if (IsContraction(*consumer)) continue;  // its operands stay inputs
       for (Instruction* p : consumer->operands()) {
-        if (g.members.contains(p) || group_of.contains(p) || !Fusible(*p)) continue;
+        if (g.members.contains(p) || group_of_.contains(p) || !Fusible(*p)) continue;
         if (IsSmallConstant(*p)) {
-          Add(g, p, group_of);
+          Add(g, p, /*copy=*/true);
           continue;
         }
         if (IsHeavy(*p) && g.has_heavy &&
@@ -167,10 +259,24 @@ class Fuser {
           continue;
         }
         if (IsContraction(*p) && !EpilogueOnly(g)) continue;
-        bool all_users_inside = true;
-        for (Instruction* u : p->users()) all_users_inside &= g.members.contains(u);
-        if (!all_users_inside) continue;
-        Add(g, p, group_of);
+        if (!Ownable(g, *p)) continue;
+        Add(g, p, /*copy=*/false);
+        frontier.push_back(p);
+      }
+    }
+    for (Instruction* m : g.joined) {
+      if (!IsContraction(*m)) frontier.push_back(m);
+    }
+    while (!frontier.empty()) {
+      Instruction* consumer = frontier.back();
+      frontier.pop_back();
+      for (Instruction* p : consumer->operands()) {
+        if (g.members.contains(p) || group_of_.contains(p) || !Fusible(*p) || !Duplicable(*p)) {
+          continue;
+        }
+        const bool generated = p->opcode() == Opcode::kBroadcast || p->opcode() == Opcode::kIota;
+        if (!generated && g.members.size() >= kMaxGroupSizeWithCopies) continue;
+        Add(g, p, /*copy=*/true);
         frontier.push_back(p);
       }
     }
@@ -231,8 +337,8 @@ class Fuser {
     call->set_location(g.root->location());
     Instruction* call_inst = parent.AddInstructionBefore(std::move(call), g.root);
     g.root->ReplaceAllUsesWith(call_inst);
-    // Remove members, users before producers; copied constants may still
-    // have users outside.
+    // Remove members, users before producers; copies may still have readers
+    // outside (they go with the last fusion that holds one).
     for (size_t i = members.size(); i-- > 0;) {
       Instruction* m = members[i];
       if (!m->users().empty()) continue;
@@ -244,6 +350,10 @@ class Fuser {
   }
 
   hlo::Module& module_;
+  // Per computation being fused: the group owning each member, and the
+  // groups holding a copy of each copied member.
+  absl::flat_hash_map<Instruction*, Group*> group_of_;
+  absl::flat_hash_map<const Instruction*, std::vector<const Group*>> copies_of_;
   FusionStats stats_;
   int64_t next_id_ = 0;
   absl::flat_hash_set<hlo::Computation*> created_;

@@ -13,8 +13,17 @@
 //   exception are sibling reductions over the same rows (softmax's max and
 //   sum, layernorm's mean and variance), which share one group so the
 //   kernel computes them per row in one pass (row_kernel_schedule.h);
-// - a producer joins only if all its users are in the group (no work is
-//   duplicated), except small constants, which are copied in;
+// - a producer joins if all its users are in the group; a value made from
+//   indices and smaller arrays only (a broadcast, an iota, a small constant,
+//   a cheap elementwise op over those) joins as a copy otherwise, so each
+//   kernel recomputes it instead of reading a stored buffer, and a producer
+//   every reader recomputes needs no kernel of its own:
+//
+//     before:  m = compare(iota, broadcast(c))      after:  fusion.0 = call(s)
+//              a = select(m, s, z)  ; kernel 1               {m' = compare(...), select(m', ...)}
+//              b = select(m, t, z)  ; kernel 2              fusion.1 = call(t)
+//                                                             {m'' = compare(...), select(m'', ...)}
+//     (m is a buffer two kernels read)                      (m is computed in each, never stored)
 // - collectives, control flow, tuples, parameters and ops without a Halide
 //   lowering are boundaries.
 #pragma once

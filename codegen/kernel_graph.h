@@ -45,6 +45,8 @@ absl::Status CheckLowerable(const hlo::Instruction& instruction);
 // (codegen/lowering.h) needs Halide.h.
 bool HasLoweringRule(hlo::Opcode opcode);
 std::string UnsupportedReason(hlo::Opcode opcode);
+// Whether the table marks `opcode` compute-bound (LoweringRule::compute_bound).
+bool IsComputeBoundOp(hlo::Opcode opcode);
 
 // Canonical text of the kernel: instruction names replaced by their position,
 // called computations spelled out. Two kernels with equal text compute the

@@ -63,4 +63,9 @@ std::string UnsupportedReason(hlo::Opcode opcode) {
   return rule == nullptr ? "no rule" : rule->unsupported_reason;
 }
 
+bool IsComputeBoundOp(hlo::Opcode opcode) {
+  const LoweringRule* rule = FindLoweringRule(opcode);
+  return rule != nullptr && rule->compute_bound;
+}
+
 }  // namespace sharc::codegen

@@ -132,5 +132,68 @@ ENTRY main {
   EXPECT_EQ(all_reduces, 1);
 }
 
+// A mask and a broadcast two kernels read (as CSE leaves them) are computed
+// in each kernel instead of stored: no kernel of their own remains. A
+// compute-bound value two kernels read is stored once, and so is a sum of
+// full-size arrays (each copy would read both arrays again).
+TEST(FusionTest, CheapSharedProducersAreRecomputedInEachKernel) {
+  constexpr const char* kText = R"(
+HloModule shared
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
+ENTRY main {
+  x = f32[16,24] parameter(0)
+  y = f32[16,24] parameter(1)
+  i0 = s32[16,24] iota(), iota_dimension=0
+  i1 = s32[16,24] iota(), iota_dimension=1
+  m = pred[16,24] compare(i0, i1), direction=GE
+  zero = f32[] constant(0)
+  bz = f32[16,24] broadcast(zero), dimensions={}
+  a = f32[16,24] select(m, x, bz)
+  ea = f32[16,24] exponential(a)
+  b = f32[16,24] select(m, y, bz)
+  ey = f32[16,24] exponential(y)
+  ab = f32[16,24] add(ey, b)
+  sa = f32[16] reduce(ea, zero), dimensions={1}, to_apply=add
+  sb = f32[24] reduce(ab, zero), dimensions={0}, to_apply=add
+  sy = f32[16] reduce(ey, zero), dimensions={1}, to_apply=add
+  xy = f32[16,24] add(x, y)
+  rows = f32[16] reduce(xy, zero), dimensions={1}, to_apply=add
+  cols = f32[24] reduce(xy, zero), dimensions={0}, to_apply=add
+  ROOT t = (f32[16], f32[24], f32[16], f32[16], f32[24]) tuple(sa, sb, sy, rows, cols)
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
+  std::unique_ptr<hlo::Module> fused = module->Clone();
+  ASSERT_OK(FuseModule(*fused).status());
+  const std::string text = hlo::PrintModule(*fused);
+  int exps_outside = 0, adds_outside = 0;
+  for (const hlo::Instruction* inst : fused->entry()->instructions()) {
+    const hlo::Opcode op = inst->opcode();
+    EXPECT_TRUE(op != hlo::Opcode::kCompare && op != hlo::Opcode::kIota &&
+                op != hlo::Opcode::kBroadcast && op != hlo::Opcode::kSelect)
+        << inst->name() << " should be computed inside the kernels that read it\n" << text;
+    exps_outside += op == hlo::Opcode::kExp;
+    adds_outside += op == hlo::Opcode::kAdd;
+  }
+  // `ey` is read by two kernels and costs a transcendental per element.
+  EXPECT_EQ(exps_outside, 1) << text;
+  EXPECT_EQ(adds_outside, 1) << text;
+  int masks_in_fusions = 0;
+  for (const hlo::Instruction* inst : fused->entry()->instructions()) {
+    if (!IsFusionCall(*inst)) continue;
+    for (const hlo::Instruction* i : inst->attr_computation("to_apply")->instructions()) {
+      masks_in_fusions += i->opcode() == hlo::Opcode::kCompare;
+    }
+  }
+  EXPECT_EQ(masks_in_fusions, 2) << text;
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 5);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> reparsed, hlo::ParseAndVerifyModule(text));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal reinterpreted, hlo::Evaluate(*reparsed, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, reinterpreted));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunWithHalideFactory(*fused, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 2e-5, 2e-6, "fused"));
+}
+
 }  // namespace
 }  // namespace sharc::codegen
