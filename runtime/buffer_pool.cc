@@ -19,6 +19,13 @@ namespace {
 constexpr int64_t kHugePageBytes = int64_t{2} << 20;
 constexpr int64_t kHugePageMinBytes = int64_t{4} << 20;
 
+// The pool holds at most this many times its peak bytes in use, free and in
+// use together. Not 1: a run's blocks are not all alive at once (a step's
+// distinct blocks add up to more than its peak), and a pool capped at the
+// peak drops one at the end of every run and faults a fresh one in on the
+// next.
+constexpr int64_t kMaxHeldOverPeak = 2;
+
 // The size a request of `bytes` is allocated and pooled as: whole 4 KiB
 // pages for huge-page arrays (not whole huge pages: the tail of the last
 // 2 MiB stays ordinary memory), whole cache lines otherwise, and never 0, so
@@ -60,7 +67,8 @@ struct BufferPool::State {
   void Return(void* p, int64_t block) {
     std::lock_guard<std::mutex> lock(mu);
     stats.in_use_bytes -= block;
-    if (!open || stats.free_bytes + block > stats.peak_in_use_bytes) {
+    if (!open ||
+        stats.free_bytes + stats.in_use_bytes + block > kMaxHeldOverPeak * stats.peak_in_use_bytes) {
       std::free(p);
       return;
     }
@@ -103,7 +111,8 @@ absl::StatusOr<std::shared_ptr<uint8_t>> BufferPool::Acquire(int64_t bytes,
       ++s.misses;
       // Sizes the pool holds but nobody asks for any more: give them back
       // before asking the system for more.
-      if (s.free_bytes + s.in_use_bytes + block > 2 * std::max(s.peak_in_use_bytes, block)) {
+      if (s.free_bytes + s.in_use_bytes + block >
+          kMaxHeldOverPeak * std::max(s.peak_in_use_bytes, block)) {
         state_->Trim();
       }
     }

