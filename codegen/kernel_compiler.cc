@@ -26,6 +26,7 @@
 #include "codegen/object_writer.h"
 #include "codegen/pipeline_builder.h"
 #include "runtime/kernel_loop_pool.h"
+#include "runtime/kernel_scratch.h"
 
 namespace sharc::codegen {
 namespace {
@@ -393,6 +394,18 @@ absl::Status KernelCompiler::EnsureRuntime() {
   using SetParFor = runtime::KernelLoopRunner (*)(runtime::KernelLoopRunner);
   if (auto set = reinterpret_cast<SetParFor>(dlsym(handle, "halide_set_custom_do_par_for"))) {
     runtime::SetLibraryKernelLoopRunner(set(&runtime::RunKernelParallelLoop));
+  }
+  // Kernels' scratch (packed GEMM panels, padded inputs) is reused across
+  // calls instead of faulted in afresh each time (runtime/kernel_scratch.h).
+  using MallocFn = void* (*)(void*, size_t);
+  using FreeFn = void (*)(void*, void*);
+  using SetMalloc = MallocFn (*)(MallocFn);
+  using SetFree = FreeFn (*)(FreeFn);
+  auto set_malloc = reinterpret_cast<SetMalloc>(dlsym(handle, "halide_set_custom_malloc"));
+  auto set_free = reinterpret_cast<SetFree>(dlsym(handle, "halide_set_custom_free"));
+  if (set_malloc != nullptr && set_free != nullptr) {
+    set_malloc(&runtime::KernelScratchAllocate);
+    set_free(&runtime::KernelScratchFree);
   }
   runtime_ = handle;
   return absl::OkStatus();

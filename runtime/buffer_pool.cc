@@ -77,12 +77,24 @@ struct BufferPool::State {
   }
 
   // Gives every free block back to the system (mu held).
-  void Trim() {
-    for (auto& [block, list] : free) {
-      for (void* p : list) std::free(p);
+  void Trim() { TrimTo(0); }
+
+  // Gives free blocks back to the system until at most `keep` free bytes
+  // remain (mu held).
+  void TrimTo(int64_t keep) {
+    for (auto it = free.begin(); it != free.end() && stats.free_bytes > keep;) {
+      std::vector<void*>& list = it->second;
+      while (!list.empty() && stats.free_bytes > keep) {
+        std::free(list.back());
+        list.pop_back();
+        stats.free_bytes -= it->first;
+      }
+      if (list.empty()) {
+        free.erase(it++);
+      } else {
+        ++it;
+      }
     }
-    free.clear();
-    stats.free_bytes = 0;
   }
 };
 
@@ -109,12 +121,11 @@ absl::StatusOr<std::shared_ptr<uint8_t>> BufferPool::Acquire(int64_t bytes,
       ++s.hits;
     } else {
       ++s.misses;
-      // Sizes the pool holds but nobody asks for any more: give them back
-      // before asking the system for more.
-      if (s.free_bytes + s.in_use_bytes + block >
-          kMaxHeldOverPeak * std::max(s.peak_in_use_bytes, block)) {
-        state_->Trim();
-      }
+      // Sizes the pool holds but nobody asks for any more: give back as
+      // many as the new block needs room for (not all: the others may be
+      // this step's, asked for again later in it).
+      const int64_t limit = kMaxHeldOverPeak * std::max(s.peak_in_use_bytes, block);
+      state_->TrimTo(std::max<int64_t>(0, limit - s.in_use_bytes - block));
     }
     s.in_use_bytes += block;
     s.peak_in_use_bytes = std::max(s.peak_in_use_bytes, s.in_use_bytes);
