@@ -32,8 +32,14 @@ void RegisterOpsOutsideAutodiff(Registry& r) {
                                            " is expanded into primitive ops before autodiff "
                                            "(hlo/passes/expand_batch_norm.h)"));
   }
-  for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kMap, Opcode::kTopK, Opcode::kGetDimensionSize, Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast}) {
+  for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kMap, Opcode::kTopK, Opcode::kGetDimensionSize, Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast,
+                    Opcode::kRaggedDot, Opcode::kRaggedAllToAll, Opcode::kStochasticConvert}) {
     r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op), " has no derivative rule yet"));
+  }
+  for (Opcode op : {Opcode::kComplex, Opcode::kReal, Opcode::kImag}) {
+    r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op),
+                                           " has no derivative rule yet: sharc computes with no "
+                                           "complex numbers"));
   }
   for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
                     Opcode::kInfeed, Opcode::kOutfeed}) {

@@ -25,7 +25,7 @@ void RegisterUnsupportedOps(LoweringTable& table) {
   // custom-call: the identity targets lower (custom_call_lowering.cc).
   for (Opcode op : {Opcode::kAllGather, Opcode::kAllReduce, Opcode::kAllToAll,
                     Opcode::kCollectivePermute, Opcode::kReduceScatter,
-                    Opcode::kCollectiveBroadcast}) {
+                    Opcode::kCollectiveBroadcast, Opcode::kRaggedAllToAll}) {
     table.AddUnsupported(op, "collectives are run by the runtime's communicator, not by a kernel");
   }
   for (Opcode op : {Opcode::kMapReduceBroadcast, Opcode::kMapReduceMap, Opcode::kMapReduceMean,
@@ -68,13 +68,16 @@ void RegisterUnsupportedOps(LoweringTable& table) {
                                  "(hlo/passes/expand_batch_norm.h)");
   }
   for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kMap,
-                    Opcode::kTopK, Opcode::kGetDimensionSize}) {
+                    Opcode::kTopK, Opcode::kGetDimensionSize, Opcode::kRaggedDot,
+                    Opcode::kStochasticConvert, Opcode::kReal, Opcode::kImag}) {
     table.AddUnsupported(op, std::string(hlo::OpcodeName(op)) +
                                  " has no Halide lowering yet (the default backend runs it on "
                                  "the interpreter's kernels)");
   }
   table.AddUnsupported(Opcode::kSetDimensionSize,
                        "set-dimension-size cannot run: sharc keeps dynamic dims at their bound");
+  table.AddUnsupported(Opcode::kComplex,
+                       "complex makes complex numbers, which sharc does not compute with yet");
   table.AddUnsupported(Opcode::kAfterAll, "after-all makes a token, which holds no data");
   for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
                     Opcode::kInfeed, Opcode::kOutfeed}) {

@@ -317,6 +317,11 @@ class ProgramBuilder {
       }
     }
     if (inst.opcode() == Opcode::kCollectivePermute) {
+      if (inst.operand_count() != 1) {
+        return absl::UnimplementedError(absl::StrCat(
+            "the runtime permutes one operand per collective-permute; this one has ",
+            inst.operand_count(), " (--backend interpreter runs it), in ", inst.Describe()));
+      }
       for (const std::vector<int64_t>& p : inst.attr_int_lists("source_target_pairs")) {
         if (p.size() != 2) return absl::InvalidArgumentError("source_target_pairs needs pairs");
         step.pairs.emplace_back(p[0], p[1]);

@@ -121,6 +121,11 @@ std::vector<CostFn> BuildTable() {
     set(op, Transcendental);
   }
   set(Opcode::kDot, DotCost);
+  // An upper bound: as if every group multiplied every row.
+  set(Opcode::kRaggedDot, DotCost);
+  for (Opcode op : {Opcode::kReal, Opcode::kImag, Opcode::kComplex, Opcode::kStochasticConvert}) {
+    set(op, PerElement);
+  }
   set(Opcode::kConvolution, ConvolutionCost);
   set(Opcode::kReduce, ReduceCost);
   set(Opcode::kSort, SortCost);
@@ -143,7 +148,10 @@ std::vector<CostFn> BuildTable() {
     set(op, PerElement);
   }
   for (Opcode op : {Opcode::kDomain, Opcode::kGetDimensionSize}) set(op, Free);
-  for (Opcode op : {Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast}) set(op, MovesData);
+  for (Opcode op : {Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast,
+                    Opcode::kRaggedAllToAll}) {
+    set(op, MovesData);
+  }
   set(Opcode::kRng, PerElement);
   set(Opcode::kRngBitGenerator, PerElement);
   set(Opcode::kRngGetAndUpdateState, Free);

@@ -48,12 +48,14 @@ void RegisterElementwiseBatchingRules(BatchingRuleRegistry& registry) {
                     Opcode::kLog, Opcode::kLog1p, Opcode::kLogistic, Opcode::kNegate, Opcode::kNot,
                     Opcode::kRoundNearestAfz, Opcode::kRoundNearestEven, Opcode::kRsqrt,
                     Opcode::kSign, Opcode::kSin, Opcode::kSqrt, Opcode::kTan, Opcode::kTanh,
+                    Opcode::kReal, Opcode::kImag,
                     // Binary and ternary.
                     Opcode::kAdd, Opcode::kAnd, Opcode::kAtan2, Opcode::kClamp, Opcode::kCompare,
                     Opcode::kDivide, Opcode::kMaximum, Opcode::kMinimum, Opcode::kMultiply,
                     Opcode::kOr, Opcode::kPower, Opcode::kRemainder, Opcode::kSelect,
                     Opcode::kShiftLeft, Opcode::kShiftRightArithmetic, Opcode::kShiftRightLogical,
-                    Opcode::kSubtract, Opcode::kXor}) {
+                    Opcode::kSubtract, Opcode::kXor, Opcode::kComplex,
+                    Opcode::kStochasticConvert}) {
     registry.Register(op, BatchElementwise);
   }
 }

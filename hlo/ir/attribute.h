@@ -31,6 +31,8 @@ enum class AttrKind {
                      // shape's canonical text (a std::string)
   kDimLabels,        // dim_labels=b01f_01io->b01f (a convolution's dimension
                      // numbers), stored as its text (a std::string)
+  kLiteral,          // literal=s32[2] {1, 2} (a custom call's constant
+                     // argument), stored as its canonical text (a std::string)
   // shard_map's own kinds, stored as their canonical text without the outer
   // braces (a std::string); hlo/ops/shard_map_attrs.h reads them.
   kMesh,             // mesh={i=4, j=2}

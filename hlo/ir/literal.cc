@@ -110,6 +110,27 @@ void AppendValues(const Literal& lit, int64_t dim, int64_t& index, std::string& 
 }  // namespace
 
 std::string FormatElement(const Literal& literal, int64_t i) {
+  // Constants of the sub-byte integers (a byte each) and the complex types
+  // (two floats or doubles) are stored to be read and printed; nothing
+  // computes with them (CheckRunnableTypes).
+  switch (literal.shape().type()) {
+    case PrimitiveType::kS2:
+    case PrimitiveType::kS4:
+      return absl::StrCat(static_cast<int>(reinterpret_cast<const int8_t*>(literal.untyped_data())[i]));
+    case PrimitiveType::kU2:
+    case PrimitiveType::kU4:
+      return absl::StrCat(static_cast<int>(literal.untyped_data()[i]));
+    case PrimitiveType::kC64: {
+      const float* parts = reinterpret_cast<const float*>(literal.untyped_data()) + 2 * i;
+      return absl::StrCat("(", FormatFloat(parts[0], 9), ", ", FormatFloat(parts[1], 9), ")");
+    }
+    case PrimitiveType::kC128: {
+      const double* parts = reinterpret_cast<const double*>(literal.untyped_data()) + 2 * i;
+      return absl::StrCat("(", FormatFloat(parts[0], 17), ", ", FormatFloat(parts[1], 17), ")");
+    }
+    default:
+      break;
+  }
   return DispatchPrimitiveType(literal.shape().type(), [&](auto t) -> std::string {
     using T = decltype(t);
     T v = literal.data<T>()[i];

@@ -176,6 +176,12 @@ Sharding Sharding::Unknown() {
   return s;
 }
 
+Sharding Sharding::Unreduced() {
+  Sharding s;
+  s.kind_ = Kind::kUnreduced;
+  return s;
+}
+
 Sharding Sharding::Tiled(TileAssignment tiles, std::vector<SubgroupType> subgroup_types) {
   Sharding s;
   s.kind_ = Kind::kTiled;
@@ -206,7 +212,8 @@ void Sharding::Normalize() {
   std::vector<int64_t> perm;
   for (int64_t d = 0; d < data_rank; ++d) perm.push_back(d);
   std::vector<SubgroupType> kept;
-  for (SubgroupType want : {SubgroupType::kManual, SubgroupType::kReplicated}) {
+  for (SubgroupType want :
+       {SubgroupType::kManual, SubgroupType::kUnreduced, SubgroupType::kReplicated}) {
     for (int64_t i = 0; i < nsub; ++i) {
       if (subgroup_types_[i] != want) continue;
       perm.push_back(data_rank + i);
@@ -215,14 +222,20 @@ void Sharding::Normalize() {
   bool needs_transpose = !IsIdentityPerm(perm);
   TileAssignment t = needs_transpose ? tiles_.Transposed(perm) : tiles_;
   std::vector<int64_t> new_dims(t.dims().begin(), t.dims().begin() + data_rank);
-  int64_t manual = 1, replicated = 1;
+  int64_t manual = 1, unreduced = 1, replicated = 1;
   for (int64_t i = 0; i < nsub; ++i) {
     int64_t size = tiles_.dim(data_rank + i);
-    (subgroup_types_[i] == SubgroupType::kManual ? manual : replicated) *= size;
+    (subgroup_types_[i] == SubgroupType::kManual      ? manual
+     : subgroup_types_[i] == SubgroupType::kUnreduced ? unreduced
+                                                      : replicated) *= size;
   }
   if (manual > 1) {
     new_dims.push_back(manual);
     kept.push_back(SubgroupType::kManual);
+  }
+  if (unreduced > 1) {
+    new_dims.push_back(unreduced);
+    kept.push_back(SubgroupType::kUnreduced);
   }
   if (replicated > 1) {
     new_dims.push_back(replicated);
@@ -235,7 +248,9 @@ void Sharding::Normalize() {
   // 2. Degenerate forms.
   int64_t data_tiles = Product(absl::Span<const int64_t>(tiles_.dims()).subspan(0, data_rank));
   if (data_tiles == 1 && subgroup_types_.size() == 1) {
-    kind_ = subgroup_types_[0] == SubgroupType::kManual ? Kind::kManual : Kind::kReplicated;
+    kind_ = subgroup_types_[0] == SubgroupType::kManual      ? Kind::kManual
+            : subgroup_types_[0] == SubgroupType::kUnreduced ? Kind::kUnreduced
+                                                             : Kind::kReplicated;
     tiles_ = TileAssignment();
     subgroup_types_.clear();
     return;
@@ -281,6 +296,19 @@ bool Sharding::ReplicateOnLastTileDim() const {
 bool Sharding::HasManualSubgroup() const {
   return kind_ == Kind::kTiled &&
          std::find(subgroup_types_.begin(), subgroup_types_.end(), SubgroupType::kManual) !=
+             subgroup_types_.end();
+}
+
+bool Sharding::HasUnreduced() const {
+  if (kind_ == Kind::kUnreduced) return true;
+  if (kind_ == Kind::kTuple) {
+    for (const Sharding& s : tuple_elements_) {
+      if (s.HasUnreduced()) return true;
+    }
+    return false;
+  }
+  return kind_ == Kind::kTiled &&
+         std::find(subgroup_types_.begin(), subgroup_types_.end(), SubgroupType::kUnreduced) !=
              subgroup_types_.end();
 }
 
@@ -450,6 +478,9 @@ std::string Sharding::ToString() const {
     case Kind::kUnknown:
       body = "unknown";
       break;
+    case Kind::kUnreduced:
+      body = "unreduced";
+      break;
     case Kind::kTiled: {
       body = absl::StrCat("devices=", tiles_.ToString());
       if (subgroup_types_.size() == 1 && subgroup_types_[0] == SubgroupType::kReplicated) {
@@ -457,7 +488,9 @@ std::string Sharding::ToString() const {
       } else if (!subgroup_types_.empty()) {
         std::vector<std::string> names;
         for (SubgroupType t : subgroup_types_)
-          names.push_back(t == SubgroupType::kManual ? "manual" : "replicated");
+          names.push_back(t == SubgroupType::kManual      ? "manual"
+                          : t == SubgroupType::kUnreduced ? "unreduced"
+                                                          : "replicated");
         absl::StrAppend(&body, " last_tile_dims={", absl::StrJoin(names, ", "), "}");
       }
       break;

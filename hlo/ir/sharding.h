@@ -67,7 +67,10 @@ class TileAssignment {
   std::vector<int64_t> iota_perm_;
 };
 
-enum class SubgroupType { kManual, kReplicated };
+// kUnreduced (XLA's `last_tile_dims={unreduced}`): the devices of a group
+// each hold a partial value whose sum is the tile. sharc reads and prints it;
+// propagation and the partitioner refuse it (HasUnreduced).
+enum class SubgroupType { kManual, kUnreduced, kReplicated };
 
 struct ShardGroup {
   bool shard_as = true;  // false: shard_like
@@ -77,13 +80,16 @@ struct ShardGroup {
 
 class Sharding {
  public:
-  enum class Kind { kReplicated, kMaximal, kManual, kUnknown, kTiled, kTuple };
+  // kUnreduced (`{unreduced}`): every device holds a partial value of the
+  // whole array; their sum is the value.
+  enum class Kind { kReplicated, kMaximal, kManual, kUnknown, kTiled, kTuple, kUnreduced };
 
   Sharding() = default;  // replicated
   static Sharding Replicated() { return Sharding(); }
   static Sharding Maximal(int64_t device);
   static Sharding Manual();
   static Sharding Unknown();
+  static Sharding Unreduced();
   // A tiled sharding. The last `subgroup_types.size()` dims of `tiles` are
   // subgroup dims. The result is normalized (see the file comment).
   static Sharding Tiled(TileAssignment tiles,
@@ -117,6 +123,8 @@ class Sharding {
   // True if the last tile dim is a replication subgroup.
   bool ReplicateOnLastTileDim() const;
   bool HasManualSubgroup() const;
+  // `{unreduced}`, an unreduced subgroup, or a tuple holding either.
+  bool HasUnreduced() const;
   // Size of the replication subgroup (1 if none).
   int64_t ReplicationFactor() const;
 

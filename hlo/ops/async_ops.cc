@@ -194,17 +194,16 @@ OpDef AllGatherStartDef() {
 // ---------------------------------------------- collective-permute-start --
 
 // (x, permuted), or with XLA's two u32[] scratch values (x, permuted, u32[],
-// u32[]) when the declared shape has them.
+// u32[]) when the declared shape has them. With several operands x and
+// permuted are tuples of them (the combined form); the in-place form
+// (slice_sizes=) holds (input, output[, u32[], u32[]]).
 absl::StatusOr<Shape> InferCollectivePermuteStart(const Instruction& inst) {
-  if (inst.operand_count() != 1) {
-    return OpError(inst, "with ", inst.operand_count(),
-                   " operands (a combined or in-place form) is not supported: sharc reads the "
-                   "one-operand form");
-  }
-  ASSIGN_OR_RETURN(Shape x, GetOpDef(Opcode::kCollectivePermute).infer_shape(inst));
-  Shape with_scratch = Shape::Tuple({x, x, Context(), Context()});
+  ASSIGN_OR_RETURN(Shape permuted, GetOpDef(Opcode::kCollectivePermute).infer_shape(inst));
+  Shape x = inst.operand_count() == 1 ? inst.operand(0)->shape() : Shape::Tuple(OperandShapes(inst));
+  if (inst.has_attr("slice_sizes")) x = inst.operand(0)->shape();
+  Shape with_scratch = Shape::Tuple({x, permuted, Context(), Context()});
   if (inst.shape() == with_scratch) return with_scratch;
-  return Shape::Tuple({x, x});
+  return Shape::Tuple({x, permuted});
 }
 
 OpDef CollectivePermuteStartDef() {
@@ -213,7 +212,8 @@ OpDef CollectivePermuteStartDef() {
   def.min_operands = 1;
   def.max_operands = -1;
   def.attributes = {{"channel_id", AttrKind::kInt},
-                    {"source_target_pairs", AttrKind::kPairs, true}};
+                    {"source_target_pairs", AttrKind::kPairs, true},
+                    {"slice_sizes", AttrKind::kEnum}};
   def.infer_shape = InferCollectivePermuteStart;
   def.verify = [](const Instruction& inst) {
     return GetOpDef(Opcode::kCollectivePermute).verify(inst);
@@ -225,7 +225,7 @@ OpDef CollectivePermuteStartDef() {
     ASSIGN_OR_RETURN(Literal permuted,
                      GetOpDef(Opcode::kCollectivePermute).evaluate(inst, operands, ctx));
     std::vector<Literal> out;
-    out.push_back(*operands[0]);
+    out.push_back(operands.size() == 1 ? *operands[0] : Literal::Tuple(OperandValues(operands)));
     out.push_back(std::move(permuted));
     for (int64_t i = 2; i < shape.tuple_size(); ++i) out.push_back(Literal(Context()));
     return Literal::Tuple(std::move(out));

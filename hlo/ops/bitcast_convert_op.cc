@@ -29,8 +29,16 @@ absl::StatusOr<Shape> InferBitcastConvert(const Instruction& inst) {
       return OpError(inst, "cannot reinterpret ", PrimitiveTypeName(t), " as bits");
     }
   }
-  const int64_t from = ByteWidth(in.type());
-  const int64_t to = ByteWidth(out.type());
+  // In bits: XLA packs the sub-byte types (s4[8,2] <-> s8[8]).
+  auto bits = [](PrimitiveType t) -> int64_t {
+    if (t == PrimitiveType::kS2 || t == PrimitiveType::kU2) return 2;
+    if (t == PrimitiveType::kS4 || t == PrimitiveType::kU4 || t == PrimitiveType::kF4E2M1FN) {
+      return 4;
+    }
+    return ByteWidth(t) * 8;
+  };
+  const int64_t from = bits(in.type());
+  const int64_t to = bits(out.type());
   std::vector<int64_t> dims = in.dims();
   if (from > to) {
     dims.push_back(from / to);

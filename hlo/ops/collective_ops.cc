@@ -483,12 +483,25 @@ absl::StatusOr<Literal> EvaluateAllToAll(const Instruction& inst,
 
 // ----------------------------------------------------- collective-permute --
 
+// One operand, or several permuted together (XLA's combined form, a tuple of
+// results). XLA's in-place form, collective-permute(input, output,
+// input_start_indices, output_start_indices), slice_sizes={{...}}, writes
+// slices of the input into the output buffer: it is read and verified, and
+// refuses to run.
+bool IsInPlacePermute(const Instruction& inst) { return inst.has_attr("slice_sizes"); }
+
 absl::StatusOr<Shape> InferCollectivePermute(const Instruction& inst) {
-  if (inst.operand_count() != 1) {
-    return OpError(inst, "expects 1 operand, got ", inst.operand_count());
+  if (IsInPlacePermute(inst)) {
+    if (inst.operand_count() != 4) {
+      return OpError(inst, "with slice_sizes takes (input, output, input_start_indices, "
+                           "output_start_indices), got ", inst.operand_count(), " operands");
+    }
+    return inst.operand(1)->shape();
   }
-  RETURN_IF_ERROR(ExpectArrayOperand(inst, 0));
-  return inst.operand(0)->shape();
+  RETURN_IF_ERROR(ExpectArrayOperands(inst));
+  std::vector<Shape> shapes;
+  for (const Instruction* op : inst.operands()) shapes.push_back(op->shape());
+  return OperandsResult(std::move(shapes));
 }
 
 absl::Status VerifyCollectivePermute(const Instruction& inst) {
@@ -507,6 +520,9 @@ absl::Status VerifyCollectivePermute(const Instruction& inst) {
                        bound.value_or(0), ")");
       }
     }
+    // The in-place form may read (and write) one device several times, a
+    // slice each.
+    if (IsInPlacePermute(inst)) continue;
     if (!sources.insert(pair[0]).second) {
       return OpError(inst, "device ", pair[0], " is the source of more than one pair");
     }
@@ -522,7 +538,14 @@ absl::StatusOr<Literal> EvaluateCollectivePermute(const Instruction& inst,
                                                   EvalContext& ctx) {
   RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
   RETURN_IF_ERROR(VerifyCollectivePermute(inst));
-  ASSIGN_OR_RETURN(std::vector<Literal> all, ctx.ExchangeWithAllDevices(inst, *operands[0]));
+  if (IsInPlacePermute(inst)) {
+    return absl::UnimplementedError(absl::StrCat(
+        "the in-place collective-permute (with slice_sizes) does not run yet, in ",
+        inst.Describe()));
+  }
+  Literal mine = PackOperands(operands);
+  const Shape expected = mine.shape();
+  ASSIGN_OR_RETURN(std::vector<Literal> all, ctx.ExchangeWithAllDevices(inst, std::move(mine)));
   int64_t me = ctx.partition_id();
   for (const std::vector<int64_t>& pair : inst.attr_int_lists("source_target_pairs")) {
     if (pair[1] != me) continue;
@@ -531,14 +554,97 @@ absl::StatusOr<Literal> EvaluateCollectivePermute(const Instruction& inst,
                      " running devices");
     }
     const Literal& received = all[static_cast<size_t>(pair[0])];
-    if (received.shape() != operands[0]->shape()) {
+    if (received.shape() != expected) {
       return OpError(inst, "device ", pair[0], " sent ", received.shape().ToString(), ", expected ",
-                     operands[0]->shape().ToString());
+                     expected.ToString());
     }
     return received;
   }
   // Devices that are no pair's target receive zeros.
-  return Literal(operands[0]->shape());
+  return Literal(expected);
+}
+
+// ------------------------------------------------------ ragged-all-to-all --
+
+// ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets,
+// recv_sizes): each member j of the group receives the rows
+// [input_offsets[j], input_offsets[j] + send_sizes[j]) of our input (dim 0),
+// written into its output at row output_offsets[j]; the result is the output
+// operand with every member's rows for us written in. recv_sizes[j] is how
+// many rows member j sends us (XLA's runtime uses it; the values come from
+// the senders' send_sizes).
+absl::StatusOr<Shape> InferRaggedAllToAll(const Instruction& inst) {
+  RETURN_IF_ERROR(ExpectArrayOperands(inst));
+  const Shape& input = inst.operand(0)->shape();
+  const Shape& output = inst.operand(1)->shape();
+  if (input.rank() < 1 || input.type() != output.type() || output.rank() != input.rank()) {
+    return OpError(inst, "needs an input and output of one element type and rank >= 1, got ",
+                   input.ToString(), " and ", output.ToString());
+  }
+  for (int64_t d = 1; d < input.rank(); ++d) {
+    if (input.dim(d) != output.dim(d)) {
+      return OpError(inst, "input ", input.ToString(), " and output ", output.ToString(),
+                     " differ in dim ", d, " (only dim 0 may differ)");
+    }
+  }
+  const Shape& offsets = inst.operand(2)->shape();
+  for (int64_t i = 2; i < 6; ++i) {
+    const Shape& s = inst.operand(i)->shape();
+    if (s.rank() != 1 || (s.type() != PrimitiveType::kS32 && s.type() != PrimitiveType::kS64) ||
+        s != offsets) {
+      return OpError(inst, "operand ", i, " (offsets and sizes) must be s32[n] or s64[n] like "
+                     "operand 2, got ", s.ToString());
+    }
+  }
+  std::optional<int64_t> group_size = KnownGroupSize(inst);
+  if (group_size.has_value() && offsets.dim(0) % *group_size != 0) {
+    return OpError(inst, "has ", offsets.dim(0), " offsets for groups of ", *group_size,
+                   " devices");
+  }
+  return output;
+}
+
+absl::Status VerifyRaggedAllToAll(const Instruction& inst) {
+  RETURN_IF_ERROR(InferRaggedAllToAll(inst).status());
+  return CheckReplicaGroups(inst);
+}
+
+absl::StatusOr<Literal> EvaluateRaggedAllToAll(const Instruction& inst,
+                                               absl::Span<const Literal* const> operands,
+                                               EvalContext& ctx) {
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  RETURN_IF_ERROR(VerifyRaggedAllToAll(inst));
+  // What the others need from us: the input and where its rows go.
+  const Literal* sent[] = {operands[0], operands[2], operands[3], operands[4]};
+  GroupMembership group;
+  ASSIGN_OR_RETURN(std::vector<Literal> all, Exchange(inst, sent, ctx, group));
+  const int64_t g = static_cast<int64_t>(group.members.size());
+  if (operands[2]->num_elements() != g) {
+    return absl::UnimplementedError(absl::StrCat(
+        "ragged-all-to-all with ", operands[2]->num_elements(), " offsets for a group of ", g,
+        " devices (several updates per device) does not run yet, in ", inst.Describe()));
+  }
+  Literal result = *operands[1];
+  const int64_t out_rows = result.shape().dim(0);
+  const int64_t row = out_rows == 0 ? 0 : result.num_elements() / out_rows;
+  for (int64_t j = 0; j < g; ++j) {
+    const Literal& from = all[static_cast<size_t>(group.members[static_cast<size_t>(j)])];
+    const Literal& input = from.element(0);
+    const int64_t in_offset = from.element(1).GetAsInt64(group.position);
+    const int64_t size = from.element(2).GetAsInt64(group.position);
+    const int64_t out_offset = from.element(3).GetAsInt64(group.position);
+    const int64_t in_rows = input.shape().dim(0);
+    if (size < 0 || in_offset < 0 || out_offset < 0 || in_offset + size > in_rows ||
+        out_offset + size > out_rows) {
+      return OpError(inst, "device ", group.members[static_cast<size_t>(j)], " sends rows [",
+                     in_offset, ", ", in_offset + size, ") of its ", in_rows,
+                     " to rows starting at ", out_offset, " of ", out_rows);
+    }
+    for (int64_t i = 0; i < size * row; ++i) {
+      CopyElement(input, in_offset * row + i, result, out_offset * row + i);
+    }
+  }
+  return result;
 }
 
 // --------------------------------------------------- collective-broadcast --
@@ -638,9 +744,10 @@ void RegisterCollectiveOps(OpRegistry& registry) {
     OpDef def;
     def.opcode = Opcode::kCollectivePermute;
     def.min_operands = 1;
-    def.max_operands = 1;
+    def.max_operands = -1;
     def.attributes = {{"channel_id", AttrKind::kInt},
-                      {"source_target_pairs", AttrKind::kPairs, true}};
+                      {"source_target_pairs", AttrKind::kPairs, true},
+                      {"slice_sizes", AttrKind::kEnum}};
     def.infer_shape = InferCollectivePermute;
     def.verify = VerifyCollectivePermute;
     def.evaluate = EvaluateCollectivePermute;
@@ -657,6 +764,18 @@ void RegisterCollectiveOps(OpRegistry& registry) {
     def.infer_shape = InferCollectiveBroadcast;
     def.verify = VerifyCollectiveBroadcast;
     def.evaluate = EvaluateCollectiveBroadcast;
+    def.traits = collective;
+    registry.Register(std::move(def));
+  }
+  {
+    OpDef def;
+    def.opcode = Opcode::kRaggedAllToAll;
+    def.min_operands = 6;
+    def.max_operands = 6;
+    def.attributes = GroupAttrs(false, false);
+    def.infer_shape = InferRaggedAllToAll;
+    def.verify = VerifyRaggedAllToAll;
+    def.evaluate = EvaluateRaggedAllToAll;
     def.traits = collective;
     registry.Register(std::move(def));
   }

@@ -447,6 +447,8 @@ void RegisterControlFlowOps(OpRegistry& registry) {
                       {"batch_group_count", AttrKind::kInt},
                       {"custom_call_has_side_effect", AttrKind::kBool},
                       {"api_version", AttrKind::kEnum},
+                      {"literal", AttrKind::kLiteral},
+                      {"slice_sizes", AttrKind::kIntList},
                       {"backend_config", AttrKind::kString}};
     def.infer_shape = InferCustomCall;
     def.verify = VerifyCustomCall;

@@ -15,9 +15,13 @@ const OpDef* OpRegistry::Find(Opcode opcode) const {
 
 // Registered here rather than in op_def.h's list, which every target
 // precompiles (a change to it rebuilds everything): async_ops.cc,
-// batch_norm_ops.cc, dimension_size_ops.cc, map_op.cc, topk_op.cc.
+// batch_norm_ops.cc, dimension_size_ops.cc, map_op.cc, topk_op.cc,
+// ragged_dot_op.cc, stochastic_convert_op.cc, complex_ops.cc.
 void RegisterAsyncOps(OpRegistry& registry);
 void RegisterBatchNormOps(OpRegistry& registry);
+void RegisterComplexOps(OpRegistry& registry);
+void RegisterRaggedDotOp(OpRegistry& registry);
+void RegisterStochasticConvertOp(OpRegistry& registry);
 void RegisterDimensionSizeOps(OpRegistry& registry);
 void RegisterMapOp(OpRegistry& registry);
 void RegisterTopKOp(OpRegistry& registry);
@@ -50,6 +54,9 @@ const OpRegistry& Registry() {
     RegisterDimensionSizeOps(*r);
     RegisterMapOp(*r);
     RegisterTopKOp(*r);
+    RegisterRaggedDotOp(*r);
+    RegisterStochasticConvertOp(*r);
+    RegisterComplexOps(*r);
     return r;
   }();
   return *registry;

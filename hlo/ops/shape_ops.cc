@@ -63,9 +63,19 @@ absl::StatusOr<Shape> Checked(const Instruction& inst, Shape shape) {
   return shape;
 }
 
+// XLA's older form gives the start indices as one integer vector of `rank`
+// elements rather than `rank` scalars (hlo/passes/lower_for_compute.h splits
+// it into scalars before anything but the interpreter reads it).
+bool HasStartIndexVector(const Instruction& inst, int64_t first, int64_t rank) {
+  if (inst.operand_count() != first + 1) return false;
+  const Shape& s = inst.operand(first)->shape();
+  return s.is_array() && s.rank() == 1 && s.dim(0) == rank && IsInteger(s.type()) && rank != 1;
+}
+
 // Operands of dynamic-slice and dynamic-update-slice from `first` on must be
-// integer scalars, one per dimension.
+// integer scalars, one per dimension (or that one vector).
 absl::Status ExpectStartIndices(const Instruction& inst, int64_t first, int64_t rank) {
+  if (HasStartIndexVector(inst, first, rank)) return absl::OkStatus();
   if (inst.operand_count() != first + rank) {
     return OpError(inst, "takes ", first, " + rank (", rank, ") = ", first + rank,
                    " operands, got ", inst.operand_count());
@@ -405,8 +415,11 @@ absl::StatusOr<Shape> InferDynamicSlice(const Instruction& inst) {
 std::vector<int64_t> ClampedStarts(absl::Span<const Literal* const> operands, int64_t first,
                                    const Shape& operand, absl::Span<const int64_t> window) {
   std::vector<int64_t> starts;
+  const bool vector = operands.size() == static_cast<size_t>(first + 1) &&
+                      operands[static_cast<size_t>(first)]->shape().rank() == 1;
   for (int64_t i = 0; i < operand.rank(); ++i) {
-    const int64_t start = StartIndex(*operands[static_cast<size_t>(first + i)]);
+    const int64_t start = vector ? operands[static_cast<size_t>(first)]->GetAsInt64(i)
+                                 : StartIndex(*operands[static_cast<size_t>(first + i)]);
     starts.push_back(std::clamp<int64_t>(start, 0, operand.dim(i) - window[i]));
   }
   return starts;

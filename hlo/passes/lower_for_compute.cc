@@ -11,6 +11,20 @@
 namespace sharc::hlo {
 namespace {
 
+// Puts `replacement` where `old` is, keeping what describes the value
+// (sharding unless the replacement has its own, metadata, where it came
+// from), and removes `old`.
+absl::StatusOr<Instruction*> Replace(Computation& computation, Instruction* old,
+                                     std::unique_ptr<Instruction> replacement) {
+  if (old->sharding() && !replacement->sharding()) replacement->set_sharding(*old->sharding());
+  replacement->mutable_metadata() = old->metadata();
+  replacement->set_location(old->location());
+  Instruction* added = computation.AddInstructionBefore(std::move(replacement), old);
+  old->ReplaceAllUsesWith(added);
+  RETURN_IF_ERROR(computation.RemoveInstruction(old));
+  return added;
+}
+
 // A fusion becomes a call of the same computation, keeping everything that
 // describes the value (name, shape, sharding, where it came from).
 absl::Status FusionToCall(Computation& computation, Instruction* fusion) {
@@ -58,6 +72,8 @@ constexpr SyncForm kSyncForms[] = {
     {Opcode::kAsyncStart, Opcode::kCall},
 };
 
+absl::Status SplitCombinedPermute(Computation& computation, Instruction* inst);
+
 bool IsDone(Opcode op) {
   return op == Opcode::kAllReduceDone || op == Opcode::kAllGatherDone ||
          op == Opcode::kCollectivePermuteDone || op == Opcode::kCopyDone ||
@@ -104,21 +120,19 @@ absl::Status PairToSync(Computation& computation, Instruction* done) {
   done->ReplaceAllUsesWith(added);
   RETURN_IF_ERROR(computation.RemoveInstruction(done));
   for (Instruction* update : chain) RETURN_IF_ERROR(computation.RemoveInstruction(update));
-  return computation.RemoveInstruction(start);
+  RETURN_IF_ERROR(computation.RemoveInstruction(start));
+  if (sync == Opcode::kCollectivePermute) return SplitCombinedPermute(computation, added);
+  return absl::OkStatus();
 }
 
 // A bitcast of one element type is a row-major reshape (the parser refuses
 // layouts that would make it anything else).
 absl::Status BitcastToReshape(Computation& computation, Instruction* bitcast) {
   if (bitcast->operand(0)->shape().type() != bitcast->shape().type()) return absl::OkStatus();
-  std::unique_ptr<Instruction> reshape = Instruction::Create(
-      Opcode::kReshape, bitcast->name(), bitcast->shape(), bitcast->operands());
-  if (bitcast->sharding()) reshape->set_sharding(*bitcast->sharding());
-  reshape->mutable_metadata() = bitcast->metadata();
-  reshape->set_location(bitcast->location());
-  Instruction* added = computation.AddInstructionBefore(std::move(reshape), bitcast);
-  bitcast->ReplaceAllUsesWith(added);
-  return computation.RemoveInstruction(bitcast);
+  return Replace(computation, bitcast,
+                 Instruction::Create(Opcode::kReshape, bitcast->name(), bitcast->shape(),
+                                     bitcast->operands()))
+      .status();
 }
 
 // XLA's TopK custom call (values, s32 indices) becomes topk with k from the
@@ -148,12 +162,58 @@ absl::Status TopKCustomCallToTopK(Computation& computation, Instruction* call) {
       Instruction::Create(Opcode::kTopK, call->name(), shape, call->operands());
   topk->set_attr("k", shape.tuple_shape(0).dims().back());
   topk->set_attr("largest", largest);
-  if (call->sharding()) topk->set_sharding(*call->sharding());
-  topk->mutable_metadata() = call->metadata();
-  topk->set_location(call->location());
-  Instruction* added = computation.AddInstructionBefore(std::move(topk), call);
-  call->ReplaceAllUsesWith(added);
-  return computation.RemoveInstruction(call);
+  return Replace(computation, call, std::move(topk)).status();
+}
+
+// dynamic-slice / dynamic-update-slice with their start indices as one
+// vector (XLA's older form) read scalars, one slice of the vector each:
+//   dynamic-slice(x, s32[2] %v)  ->  dynamic-slice(x, reshape(slice(v, [0:1])),
+//                                                     reshape(slice(v, [1:2])))
+absl::Status SplitStartIndexVector(Computation& computation, Instruction* inst) {
+  const int64_t first = inst->opcode() == Opcode::kDynamicSlice ? 1 : 2;
+  const int64_t rank = inst->operand(0)->shape().rank();
+  if (inst->operand_count() != first + 1 || rank == 1) return absl::OkStatus();
+  Instruction* vector = inst->operand(first);
+  const Shape& vector_shape = vector->shape();
+  if (!vector_shape.is_array() || vector_shape.rank() != 1) return absl::OkStatus();
+  std::vector<Instruction*> operands(inst->operands().begin(), inst->operands().begin() + first);
+  for (int64_t i = 0; i < rank; ++i) {
+    std::unique_ptr<Instruction> slice =
+        Instruction::Create(Opcode::kSlice, absl::StrCat(inst->name(), ".start", i, ".slice"),
+                            Shape(vector_shape.type(), {1}), {vector});
+    slice->set_attr("slice", IntListList{{i, i + 1, 1}});
+    Instruction* sliced = computation.AddInstructionBefore(std::move(slice), inst);
+    std::unique_ptr<Instruction> scalar =
+        Instruction::Create(Opcode::kReshape, absl::StrCat(inst->name(), ".start", i),
+                            Shape::Scalar(vector_shape.type()), {sliced});
+    operands.push_back(computation.AddInstructionBefore(std::move(scalar), inst));
+  }
+  std::unique_ptr<Instruction> split =
+      Instruction::Create(inst->opcode(), inst->name(), inst->shape(), operands);
+  for (const Attribute& attr : inst->attributes()) split->set_attr(attr.name, attr.value);
+  return Replace(computation, inst, std::move(split)).status();
+}
+
+// A collective-permute of several operands (XLA's combined form) is one
+// collective-permute per operand and a tuple of their results.
+absl::Status SplitCombinedPermute(Computation& computation, Instruction* inst) {
+  if (inst->operand_count() < 2 || inst->has_attr("slice_sizes")) return absl::OkStatus();
+  std::vector<Instruction*> parts;
+  for (int64_t i = 0; i < inst->operand_count(); ++i) {
+    std::unique_ptr<Instruction> part =
+        Instruction::Create(Opcode::kCollectivePermute, absl::StrCat(inst->name(), ".", i),
+                            inst->operand(i)->shape(), {inst->operand(i)});
+    for (const Attribute& attr : inst->attributes()) part->set_attr(attr.name, attr.value);
+    if (inst->sharding() && inst->sharding()->IsTuple() &&
+        inst->sharding()->tuple_elements().size() == static_cast<size_t>(inst->operand_count())) {
+      part->set_sharding(inst->sharding()->tuple_elements()[static_cast<size_t>(i)]);
+    }
+    part->set_location(inst->location());
+    parts.push_back(computation.AddInstructionBefore(std::move(part), inst));
+  }
+  return Replace(computation, inst,
+                 Instruction::Create(Opcode::kTuple, inst->name(), inst->shape(), parts))
+      .status();
 }
 
 // A token made by after-all from values and from tokens that order
@@ -184,6 +244,13 @@ absl::Status LowerForCompute(Module& module) {
           break;
         case Opcode::kBitcast:
           RETURN_IF_ERROR(BitcastToReshape(*computation, inst));
+          break;
+        case Opcode::kDynamicSlice:
+        case Opcode::kDynamicUpdateSlice:
+          RETURN_IF_ERROR(SplitStartIndexVector(*computation, inst));
+          break;
+        case Opcode::kCollectivePermute:
+          RETURN_IF_ERROR(SplitCombinedPermute(*computation, inst));
           break;
         case Opcode::kCustomCall:
           if (inst->attr_string("custom_call_target") == "TopK") {

@@ -17,6 +17,11 @@
 //   batch-norm-training / -inference / -grad  ->  their primitive ops (expand_batch_norm.h)
 //   %t = (f32[4,2], s32[4,2]) custom-call(%x), custom_call_target="TopK"
 //                                                         ->  %t = (...) topk(%x), k=2, largest=true
+//   %s = f32[2,4] dynamic-slice(%x, s32[2] %v), ...      ->  dynamic-slice(%x, %v0, %v1), ...
+//     (start indices as one vector, XLA's older form, become scalars sliced
+//     from it; likewise dynamic-update-slice)
+//   %p = (f32[4], f32[8]) collective-permute(%a, %b), ...  ->  tuple(collective-permute(%a),
+//                                                                  collective-permute(%b))
 //
 // and after-all instructions that no longer order anything are dropped. A
 // fusion's value is its computation's (it records only which ops XLA's

@@ -21,6 +21,9 @@ namespace {
 // layout and precision hints that do not change a value.
 constexpr std::string_view kDroppedAttributes[] = {
     "control-predecessors",
+    // Which thread an async op runs on, as written on XLA's async sugar
+    // (`custom-call-start(...), async_execution_thread="t"`).
+    "async_execution_thread",
     "statistics",
     "parameter_replication",
     "original_value",
@@ -231,6 +234,26 @@ absl::StatusOr<IntListList> HloParser::ParseWindowValue() {
   return dims;
 }
 
+// A literal written with its shape, `s32[2] {1, 2}`, or a tuple of them,
+// `( s32[1] {4}, pred[] 1 )` (custom-call's literal=), as canonical text.
+absl::StatusOr<std::string> HloParser::ParseTypedLiteralText() {
+  if (TryConsume(TokenKind::kLparen)) {
+    std::vector<std::string> elements;
+    if (!TryConsume(TokenKind::kRparen)) {
+      do {
+        ASSIGN_OR_RETURN(std::string element, ParseTypedLiteralText());
+        elements.push_back(std::move(element));
+      } while (TryConsume(TokenKind::kComma));
+      RETURN_IF_ERROR(Expect(TokenKind::kRparen, "')' or ',' in a tuple literal"));
+    }
+    return Cat("(", absl::StrJoin(elements, ", "), ")");
+  }
+  ASSIGN_OR_RETURN(Shape shape, ParseShape());
+  if (!shape.is_array()) return Expected("an array literal's shape");
+  ASSIGN_OR_RETURN(Literal literal, ParseLiteral(shape));
+  return Cat(shape.ToString(), " ", literal.ValuesToString());
+}
+
 absl::StatusOr<AttrValue> HloParser::ParseAttrValue(const AttrSpec& spec, const Token& name) {
   switch (spec.kind) {
     case AttrKind::kInt: {
@@ -340,6 +363,10 @@ absl::StatusOr<AttrValue> HloParser::ParseAttrValue(const AttrSpec& spec, const 
       RETURN_IF_ERROR(Expect(TokenKind::kArrow, Cat("'->' in '", spec.name, "'")));
       if (!is_part()) return Expected(Cat("the output dimension labels of '", spec.name, "'"));
       return AttrValue(Cat(operands, "->", lexer_.Next().text));
+    }
+    case AttrKind::kLiteral: {
+      ASSIGN_OR_RETURN(std::string text, ParseTypedLiteralText());
+      return AttrValue(std::move(text));
     }
     case AttrKind::kMesh:
     case AttrKind::kPartitionSpecs:

@@ -107,7 +107,7 @@ absl::StatusOr<TileAssignment> HloParser::ParseTileAssignment() {
 absl::StatusOr<Sharding> HloParser::ParseSingleSharding() {
   Token open = lexer_.Peek();
   RETURN_IF_ERROR(Expect(TokenKind::kLbrace, "'{' to start a sharding"));
-  enum class Base { kNone, kReplicated, kManual, kUnknown, kMaximal, kDevices };
+  enum class Base { kNone, kReplicated, kManual, kUnknown, kUnreduced, kMaximal, kDevices };
   Base base = Base::kNone;
   Token base_token;
   std::optional<int64_t> device;
@@ -145,6 +145,8 @@ absl::StatusOr<Sharding> HloParser::ParseSingleSharding() {
       RETURN_IF_ERROR(set_base(Base::kManual, part));
     } else if (word == "unknown") {
       RETURN_IF_ERROR(set_base(Base::kUnknown, part));
+    } else if (word == "unreduced") {
+      RETURN_IF_ERROR(set_base(Base::kUnreduced, part));
     } else if (word == "maximal") {
       RETURN_IF_ERROR(set_base(Base::kMaximal, part));
     } else if (word == "device") {
@@ -171,8 +173,10 @@ absl::StatusOr<Sharding> HloParser::ParseSingleSharding() {
             last_tile_dims->push_back(SubgroupType::kManual);
           } else if (PeekKeyword("replicated")) {
             last_tile_dims->push_back(SubgroupType::kReplicated);
+          } else if (PeekKeyword("unreduced")) {
+            last_tile_dims->push_back(SubgroupType::kUnreduced);
           } else {
-            return Expected("'manual' or 'replicated' in last_tile_dims");
+            return Expected("'manual', 'unreduced' or 'replicated' in last_tile_dims");
           }
           lexer_.Next();
         } while (TryConsume(TokenKind::kComma));
@@ -214,6 +218,9 @@ absl::StatusOr<Sharding> HloParser::ParseSingleSharding() {
       break;
     case Base::kUnknown:
       sharding = Sharding::Unknown();
+      break;
+    case Base::kUnreduced:
+      sharding = Sharding::Unreduced();
       break;
     case Base::kMaximal:
       if (!device) return ErrorAt(base_token, "'maximal' needs 'device=N'");

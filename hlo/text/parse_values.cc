@@ -1,6 +1,7 @@
 // HloParser: error reporting, token helpers, integers, shapes and literals.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -413,7 +414,54 @@ absl::Status HloParser::ScanArrayLiteral(const Shape& shape, Literal* out) {
 }
 
 absl::Status HloParser::ScanElement(PrimitiveType type, Literal* out, int64_t index) {
+  if (IsComplex(type)) {
+    // (real, imaginary), each stored as the component type.
+    RETURN_IF_ERROR(Expect(TokenKind::kLparen, Cat("'(' to start a ", PrimitiveTypeName(type),
+                                                   " value (real, imaginary)")));
+    Literal parts(Shape(PrimitiveType::kF64, {2}));
+    for (int64_t k = 0; k < 2; ++k) {
+      if (k == 1) {
+        RETURN_IF_ERROR(Expect(TokenKind::kComma, "',' between the real and imaginary parts"));
+      }
+      Token at = lexer_.Peek();
+      RETURN_IF_ERROR(ScanElement(PrimitiveType::kF64, &parts, k));
+      // As XLA does, a c64 part that f32 cannot hold is refused, not rounded.
+      const double v = parts.data<double>()[k];
+      const float f = static_cast<float>(v);
+      if (type == PrimitiveType::kC64 && std::isfinite(v) && !std::isfinite(f)) {
+        return ErrorAt(at, Cat("value ", at.text, " is out of range for the parts of c64 (f32)"));
+      }
+    }
+    RETURN_IF_ERROR(Expect(TokenKind::kRparen, "')' after the imaginary part"));
+    if (out) {
+      uint8_t* dst = out->untyped_data() + index * ByteWidth(type);
+      if (type == PrimitiveType::kC64) {
+        const float f[2] = {static_cast<float>(parts.data<double>()[0]),
+                            static_cast<float>(parts.data<double>()[1])};
+        std::memcpy(dst, f, sizeof(f));
+      } else {
+        std::memcpy(dst, parts.untyped_data(), 2 * sizeof(double));
+      }
+    }
+    return absl::OkStatus();
+  }
   Token t = lexer_.Peek();
+  if (type == PrimitiveType::kS2 || type == PrimitiveType::kS4 || type == PrimitiveType::kU2 ||
+      type == PrimitiveType::kU4) {
+    // One byte per element, range-checked against the type's bits.
+    const int bits = type == PrimitiveType::kS2 || type == PrimitiveType::kU2 ? 2 : 4;
+    const bool is_signed = IsSignedInteger(type);
+    const int64_t lo = is_signed ? -(int64_t{1} << (bits - 1)) : 0;
+    const int64_t hi = is_signed ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
+    int64_t v = 0;
+    if (t.kind != TokenKind::kInt || !absl::SimpleAtoi(ToAbsl(t.text), &v) || v < lo || v > hi) {
+      if (t.kind != TokenKind::kInt) return Expected(Cat("an integer of type ", PrimitiveTypeName(type)));
+      return ErrorAt(t, Cat("value ", t.text, " is out of range for ", PrimitiveTypeName(type)));
+    }
+    lexer_.Next();
+    if (out) out->untyped_data()[index] = static_cast<uint8_t>(static_cast<int8_t>(v));
+    return absl::OkStatus();
+  }
   std::string_view type_name = PrimitiveTypeName(type);
   if (type == PrimitiveType::kPred) {
     bool value;

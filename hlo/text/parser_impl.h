@@ -116,6 +116,7 @@ class HloParser {
   bool PeekVariance();
   absl::StatusOr<std::vector<std::string>> ParseVariance();
   absl::StatusOr<Literal> ParseLiteral(const Shape& shape);
+  absl::StatusOr<std::string> ParseTypedLiteralText();
   // Checks (out == nullptr) or fills (out != nullptr) a literal of `shape`.
   absl::Status ScanLiteral(const Shape& shape, Literal* out);
   absl::Status ScanArrayLiteral(const Shape& shape, Literal* out);
@@ -169,6 +170,12 @@ class HloParser {
   absl::StatusOr<Instruction*> ParseInstructionRhs(Scope& scope, const Token& name,
                                                    std::string inst_name, bool nested);
   absl::StatusOr<std::vector<Instruction*>> ParseOperands(Scope& scope);
+  // XLA's async sugar `op-start(a, b), <op's attributes>`: async-start over a
+  // computation made of `op` alone, from the '(' on. `shape` is the written
+  // result shape (invalid when left out).
+  absl::StatusOr<std::unique_ptr<Instruction>> ParseAsyncSugarStart(
+      Scope& scope, const Token& opcode_token, Opcode wrapped, const std::string& inst_name,
+      const Shape& shape, bool nested);
   // The next tokens are `opcode(`: an instruction written without its shape.
   bool PeekOpcodeCall();
   // Sets the shape of an instruction written without one from the op

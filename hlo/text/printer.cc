@@ -117,7 +117,7 @@ std::string PrintAttributeValue(const AttrValue& value, AttrKind kind) {
     case AttrKind::kBool: ok = holds(bool{}); break;
     case AttrKind::kString: case AttrKind::kEnum: case AttrKind::kMesh:
     case AttrKind::kPartitionSpecs: case AttrKind::kAxisNames: case AttrKind::kDimLabels:
-    case AttrKind::kShape:
+    case AttrKind::kShape: case AttrKind::kLiteral:
       ok = holds(std::string{});
       break;
     case AttrKind::kIntList: ok = holds(IntList{}); break;
@@ -137,6 +137,7 @@ std::string PrintAttributeValue(const AttrValue& value, AttrKind kind) {
     case AttrKind::kEnum:
     case AttrKind::kDimLabels:
     case AttrKind::kShape:
+    case AttrKind::kLiteral:
       return std::get<std::string>(value);
     case AttrKind::kIntList:
       return absl::StrCat("{", absl::StrJoin(std::get<IntList>(value), ","), "}");

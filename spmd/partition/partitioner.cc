@@ -38,6 +38,12 @@ absl::Status CheckShardings(const Module& module, int64_t num_devices,
         }
         continue;
       }
+      if (inst->sharding()->HasUnreduced()) {
+        return absl::UnimplementedError(absl::StrCat(
+            "unsupported: unreduced shardings ({unreduced}, last_tile_dims={unreduced}: devices "
+            "holding partial sums) are read and printed but not partitioned yet, in ",
+            inst->Describe()));
+      }
       absl::Status st = inst->sharding()->Validate(inst->shape(), num_devices);
       if (!st.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(

@@ -15,6 +15,7 @@ void RegisterElementwiseRules(ShardingRuleRegistry& registry) {
       Opcode::kLog, Opcode::kLog1p, Opcode::kLogistic, Opcode::kNegate, Opcode::kNot,
       Opcode::kRoundNearestAfz, Opcode::kRoundNearestEven, Opcode::kRsqrt, Opcode::kSign,
       Opcode::kSin, Opcode::kSqrt, Opcode::kTan, Opcode::kTanh,
+      Opcode::kReal, Opcode::kImag, Opcode::kComplex, Opcode::kStochasticConvert,
       Opcode::kAdd, Opcode::kAnd, Opcode::kAtan2, Opcode::kClamp, Opcode::kCompare,
       Opcode::kDivide, Opcode::kMaximum, Opcode::kMinimum, Opcode::kMultiply, Opcode::kOr,
       Opcode::kPower, Opcode::kRemainder, Opcode::kSelect, Opcode::kShiftLeft,

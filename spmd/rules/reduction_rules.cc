@@ -227,10 +227,14 @@ void RegisterReductionRules(ShardingRuleRegistry& registry) {
   registry.Register(Opcode::kTopK, TopKRule);
   registry.Register(Opcode::kDot, DotRule);
   registry.Register(Opcode::kConvolution, ConvolutionRule);
+  registry.Register(Opcode::kRaggedDot, [](const Instruction&) -> absl::StatusOr<ShardingRule> {
+    return ReplicatedRule("ragged-dot has no sharding rule yet: it runs replicated");
+  });
   // Collectives other than all-reduce change shapes by the group size: they
   // only appear in per-device programs, after partitioning.
   for (Opcode op : {Opcode::kAllGather, Opcode::kReduceScatter, Opcode::kAllToAll,
-                    Opcode::kCollectivePermute, Opcode::kCollectiveBroadcast}) {
+                    Opcode::kCollectivePermute, Opcode::kCollectiveBroadcast,
+                    Opcode::kRaggedAllToAll}) {
     registry.Register(op, [](const Instruction&) -> absl::StatusOr<ShardingRule> {
       return ReplicatedRule("a collective of a per-device program; it is not partitioned again");
     });

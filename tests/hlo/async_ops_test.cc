@@ -155,14 +155,24 @@ ENTRY %e {
   ROOT %d = f32[2] async-done(%u), calls=%g
 })"),
               HasSubstr("calls g but its start calls f"));
-  EXPECT_THAT(VerifyError(R"(HloModule m
+  // The combined form (several operands) holds tuples of them; its declared
+  // shape must say so.
+  EXPECT_EQ(VerifyError(R"(HloModule m
 ENTRY %e {
   %p = f32[2] parameter(0)
   %q = f32[2] parameter(1)
   %s = ((f32[2], f32[2]), (f32[2], f32[2])) collective-permute-start(%p, %q), source_target_pairs={{0,0}}
   ROOT %d = (f32[2], f32[2]) collective-permute-done(%s)
 })"),
-              HasSubstr("sharc reads the one-operand form"));
+            "verified");
+  EXPECT_THAT(VerifyError(R"(HloModule m
+ENTRY %e {
+  %p = f32[2] parameter(0)
+  %q = f32[2] parameter(1)
+  %s = (f32[2], f32[2]) collective-permute-start(%p, %q), source_target_pairs={{0,0}}
+  ROOT %d = f32[2] collective-permute-done(%s)
+})"),
+              HasSubstr("declares (f32[2], f32[2]) but its operands imply ((f32[2], f32[2]), (f32[2], f32[2]))"));
 }
 
 TEST(BitcastTest, IsARowMajorReshapeOrAReinterpretationOfBytes) {

@@ -209,17 +209,25 @@ TEST(ParserErrorsTest, Parameters) {
                      "parameter number must not be negative");
 }
 
-TEST(ParserErrorsTest, SignatureMustMatchBody) {
-  EXPECT_PARSE_ERROR(
-      "HloModule m\nENTRY %e (a: f32[4]) -> f32[4] {\n  ROOT %a = f32[2] "
-      "parameter(0)\n}\n",
-      "2:11", "parameter 0 of '%e' has shape f32[2] but the signature says f32[4]");
+TEST(ParserErrorsTest, SignatureResultMustMatchTheRoot) {
   EXPECT_PARSE_ERROR(
       "HloModule m\nENTRY %e (a: f32[4]) -> s32[] {\n  ROOT %a = f32[4] "
       "parameter(0)\n}\n",
       "2:10", "the root of '%e' has shape f32[4] but the signature says s32[]");
-  EXPECT_PARSE_ERROR("HloModule m\nENTRY %e () -> f32[4] {\n  ROOT %a = f32[4] parameter(0)\n}\n",
-                     "2:10", "the signature of '%e' has 0 parameters but its body has 1");
+}
+
+// As XLA's parser does, the signature's parameter list is read and ignored:
+// the body's parameter instructions define the computation.
+TEST(ParserErrorsTest, SignatureParametersAreIgnored) {
+  for (const char* text :
+       {"HloModule m\nENTRY %e (a: f32[4]) -> f32[2] {\n  ROOT %a = f32[2] parameter(0)\n}\n",
+        "HloModule m\nENTRY %e () -> f32[4] {\n  ROOT %a = f32[4] parameter(0)\n}\n",
+        "HloModule m\nENTRY %e (t: ()) -> f32[4] {\n  ROOT %a = f32[4] parameter(0)\n}\n"}) {
+    absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::ParseModule(text);
+    ASSERT_TRUE(module.ok()) << text << ": " << module.status();
+    EXPECT_EQ((*module)->entry()->parameter(0)->shape().ToString(),
+              std::string(text).find("f32[2] parameter") != std::string::npos ? "f32[2]" : "f32[4]");
+  }
 }
 
 TEST(ParserErrorsTest, Header) {

@@ -859,6 +859,21 @@ ENTRY %e {
   %b = f32[2,4] collective-broadcast(%dom), channel_id=1, replica_groups={{0,1}}
   ROOT %t = ((f32[2,3], s32[2,3]), s32[], f32[2,<=4], f32[2,4]) tuple(%k, %g, %d, %b)
 })"},
+    {"ragged-and-complex", R"(HloModule m, num_partitions=2
+ENTRY %e {
+  %x = f32[4,2] parameter(0)
+  %w = f32[3,2,5] parameter(1)
+  %g = s32[3] parameter(2)
+  %d = f32[4,5] ragged-dot(%x, %w, %g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+  %o = s32[2] parameter(3)
+  %a = f32[4,2] ragged-all-to-all(%x, %x, %o, %o, %o, %o), replica_groups={{0,1}}
+  %bits = u32[4,2] parameter(4)
+  %q = s8[4,2] stochastic-convert(%x, %bits)
+  %z = c64[4,2] complex(%x, %x)
+  %re = f32[4,2] real(%z)
+  %im = f32[4,2] imag(%z)
+  ROOT %t = (f32[4,5], f32[4,2], s8[4,2], f32[4,2], f32[4,2]) tuple(%d, %a, %q, %re, %im)
+})"},
     {"bitcast", R"(HloModule m
 ENTRY %e {
   %x = f32[2,3] parameter(0)

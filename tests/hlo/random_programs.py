@@ -78,7 +78,8 @@ def step(p):
     rng = p.rng
     kind = rng.choice(["unary", "binary", "divide", "sqrt", "compare_select", "broadcast",
                        "transpose", "reshape", "slice", "pad", "concat", "reverse", "reduce",
-                       "dot", "iota", "constant", "convert", "dynamic_slice", "clamp", "exp"])
+                       "dot", "iota", "constant", "convert", "dynamic_slice", "clamp", "exp",
+                       "ragged_dot"])
     f32 = np.float32
     if kind == "unary":
         n, a = p.pick()
@@ -243,13 +244,39 @@ def step(p):
         sizes = [int(rng.integers(1, d + 1)) for d in a.shape]
         starts = [int(rng.integers(-2, d + 2)) for d in a.shape]
         idx_names, sl = [], []
-        for s, size, d in zip(starts, sizes, a.shape):
-            c, _ = p.emit(f"constant({s})", np.array(s, np.int32))
+        # XLA's older form: the start indices as one vector.
+        as_vector = a.ndim > 1 and rng.integers(2)
+        if as_vector:
+            c, _ = p.emit(f"constant({literal(np.array(starts, np.int32))})",
+                          np.array(starts, np.int32))
             idx_names.append(f"%{c}")
+        for s, size, d in zip(starts, sizes, a.shape):
+            if not as_vector:
+                c, _ = p.emit(f"constant({s})", np.array(s, np.int32))
+                idx_names.append(f"%{c}")
             st = min(max(s, 0), d - size)
             sl.append(slice(st, st + size))
         p.emit(f"dynamic-slice(%{n}, {', '.join(idx_names)}), "
                f"dynamic_slice_sizes={{{','.join(map(str, sizes))}}}", a[tuple(sl)].copy())
+    elif kind == "ragged_dot":
+        # Non-contracting mode: row i of [m,k] uses the group holding it;
+        # rows past the groups' total are zero.
+        n, a = p.pick(lambda x: x.ndim == 2)
+        m, k = a.shape
+        groups, cols = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        w = (rng.integers(-4, 5, size=(groups, k, cols)) * 0.25).astype(f32)
+        wn, _ = p.emit(f"constant({literal(w)})", w)
+        sizes = rng.multinomial(int(rng.integers(0, m + 1)), [1.0 / groups] * groups).astype(np.int32)
+        sn, _ = p.emit(f"constant({literal(sizes)})", sizes)
+        res = np.zeros((m, cols), np.float64)
+        ends = np.cumsum(sizes)
+        for i in range(m):
+            j = int(np.searchsorted(ends, i, side="right"))
+            if j < groups:
+                res[i] = a[i].astype(np.float64) @ w[j].astype(np.float64)
+        p.emit(f"ragged-dot(%{n}, %{wn}, %{sn}), lhs_contracting_dims={{1}}, "
+               "rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}",
+               res.astype(f32))
     elif kind == "clamp":
         n, a = p.pick()
         lo, _ = p.emit("constant(-1)", np.array(-1, f32))
