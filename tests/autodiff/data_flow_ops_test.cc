@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "autodiff/transposer.h"
+#include "autodiff/linearity.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hlo/text/parser.h"
@@ -82,7 +82,7 @@ TEST(DataFlowOpsTest, LinearityFollowsBarrierAndAsyncEdges) {
 // their edges. (An op added with edges needs no edit in these files.)
 TEST(DataFlowOpsTest, AnalysesNameNoDataFlowOp) {
   for (const char* file : {"spmd/variance.cc", "autodiff/shard_map_variance.cc",
-                           "autodiff/transposer.cc", "hlo/analysis/device_variance_analysis.cc",
+                           "autodiff/linearity.cc", "hlo/analysis/device_variance_analysis.cc",
                            "hlo/analysis/data_flow_walk.h"}) {
     std::ifstream in(std::string(SHARC_SOURCE_DIR) + "/" + file);
     ASSERT_TRUE(in.good()) << file;
