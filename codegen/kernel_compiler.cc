@@ -29,9 +29,9 @@
 namespace sharc::codegen {
 namespace {
 
-// Bumped whenever lowerings or schedules change, so stale disk entries are
-// never loaded.
-constexpr const char* kCodegenVersion = "sharc-codegen-52";
+// Bumped whenever lowerings, schedules or the cache's files change, so stale
+// disk entries are never loaded (53: every entry a sealed k_KEY.so).
+constexpr const char* kCodegenVersion = "sharc-codegen-53";
 
 uint64_t Fnv1a(const std::string& text, uint64_t seed) {
   uint64_t h = seed;
