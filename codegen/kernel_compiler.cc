@@ -466,6 +466,8 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   }
   ++llvm_compiles_;
   std::error_code ec;
+  // The directory may have changed since the runtime created it (tests).
+  std::filesystem::create_directories(cache_dir(), ec);
   const std::string obj = TempPath(cached, ".o");
   const std::string so = TempPath(cached, ".so");
   absl::Status st = WriteUnsealedFile(obj, object);

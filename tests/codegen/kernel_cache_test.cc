@@ -141,17 +141,22 @@ TEST(KernelCacheTest, DamagedEntryIsCompiledAgain) {
     if (handle != nullptr) dlclose(handle);
     std::filesystem::remove(copy);
   }
-  // Two damages: the tail lost, and one byte of code changed.
+  // Two damages: the tail lost, and one byte of code changed. The damaged
+  // file replaces the entry as a new file, as another process's would: this
+  // process still has the good one mapped, and changing a mapped library in
+  // place would fault here, not test the cache.
   for (const bool truncate : {true, false}) {
+    std::ifstream in(file, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    in.close();
     if (truncate) {
-      std::filesystem::resize_file(file, full / 3);
+      bytes.resize(bytes.size() / 3);
     } else {
-      std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
-      f.seekg(code_byte);
-      const char c = static_cast<char>(f.get());
-      f.seekp(code_byte);
-      f.put(static_cast<char>(c ^ 0x10));
+      bytes[static_cast<size_t>(code_byte)] ^= 0x10;
     }
+    const std::string damaged = file + ".damaged";
+    std::ofstream(damaged, std::ios::binary) << bytes;
+    std::filesystem::rename(damaged, file);
     compiler.ClearMemoryCache();
     const CompileStats before = compiler.stats();
     ASSERT_OK(compiler.Compile(graph).status()) << (truncate ? "truncated" : "changed byte");
