@@ -10,6 +10,7 @@
 #include "autodiff/transpose_naming.h"
 #include "autodiff/transposer.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ops/op_def.h"
 #include "hlo/ir/computation.h"
 #include "hlo/ops/named_collectives.h"
 #include "hlo/ops/op_util.h"
@@ -56,16 +57,9 @@ absl::Status CheckCastsExplicit(const Instruction& shard_map, const Computation&
   };
   for (const Instruction* inst : body.instructions()) {
     if (!is_linear(inst)) continue;
-    switch (inst->opcode()) {
-      case Opcode::kParameter:
-      case Opcode::kTuple:
-      case Opcode::kGetTupleElement:
-      case Opcode::kCall:
-      case Opcode::kWhile:
-      case Opcode::kConditional:
-        continue;
-      default:
-        break;
+    // Ops that only move values (their data-flow edges) cast nothing.
+    if (inst->opcode() == Opcode::kParameter || hlo::GetOpDef(inst->opcode()).data_flow) {
+      continue;
     }
     if (const hlo::NamedCollectiveInfo* info = hlo::FindNamedCollective(inst->opcode())) {
       if (inst->operand_count() == 0 || !is_linear(inst->operand(0))) continue;

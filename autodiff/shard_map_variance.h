@@ -5,17 +5,16 @@
 // on spmd, and only needs to *read* variance: which axes a residual varies
 // over (its spec when it crosses from the primal shard_map to the tangent
 // one), whether a linear value's casts are explicit before transposing, and
-// the annotations of the bodies it creates. So this is the pass's
-// propagation without its rewriting: every value's axes come from the same
-// algebra (hlo/ops/device_variance.h). It is sound whatever the program: a
-// value computed from values invariant over an axis is invariant over it.
+// the annotations of the bodies it creates. Both read the one analysis,
+// hlo/analysis/device_variance_analysis.h; this adapts it to autodiff's
+// per-parameter axes and writes its results into the bodies autodiff builds.
 #pragma once
 
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "autodiff/shard_map_region.h"
+#include "hlo/analysis/device_variance_analysis.h"
 
 namespace sharc::autodiff {
 
@@ -28,18 +27,20 @@ class BodyVariance {
                                             const hlo::ManualMesh& mesh);
 
   // The axes `value` may vary over (the union over a tuple's elements).
-  Axes Of(const Instruction* value) const;
+  Axes Of(const Instruction* value) const { return analysis_.Of(value); }
   // Per element of a tuple-shaped value (one entry for an array), so an
   // invariant loop counter stays invariant beside a varying accumulator.
-  const std::vector<Axes>& Elements(const Instruction* value) const;
+  const std::vector<Axes>& Elements(const Instruction* value) const {
+    return analysis_.Leaves(value);
+  }
 
   // Writes Of() into Instruction::variance (the printed `{V:i}`) of every
   // instruction of `body` and the computations it calls.
   void Annotate(Computation& body) const;
 
  private:
-  absl::flat_hash_map<const Instruction*, std::vector<Axes>> elements_;
-  hlo::ManualMesh mesh_;
+  explicit BodyVariance(hlo::DeviceVarianceAnalysis analysis) : analysis_(std::move(analysis)) {}
+  hlo::DeviceVarianceAnalysis analysis_;
 };
 
 }  // namespace sharc::autodiff

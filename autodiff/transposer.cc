@@ -6,61 +6,6 @@
 
 namespace sharc::autodiff {
 
-absl::StatusOr<LinearTree> AnalyzeLinearity(
-    const Computation& computation, const std::vector<LinearTree>& params,
-    absl::flat_hash_map<const Instruction*, LinearTree>* trees) {
-  absl::flat_hash_map<const Instruction*, LinearTree> local;
-  if (trees == nullptr) trees = &local;
-  for (const Instruction* inst : computation.instructions()) {
-    LinearTree tree;
-    bool any = false;
-    for (const Instruction* op : inst->operands()) any |= trees->at(op).Any();
-    switch (inst->opcode()) {
-      case Opcode::kParameter:
-        tree = params.at(static_cast<size_t>(inst->parameter_number()));
-        break;
-      case Opcode::kTuple: {
-        std::vector<LinearTree> elements;
-        for (const Instruction* op : inst->operands()) elements.push_back(trees->at(op));
-        tree = LinearTree::Tuple(std::move(elements));
-        break;
-      }
-      case Opcode::kGetTupleElement: {
-        const LinearTree& t = trees->at(inst->operand(0));
-        tree = t.is_tuple() ? t.element(inst->attr_int("index"))
-                            : LinearTree::Uniform(inst->shape(), t.batched());
-        break;
-      }
-      case Opcode::kCall: {
-        std::vector<LinearTree> args;
-        for (const Instruction* op : inst->operands()) args.push_back(trees->at(op));
-        ASSIGN_OR_RETURN(tree, AnalyzeLinearity(*inst->attr_computation("to_apply"), args));
-        break;
-      }
-      case Opcode::kWhile: {
-        // The carry's linear leaves: a fixpoint over the body.
-        tree = trees->at(inst->operand(0));
-        while (true) {
-          ASSIGN_OR_RETURN(LinearTree next,
-                           AnalyzeLinearity(*inst->attr_computation("body"), {tree}));
-          LinearTree joined = tree.Union(next);
-          if (joined == tree) break;
-          tree = joined;
-        }
-        break;
-      }
-      default:
-        tree = LinearTree::Uniform(inst->shape(), any);
-    }
-    (*trees)[inst] = std::move(tree);
-  }
-  if (computation.root() == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("computation '", computation.name(), "' has no root"));
-  }
-  return trees->at(computation.root());
-}
-
 absl::StatusOr<Instruction*> Transposer::Primal(const Instruction* value) {
   auto it = forward_.find(value);
   if (it == forward_.end() || it->second == nullptr) {

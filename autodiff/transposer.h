@@ -9,14 +9,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "autodiff/linearity.h"
 #include "autodiff/transpose_rule.h"
 
 namespace sharc::autodiff {
-
-// Which values of `computation` are linear, given its parameters'.
-absl::StatusOr<LinearTree> AnalyzeLinearity(
-    const Computation& computation, const std::vector<LinearTree>& params,
-    absl::flat_hash_map<const Instruction*, LinearTree>* trees = nullptr);
 
 class Transposer : public TransposeContext {
  public:

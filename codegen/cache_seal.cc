@@ -124,4 +124,26 @@ absl::StatusOr<std::string> ReadSealedFile(const std::string& path) {
   return bytes;
 }
 
+absl::Status SealFile(const std::string& path) {
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  std::FILE* f = std::fopen(path.c_str(), "ab");
+  if (f == nullptr) {
+    return absl::InternalError(absl::StrCat("cannot append to ", path, ": ", std::strerror(errno)));
+  }
+  const std::string trailer = SealTrailer(*bytes);
+  const bool written = std::fwrite(trailer.data(), 1, trailer.size(), f) == trailer.size();
+  const int error = errno;
+  if (std::fclose(f) != 0 || !written) {
+    return absl::InternalError(absl::StrCat("cannot seal ", path, ": ", std::strerror(error)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSealedFile(const std::string& path) {
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  return CheckTrailer(*bytes, path).status();
+}
+
 }  // namespace sharc::codegen

@@ -22,7 +22,6 @@
 #include "codegen/cpu_tuning.h"
 #include "codegen/host_target.h"
 #include "codegen/lowering.h"
-#include "codegen/object_loader.h"
 #include "codegen/object_writer.h"
 #include "codegen/pipeline_builder.h"
 #include "runtime/kernel_loop_pool.h"
@@ -31,9 +30,9 @@
 namespace sharc::codegen {
 namespace {
 
-// Bumped whenever lowerings or schedules change, so stale disk entries are
-// never loaded.
-constexpr const char* kCodegenVersion = "sharc-codegen-52";
+// Bumped whenever lowerings, schedules or the cache's files change, so stale
+// disk entries are never loaded (53: every entry a sealed k_KEY.so).
+constexpr const char* kCodegenVersion = "sharc-codegen-53";
 
 uint64_t Fnv1a(const std::string& text, uint64_t seed) {
   uint64_t h = seed;
@@ -134,25 +133,6 @@ absl::Status LinkKernelLibrary(const std::string& obj, const std::string& so) {
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return absl::OkStatus();
   }
   return RunCommand(absl::StrCat("cc -shared -o '", so, "' '", obj, "' -lm"));
-}
-
-// With SHARC_PERF_MAP=1, names the functions of kernels linked in process
-// in /tmp/perf-PID.map, the file `perf report` reads for code it cannot
-// otherwise attribute (JIT compilers' convention). Read at every load (a
-// getenv, against a link of 0.1 ms), so it can be turned on mid-process.
-void RecordForPerf(const LoadedObject& object) {
-  const char* enabled = std::getenv("SHARC_PERF_MAP");
-  if (enabled == nullptr || std::string_view(enabled) != "1") return;
-  static absl::Mutex mu(absl::kConstInit);
-  absl::MutexLock lock(&mu);
-  const std::string path = absl::StrCat("/tmp/perf-", getpid(), ".map");
-  if (std::FILE* f = std::fopen(path.c_str(), "a")) {
-    for (const LoadedObject::Function& fn : object.functions()) {
-      std::fprintf(f, "%lx %zx %s\n", reinterpret_cast<unsigned long>(fn.address), fn.size,
-                   fn.name.c_str());
-    }
-    std::fclose(f);
-  }
 }
 
 // A unique temporary path next to `final_path` (same filesystem, for rename).
@@ -258,31 +238,14 @@ KernelCompiler::KernelCompiler() {
   target_ = absl::StrCat(KernelTarget().to_string(), " tune=", CoreKindName(HostCpuTuning().core));
   reciprocal_division_pays_ =
       ReciprocalDivisionPays(KernelTarget(), HostCpuTuning().vector_division_is_slow);
-  linker_ = LinksObjectsInProcess() ? KernelLinker::kInProcess : KernelLinker::kSystem;
   if (const char* linker = std::getenv("SHARC_KERNEL_LINKER"); linker != nullptr && *linker != '\0') {
-    const std::string_view choice(linker);
-    if (choice == "system") {
-      linker_ = KernelLinker::kSystem;
-    } else if (choice != "in-process" || !LinksObjectsInProcess()) {
-      std::fprintf(stderr, "sharc: ignoring SHARC_KERNEL_LINKER=%s (expected system%s)\n", linker,
-                   LinksObjectsInProcess() ? " or in-process" : " on this platform");
+    // The in-process loader is gone (docs/performance.md, compile time);
+    // every kernel is a shared object now.
+    if (std::string_view(linker) != "system") {
+      std::fprintf(stderr, "sharc: ignoring SHARC_KERNEL_LINKER=%s: kernels are always linked "
+                   "with ld and loaded with dlopen\n", linker);
     }
   }
-}
-
-absl::Status KernelCompiler::set_linker(KernelLinker linker) {
-  if (linker == KernelLinker::kInProcess && !LinksObjectsInProcess()) {
-    return absl::UnimplementedError(
-        "sharc links kernel objects in process only on x86-64 Linux; use the system linker");
-  }
-  absl::MutexLock lock(&mu_);
-  linker_ = linker;
-  return absl::OkStatus();
-}
-
-KernelLinker KernelCompiler::linker() const {
-  absl::MutexLock lock(&mu_);
-  return linker_;
 }
 
 std::string KernelCompiler::cache_dir() const {
@@ -412,27 +375,17 @@ absl::Status KernelCompiler::EnsureRuntime() {
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Load(
-    const KernelGraph& graph, const std::string& key, const std::string& file,
-    KernelLinker linker) {
+    const KernelGraph& graph, const std::string& key, const std::string& file) {
   const std::string symbol = absl::StrCat(KernelFunctionName(key), "_argv");
   const absl::Time start = absl::Now();
-  std::shared_ptr<const void> code;
-  void* entry_address = nullptr;
-  if (linker == KernelLinker::kInProcess) {
-    absl::StatusOr<std::string> bytes = ReadSealedFile(file);
-    if (!bytes.ok()) return bytes.status();
-    absl::StatusOr<std::unique_ptr<LoadedObject>> object = LoadedObject::Link(*bytes, file);
-    if (!object.ok()) return object.status();
-    entry_address = (*object)->Symbol(symbol);
-    RecordForPerf(**object);
-    code = std::shared_ptr<const LoadedObject>(std::move(*object));
-  } else {
-    // The library stays loaded: kernels are few and a process may reload them.
-    void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) return absl::InternalError(absl::StrCat("dlopen ", file, ": ", dlerror()));
-    entry_address = dlsym(handle, symbol.c_str());
-    code = std::shared_ptr<const void>(handle, [](const void*) {});
-  }
+  // The seal first: dlopen of a damaged library could map and run anything.
+  absl::Status whole = CheckSealedFile(file);
+  if (!whole.ok()) return whole;
+  // The library stays loaded: kernels are few and a process may reload them.
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return absl::InternalError(absl::StrCat("dlopen ", file, ": ", dlerror()));
+  void* entry_address = dlsym(handle, symbol.c_str());
+  std::shared_ptr<const void> code(handle, [](const void*) {});
   load_us_ += absl::ToInt64Microseconds(absl::Now() - start);
   auto entry = reinterpret_cast<int (*)(void**)>(entry_address);
   if (entry == nullptr) return absl::InternalError(absl::StrCat(file, " has no symbol ", symbol));
@@ -452,7 +405,6 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   absl::Status lowerable = CheckLowerable(graph);
   if (!lowerable.ok()) return lowerable;
   const bool reciprocal_division = DividesThroughReciprocals();
-  const KernelLinker linker = this->linker();
   const std::string key = KeyFor(graph, reciprocal_division);
   std::shared_ptr<absl::Mutex> key_mu;
   {
@@ -477,10 +429,9 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   }
   absl::Status rt = EnsureRuntime();
   if (!rt.ok()) return rt;
-  const std::string cached = absl::StrCat(cache_dir(), "/k_", key,
-                                          linker == KernelLinker::kInProcess ? ".o" : ".so");
+  const std::string cached = absl::StrCat(cache_dir(), "/k_", key, ".so");
   if (std::filesystem::exists(cached)) {
-    absl::StatusOr<std::shared_ptr<const CompiledKernel>> hit = Load(graph, key, cached, linker);
+    absl::StatusOr<std::shared_ptr<const CompiledKernel>> hit = Load(graph, key, cached);
     if (hit.ok()) {
       ++disk_hits_;
       return hit;
@@ -528,25 +479,23 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   }
   ++llvm_compiles_;
   std::error_code ec;
+  // The directory may have changed since the runtime created it (tests).
+  std::filesystem::create_directories(cache_dir(), ec);
   const std::string obj = TempPath(cached, ".o");
-  std::string finished = obj;
-  if (linker == KernelLinker::kInProcess) {
-    absl::Status sealed = WriteSealedFile(obj, object);
-    if (!sealed.ok()) {
-      std::filesystem::remove(obj, ec);
-      return sealed;
-    }
-  } else {
-    finished = TempPath(cached, ".so");
-    absl::Status st = WriteUnsealedFile(obj, object);
-    if (st.ok()) st = LinkKernelLibrary(obj, finished);
-    std::filesystem::remove(obj, ec);
-    if (!st.ok()) return st;
-    phase_done(link_us_);
+  const std::string so = TempPath(cached, ".so");
+  absl::Status st = WriteUnsealedFile(obj, object);
+  if (st.ok()) st = LinkKernelLibrary(obj, so);
+  std::filesystem::remove(obj, ec);
+  // The seal covers the library as `ld` wrote it.
+  if (st.ok()) st = SealFile(so);
+  if (!st.ok()) {
+    std::filesystem::remove(so, ec);
+    return st;
   }
-  std::filesystem::rename(finished, cached, ec);
+  phase_done(link_us_);
+  std::filesystem::rename(so, cached, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot store ", cached, ": ", ec.message()));
-  return Load(graph, key, cached, linker);
+  return Load(graph, key, cached);
 }
 
 }  // namespace sharc::codegen

@@ -1,13 +1,14 @@
 // Compiling kernels once and caching them: in memory (per process) and on
-// disk as objects of Halide AOT code, linked into the process by sharc's own
-// loader (object_loader.h; or as shared objects linked by `ld` and loaded
-// with dlopen, KernelLinker::kSystem), so a second `sharc run` of an
-// unchanged program never invokes LLVM. The key is a hash of the kernel's
-// canonical text (kernel_graph.h) and the target.
+// disk as shared objects of Halide AOT code (`ld -shared`, loaded with
+// dlopen), so a second `sharc run` of an unchanged program never invokes
+// LLVM. The key is a hash of the kernel's canonical text (kernel_graph.h)
+// and the target.
 //
 // The disk cache lives in $SHARC_CACHE_DIR, else ~/.cache/sharc. Entries are
 // written to a temporary name and renamed, so concurrent processes at worst
-// compile the same kernel twice.
+// compile the same kernel twice. Each entry (k_KEY.so) ends in a trailer
+// with its length and checksum (cache_seal.h), checked before dlopen, so a
+// damaged one is compiled again rather than loaded.
 #pragma once
 
 #include <atomic>
@@ -29,7 +30,7 @@ namespace sharc::codegen {
 // output. Shared by every device and every Executable that uses it.
 class CompiledKernel {
  public:
-  // `code` keeps the kernel's code mapped for as long as the kernel lives.
+  // `code` keeps the kernel's library loaded for as long as the kernel lives.
   CompiledKernel(std::string name, std::string key, std::shared_ptr<const void> code,
                  int (*entry)(void**),
                  std::vector<hlo::Shape> inputs, std::vector<hlo::Shape> outputs, bool tuple_output);
@@ -64,9 +65,9 @@ struct CompileStats {
   // Where cold compiles spent their time, summed over kernels, in
   // microseconds: HLO to scheduled Halide Funcs; Halide's lowering to a
   // module; Halide's LLVM IR with LLVM's optimisation passes; sharc's IR
-  // edits and LLVM's instruction selection to an object; `ld -shared` (the
-  // system linker only); linking in process or dlopen (also counted for
-  // kernels found in the disk cache).
+  // edits and LLVM's instruction selection to an object; `ld -shared`;
+  // checking the cache entry's seal and dlopen (also counted for kernels
+  // found in the disk cache).
   int64_t build_us = 0, lower_us = 0, llvm_ir_us = 0, object_us = 0, link_us = 0, load_us = 0;
 };
 
@@ -75,15 +76,6 @@ struct CompileStats {
 // target's vector division is slow against its FMAs (ReciprocalDivisionPays
 // in object_writer.h).
 enum class ReciprocalDivision { kAuto, kAlways, kNever };
-
-// How a kernel's object becomes code in the process. kInProcess: sharc's
-// own loader links it in place (object_loader.h), the default where it can
-// (LinksObjectsInProcess()). kSystem: `ld -shared` makes a shared object,
-// loaded with dlopen; slower by the linker's start, but the kernels then
-// have symbols for perf and gdb. SHARC_KERNEL_LINKER=system (or
-// =in-process) sets the process's default. The cache holds one file per
-// linker (k_KEY.o, k_KEY.so) under the same key.
-enum class KernelLinker { kInProcess, kSystem };
 
 // A kernel as text (KernelCompiler::Dump).
 struct KernelDump {
@@ -125,10 +117,6 @@ class KernelCompiler {
   // Whether later compiles rewrite such divisions (the policy resolved for
   // the target).
   bool DividesThroughReciprocals() const;
-  // The linker of later compiles and loads. kInProcess is refused where
-  // LinksObjectsInProcess() is false.
-  absl::Status set_linker(KernelLinker linker);
-  KernelLinker linker() const;
 
  private:
   KernelCompiler();
@@ -136,8 +124,7 @@ class KernelCompiler {
   std::string KeyFor(const KernelGraph& graph, bool reciprocal_division) const;
   absl::StatusOr<std::shared_ptr<const CompiledKernel>> Load(const KernelGraph& graph,
                                                              const std::string& key,
-                                                             const std::string& file,
-                                                             KernelLinker linker);
+                                                             const std::string& file);
 
   mutable absl::Mutex mu_;
   std::string cache_dir_;
@@ -145,7 +132,6 @@ class KernelCompiler {
   void* runtime_ = nullptr;
   ReciprocalDivision reciprocal_division_ = ReciprocalDivision::kAuto;
   bool reciprocal_division_pays_ = false;  // on the target, for kAuto
-  KernelLinker linker_ = KernelLinker::kSystem;
   absl::flat_hash_map<std::string, std::shared_ptr<const CompiledKernel>> loaded_;
   // Keys being compiled right now, so two threads never compile one kernel.
   absl::flat_hash_map<std::string, std::shared_ptr<absl::Mutex>> in_flight_;

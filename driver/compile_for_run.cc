@@ -45,10 +45,14 @@ absl::StatusOr<CompiledForRun> CompileForRun(const hlo::Module& module, const Ru
   // Types that parse but have no storage (f8, s4, complex) stop here, naming
   // the first value that has one.
   CompiledForRun result;
+  RunRequest timed = request;
+  if (request.pass_timings && timed.pipeline.timings == nullptr) {
+    timed.pipeline.timings = std::make_shared<hlo::PassTimings>();
+  }
   result.prepared = module.Clone();
   RETURN_IF_ERROR(hlo::LowerForCompute(*result.prepared));
   RETURN_IF_ERROR(hlo::CheckRunnableTypes(*result.prepared));
-  ASSIGN_OR_RETURN(CompileOptions compile_options, ResolveCompileOptions(request, *result.prepared));
+  ASSIGN_OR_RETURN(CompileOptions compile_options, ResolveCompileOptions(timed, *result.prepared));
   RETURN_IF_ERROR(PrepareModule(*result.prepared, compile_options));
   absl::Status verified = hlo::VerifyModule(*result.prepared);
   if (!verified.ok()) {
@@ -59,7 +63,7 @@ absl::StatusOr<CompiledForRun> CompileForRun(const hlo::Module& module, const Ru
   ProgramOptions program_options;
   program_options.num_devices = *compile_options.devices;
   program_options.backend = request.backend;
-  program_options.pipeline = request.pipeline;
+  program_options.pipeline = timed.pipeline;
   program_options.collective_timeout = absl::Seconds(request.collective_timeout_seconds);
   // Kernel compilation may note from worker threads; the sink closes before
   // the result is handed out, so callers can read the notes without a lock.
@@ -84,6 +88,7 @@ absl::StatusOr<CompiledForRun> CompileForRun(const hlo::Module& module, const Ru
   }
   if (!compiled.ok()) return compiled.status();
   result.compiled = *std::move(compiled);
+  if (request.pass_timings) result.pass_timings = timed.pipeline.timings->Report();
   return result;
 }
 

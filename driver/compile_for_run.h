@@ -34,6 +34,8 @@ struct RunRequest {
   double collective_timeout_seconds = 60;
   // Verifying, dumping around the compiler's passes (hlo/passes/pipeline.h).
   hlo::PipelineOptions pipeline = hlo::DefaultPipelineOptions();
+  // Time every compiler pass (`--pass-timings`): CompiledForRun::pass_timings.
+  bool pass_timings = false;
 };
 
 struct CompiledForRun {
@@ -44,6 +46,9 @@ struct CompiledForRun {
   // Notes for the user from compiling (e.g. why the interpreter runs);
   // one per line.
   std::string notes;
+  // With RunRequest::pass_timings, each pass's wall time in the report
+  // `--pass-timings` prints (hlo/passes/pass_timings.h); else empty.
+  std::string pass_timings;
 };
 
 // Compiles a copy of `module`. Without an override the module's own

@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
-# Builds the fuzzers with clang-14 (libFuzzer + ASan + UBSan) in build-fuzz
+# Builds the fuzzer with clang-14 (libFuzzer + ASan + UBSan) in build-fuzz
 # and runs the HLO parser's for N seconds (default 60), seeded with the
-# conformance corpus, then the kernel-object loader's for N/2 seconds,
-# seeded with a small position-independent object. Exits non-zero if a
-# fuzzer finds a crash.
+# conformance corpus. Exits non-zero if it finds a crash.
 #   scripts/run_fuzzer.sh [SECONDS] [extra libFuzzer flags...]
 set -euo pipefail
 
@@ -20,7 +18,7 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -gline-tables-only" \
   -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
   -DSHARC_FUZZ=ON -DSHARC_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build "$BUILD" --target hlo_parser_fuzzer object_loader_fuzzer -j"$(nproc)"
+cmake --build "$BUILD" --target hlo_parser_fuzzer -j"$(nproc)"
 
 # Runs fuzzer $1 on corpus $2 for $3 seconds with inputs up to $4 bytes
 # (and the script's extra flags); exits on a finding.
@@ -47,16 +45,3 @@ mkdir -p "$CORPUS"
 cp "$SHARED"/conformance/propagation/*.hlo "$SHARED"/conformance/partition/*.hlo "$CORPUS"/
 fuzz hlo_parser_fuzzer "$CORPUS" "$SECONDS_TO_RUN" 8192 "$@"
 
-# The loader's seed: code, constants, data, a pointer table and calls out,
-# as a kernel object has.
-OBJ_CORPUS="$BUILD/fuzz-corpus-objects"
-mkdir -p "$OBJ_CORPUS"
-cat > "$BUILD/fuzz-seed.c" <<'C'
-#include <math.h>
-static const float k[4] = {1, 2, 3, 4};
-int counts[8];
-int (*const table[1])(int) = {0};
-float f(float x, int i) { counts[i & 7]++; return expf(x) * k[i & 3]; }
-C
-clang-14 -c -O2 -fPIC -o "$OBJ_CORPUS/seed.o" "$BUILD/fuzz-seed.c"
-fuzz object_loader_fuzzer "$OBJ_CORPUS" $(( (SECONDS_TO_RUN + 1) / 2 )) 16384 "$@"

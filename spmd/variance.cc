@@ -1,15 +1,18 @@
 #include "spmd/variance.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/analysis/device_variance_analysis.h"
 #include "hlo/ir/computation.h"
 #include "hlo/ops/device_variance.h"
+#include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
 #include "hlo/ops/shard_map_attrs.h"
 
@@ -27,6 +30,12 @@ using hlo::UnionAxes;
 
 std::string Braced(const Axes& axes) { return absl::StrCat("{", absl::StrJoin(axes, ","), "}"); }
 
+// Types one shard_map body: the shared analysis gives every value's
+// variance; this pass then makes the program agree with it, inserting a
+// pbroadcast wherever an op combines values of different variance, a
+// collective needs a varying operand, or data flow joins values (a loop
+// carry and its initial value and step, branch results: any target with
+// several sources or a control, hlo/ops/data_flow.h).
 class BodyTyper {
  public:
   BodyTyper(const Instruction& shard_map, hlo::Computation& body, ManualMesh mesh,
@@ -38,9 +47,10 @@ class BodyTyper {
                      hlo::ShardMapSpecs(shard_map_, "in_specs"));
     ASSIGN_OR_RETURN(std::vector<hlo::AxisSpec> out_specs,
                      hlo::ShardMapSpecs(shard_map_, "out_specs"));
-    std::vector<std::vector<Axes>> params;
+    std::vector<hlo::LeafVariance> params;
     for (const hlo::AxisSpec& spec : in_specs) params.push_back({hlo::SpecAxes(spec, mesh_)});
-    RETURN_IF_ERROR(TypeComputation(body_, params));
+    ASSIGN_OR_RETURN(analysis_, hlo::DeviceVarianceAnalysis::Run(body_, params, mesh_));
+    RETURN_IF_ERROR(Rewrite(body_, 0));
     return CheckOutputs(out_specs);
   }
 
@@ -49,35 +59,119 @@ class BodyTyper {
   // Instruction::variance keeps the union, which is what prints.
   std::vector<Axes> Leaves(const Instruction* v) const {
     if (!v->shape().is_tuple()) return {v->variance()};
-    auto it = leaves_.find(v);
-    if (it != leaves_.end()) return it->second;
+    if (v->opcode() == Opcode::kTuple) {
+      std::vector<Axes> leaves;
+      for (const Instruction* op : v->operands()) leaves.push_back(op->variance());
+      return leaves;
+    }
+    if (analysis_->Has(v)) return analysis_->Leaves(v);
     return std::vector<Axes>(static_cast<size_t>(v->shape().tuple_size()), v->variance());
   }
-  void SetLeaves(Instruction& v, std::vector<Axes> leaves) {
-    if (!v.shape().is_tuple()) {
-      v.set_variance(leaves.empty() ? Axes{} : leaves[0]);
-      return;
-    }
-    Axes all;
-    for (const Axes& leaf : leaves) all = UnionAxes(mesh_, all, leaf);
-    v.set_variance(all);
-    leaves_[&v] = std::move(leaves);
-  }
 
-  // Types `computation` whose parameter i has the leaf variances params[i].
-  absl::Status TypeComputation(hlo::Computation& computation,
-                               const std::vector<std::vector<Axes>>& params) {
-    for (Instruction* param : computation.parameters()) {
-      if (param == nullptr) continue;
-      const size_t i = static_cast<size_t>(param->parameter_number());
-      SetLeaves(*param, i < params.size() ? params[i] : std::vector<Axes>{});
+  // Writes the analysis into `computation`, then lifts what must be lifted,
+  // in program order (callees where their caller is).
+  absl::Status Rewrite(hlo::Computation& computation, int depth) {
+    if (depth > 64) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("computation '", computation.name(), "' calls itself too deeply"));
+    }
+    for (Instruction* inst : computation.instructions()) {
+      if (analysis_->Has(inst)) inst->set_variance(analysis_->Of(inst));
     }
     // Snapshot: pbroadcasts inserted on the way are typed when created.
     for (Instruction* inst : computation.instructions()) {
       if (inst->opcode() == Opcode::kParameter) continue;
-      RETURN_IF_ERROR(Type(*inst));
+      if (const hlo::NamedCollectiveInfo* info = hlo::FindNamedCollective(inst->opcode())) {
+        RETURN_IF_ERROR(CheckCollective(*inst, *info));
+        continue;
+      }
+      const hlo::DataFlowFn& flow = hlo::GetOpDef(inst->opcode()).data_flow;
+      if (flow) {
+        RETURN_IF_ERROR(RewriteJoins(*inst, flow(*inst), depth));
+        continue;
+      }
+      Axes joined;
+      for (const Instruction* op : inst->operands()) joined = UnionAxes(mesh_, joined, op->variance());
+      for (int64_t i = 0; i < inst->operand_count(); ++i) {
+        RETURN_IF_ERROR(Lift(*inst, i, joined, "combines operands of different device variance"));
+      }
     }
     return absl::OkStatus();
+  }
+
+  // The variance a whole-value target has (a parameter of a callee, or the
+  // result).
+  std::vector<Axes> TargetLeaves(const Instruction& inst, const hlo::FlowPoint& target) const {
+    if (target.kind == hlo::FlowPoint::Kind::kParameter) {
+      return analysis_->Leaves(target.computation->parameter(target.number));
+    }
+    return analysis_->Leaves(&inst);
+  }
+
+  // Why a source falls short of its target, in the words of the join it is.
+  static std::string_view Why(const hlo::DataFlow& flow, const hlo::FlowEdge& edge) {
+    const hlo::FlowPoint& to = edge.target;
+    bool loop = false;
+    int64_t roots_in = 0;
+    for (const hlo::FlowEdge& e : flow.edges) {
+      if (e.source.kind != hlo::FlowPoint::Kind::kRoot) continue;
+      loop = loop || (to.kind == hlo::FlowPoint::Kind::kParameter &&
+                      e.source.computation == to.computation && e.target.kind == to.kind &&
+                      e.target.computation == to.computation);
+      roots_in += e.target.kind == to.kind && e.target.computation == to.computation ? 1 : 0;
+    }
+    if (edge.source.kind == hlo::FlowPoint::Kind::kOperand) {
+      return loop ? "starts a loop carry less varying than the loop makes it"
+                  : "passes a value less varying than where it flows";
+    }
+    if (to.kind == hlo::FlowPoint::Kind::kParameter) {
+      return edge.source.computation == to.computation
+                 ? "returns a loop carry less varying than its input"
+                 : "returns a value less varying than where it flows";
+    }
+    return roots_in > 1 ? "returns a branch result less varying than another branch's"
+                        : "returns a result less varying than its caller's";
+  }
+
+  // Data flow joins: every whole-value source is lifted to its target's
+  // variance (a no-op for a target with one source and no control).
+  // Operands first, then the callees, then their roots.
+  absl::Status RewriteJoins(Instruction& inst, const hlo::DataFlow& flow, int depth) {
+    std::vector<hlo::Computation*> callees;
+    for (const hlo::FlowEdge& edge : flow.edges) {
+      for (const hlo::FlowPoint* p : {&edge.source, &edge.target}) {
+        auto* c = const_cast<hlo::Computation*>(p->computation);  // the op's own callee
+        if (c != nullptr && absl::c_find(callees, c) == callees.end()) callees.push_back(c);
+      }
+    }
+    auto whole = [](const hlo::FlowEdge& e) {
+      return e.source.leaf.empty() && e.target.leaf.empty();
+    };
+    for (const hlo::FlowEdge& edge : flow.edges) {
+      if (edge.source.kind != hlo::FlowPoint::Kind::kOperand || !whole(edge)) continue;
+      RETURN_IF_ERROR(LiftOperand(inst, edge.source.number, TargetLeaves(inst, edge.target),
+                                  Why(flow, edge)));
+    }
+    for (hlo::Computation* callee : callees) RETURN_IF_ERROR(Rewrite(*callee, depth + 1));
+    for (const hlo::FlowEdge& edge : flow.edges) {
+      if (edge.source.kind != hlo::FlowPoint::Kind::kRoot || !whole(edge)) continue;
+      auto* callee = const_cast<hlo::Computation*>(edge.source.computation);
+      RETURN_IF_ERROR(
+          LiftLeaves(*callee->root(), TargetLeaves(inst, edge.target), Why(flow, edge), callee));
+    }
+    if (analysis_->Has(&inst)) inst.set_variance(analysis_->Of(&inst));
+    return absl::OkStatus();
+  }
+
+  // Lifts operand `i` of `inst` (a whole value flowing into a join) to
+  // vary per leaf as `wanted`.
+  absl::Status LiftOperand(Instruction& inst, int64_t i, const std::vector<Axes>& wanted,
+                           std::string_view why) {
+    Instruction* operand = inst.operand(i);
+    if (operand->shape().is_tuple() || wanted.size() != 1) {
+      return LiftLeaves(*operand, wanted, why, nullptr);
+    }
+    return Lift(inst, i, wanted[0], why);
   }
 
   // Makes leaf k of `value` (the root or init of a join) vary over
@@ -85,18 +179,18 @@ class BodyTyper {
   absl::Status LiftLeaves(Instruction& value, const std::vector<Axes>& wanted,
                           std::string_view why, hlo::Computation* root_of) {
     if (value.opcode() == Opcode::kTuple) {
-      for (int64_t k = 0; k < value.operand_count(); ++k) {
+      for (int64_t k = 0; k < value.operand_count() && k < std::ssize(wanted); ++k) {
         RETURN_IF_ERROR(Lift(value, k, wanted[static_cast<size_t>(k)], why));
       }
-      std::vector<Axes> leaves;
-      for (const Instruction* op : value.operands()) leaves.push_back(op->variance());
-      SetLeaves(value, std::move(leaves));
+      Axes all;
+      for (const Instruction* op : value.operands()) all = UnionAxes(mesh_, all, op->variance());
+      value.set_variance(all);
       return absl::OkStatus();
     }
     std::vector<Axes> have = Leaves(&value);
     for (size_t k = 0; k < have.size() && k < wanted.size(); ++k) {
       Axes missing = MinusAxes(wanted[k], have[k]);
-      if (missing.empty() || dry_) continue;
+      if (missing.empty()) continue;
       if (!options_.insert_pbroadcast || !value.shape().is_array() || root_of == nullptr) {
         return hlo::OpError(value, why, ": value %", value.name(), " varies over ",
                             Braced(have[k]), " but must vary over ", Braced(wanted[k]),
@@ -104,64 +198,6 @@ class BodyTyper {
       }
       root_of->set_root(Broadcast(&value, missing, nullptr, root_of));
     }
-    return absl::OkStatus();
-  }
-
-  // Loop carries: iterate the body's typing until the carry's variance is a
-  // fixed point (it only grows, so at most one round per axis and leaf),
-  // then lift the initial carry and the body's result to it.
-  absl::Status TypeWhile(Instruction& inst) {
-    hlo::Computation* cond = inst.attr_computation("condition");
-    hlo::Computation* body = inst.attr_computation("body");
-    Instruction* init = inst.operand(0);
-    std::vector<Axes> carry = Leaves(init);
-    const bool was_dry = dry_;
-    dry_ = true;
-    for (size_t round = 0; round <= carry.size() * mesh_.axes().size() + 1; ++round) {
-      RETURN_IF_ERROR(TypeComputation(*body, {carry}));
-      RETURN_IF_ERROR(TypeComputation(*cond, {carry}));
-      std::vector<Axes> out = Leaves(body->root());
-      // A predicate that varies makes the trip count, hence every carry, vary.
-      const Axes& predicate = cond->root()->variance();
-      bool changed = false;
-      for (size_t k = 0; k < carry.size() && k < out.size(); ++k) {
-        Axes grown = UnionAxes(mesh_, UnionAxes(mesh_, carry[k], out[k]), predicate);
-        changed = changed || grown != carry[k];
-        carry[k] = std::move(grown);
-      }
-      if (!changed) break;
-    }
-    dry_ = was_dry;
-    RETURN_IF_ERROR(LiftLeaves(*init, carry, "starts a loop carry less varying than the loop "
-                                             "makes it", nullptr));
-    RETURN_IF_ERROR(TypeComputation(*body, {carry}));
-    RETURN_IF_ERROR(TypeComputation(*cond, {carry}));
-    RETURN_IF_ERROR(LiftLeaves(*body->root(), carry, "returns a loop carry less varying than "
-                                                     "its input", body));
-    SetLeaves(inst, carry);
-    return absl::OkStatus();
-  }
-
-  // Conditional branches join: the result varies where any branch's does,
-  // and where the branch index does; every branch root is lifted to that.
-  absl::Status TypeConditional(Instruction& inst) {
-    std::vector<hlo::Computation*> branches = inst.called_computations();
-    std::vector<Axes> result;
-    for (size_t b = 0; b < branches.size(); ++b) {
-      const Instruction* arg = inst.operand(static_cast<int64_t>(b) + 1);
-      RETURN_IF_ERROR(TypeComputation(*branches[b], {Leaves(arg)}));
-      std::vector<Axes> out = Leaves(branches[b]->root());
-      if (result.empty()) result.resize(out.size());
-      for (size_t k = 0; k < out.size() && k < result.size(); ++k) {
-        result[k] = UnionAxes(mesh_, UnionAxes(mesh_, result[k], out[k]), inst.operand(0)->variance());
-      }
-    }
-    for (hlo::Computation* branch : branches) {
-      RETURN_IF_ERROR(LiftLeaves(*branch->root(), result, "returns a branch result less "
-                                                          "varying than another branch's",
-                                 branch));
-    }
-    SetLeaves(inst, result);
     return absl::OkStatus();
   }
 
@@ -184,7 +220,7 @@ class BodyTyper {
   absl::Status Lift(Instruction& inst, int64_t i, const Axes& wanted, std::string_view why) {
     Instruction* operand = inst.operand(i);
     Axes missing = MinusAxes(wanted, operand->variance());
-    if (missing.empty() || dry_) return absl::OkStatus();
+    if (missing.empty()) return absl::OkStatus();
     if (!options_.insert_pbroadcast || !operand->shape().is_array()) {
       return hlo::OpError(inst, why, ": operand ", i, " (%", operand->name(), ") varies over ",
                           Braced(operand->variance()), " but must vary over ", Braced(wanted),
@@ -195,65 +231,23 @@ class BodyTyper {
     return absl::OkStatus();
   }
 
-  absl::Status Type(Instruction& inst) {
-    if (const hlo::NamedCollectiveInfo* info = hlo::FindNamedCollective(inst.opcode())) {
-      return TypeCollective(inst, *info);
-    }
-    Axes joined;
-    for (const Instruction* op : inst.operands()) joined = UnionAxes(mesh_, joined, op->variance());
-    // Tuples only group values: each leaf keeps its own variance (the tuple
-    // as a whole has their union), and get-tuple-element gets it back.
-    if (inst.opcode() == Opcode::kTuple) {
-      std::vector<Axes> leaves;
-      for (const Instruction* op : inst.operands()) leaves.push_back(op->variance());
-      SetLeaves(inst, std::move(leaves));
-      return absl::OkStatus();
-    }
-    if (inst.opcode() == Opcode::kGetTupleElement) {
-      std::vector<Axes> leaves = Leaves(inst.operand(0));
-      const size_t k = static_cast<size_t>(inst.attr_int("index"));
-      inst.set_variance(k < leaves.size() ? leaves[k] : joined);
-      return absl::OkStatus();
-    }
-    if (inst.opcode() == Opcode::kWhile) return TypeWhile(inst);
-    if (inst.opcode() == Opcode::kConditional) return TypeConditional(inst);
-    if (inst.opcode() == Opcode::kCall) {
-      std::vector<std::vector<Axes>> args;
-      for (const Instruction* op : inst.operands()) args.push_back(Leaves(op));
-      hlo::Computation* callee = inst.attr_computation("to_apply");
-      RETURN_IF_ERROR(TypeComputation(*callee, args));
-      SetLeaves(inst, Leaves(callee->root()));
-      return absl::OkStatus();
-    }
-    for (int64_t i = 0; i < inst.operand_count(); ++i) {
-      RETURN_IF_ERROR(Lift(inst, i, joined, "combines operands of different device variance"));
-    }
-    // Other callees (reducers, sort comparators) are scalar functions of
-    // the operands; any axis_index inside them still counts, and
-    // partition-id varies over the whole mesh.
-    inst.set_variance(UnionAxes(mesh_, joined, hlo::OwnVariance(inst, mesh_)));
-    return absl::OkStatus();
-  }
-
-  absl::Status TypeCollective(Instruction& inst, const hlo::NamedCollectiveInfo& info) {
+  // A collective needs its operand varying over its axes (pvary-like
+  // casts: not yet varying over them).
+  absl::Status CheckCollective(Instruction& inst, const hlo::NamedCollectiveInfo& info) {
+    if (info.effect == hlo::VarianceEffect::kSource) return absl::OkStatus();
     ASSIGN_OR_RETURN(Axes axes, hlo::CollectiveAxes(inst, mesh_));
     axes = UnionAxes(mesh_, axes, {});
-    if (info.effect == hlo::VarianceEffect::kSource) {
-      inst.set_variance(hlo::CollectiveVariance(info, mesh_, {}, axes));
-      return absl::OkStatus();
-    }
     const Axes in = inst.operand(0)->variance();
     if (info.operand == hlo::OperandVariance::kVarying) {
       RETURN_IF_ERROR(Lift(inst, 0, UnionAxes(mesh_, in, axes),
                            "needs an operand varying over its axes"));
     } else if (info.operand == hlo::OperandVariance::kInvariant) {
       const Axes already = MinusAxes(axes, MinusAxes(axes, in));  // axes ∩ in
-      if (!already.empty() && !dry_) {
+      if (!already.empty()) {
         return hlo::OpError(inst, "casts to varying over ", Braced(already),
                             " but its operand already varies over them; drop those axes");
       }
     }
-    inst.set_variance(hlo::CollectiveVariance(info, mesh_, inst.operand(0)->variance(), axes));
     return absl::OkStatus();
   }
 
@@ -298,10 +292,7 @@ class BodyTyper {
   ManualMesh mesh_;
   const VarianceOptions& options_;
   int64_t counter_ = 0;
-  absl::flat_hash_map<const Instruction*, std::vector<Axes>> leaves_;
-  // While a loop's carry is being solved for, typing changes nothing: no
-  // pbroadcast is inserted and no error reported until the final pass.
-  bool dry_ = false;
+  std::optional<hlo::DeviceVarianceAnalysis> analysis_;
 };
 
 }  // namespace

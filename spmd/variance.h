@@ -3,14 +3,21 @@
 // manual regions: it runs on the global module before lowering, and its
 // results (Instruction::variance) are what autodiff's transposes read.
 //
-// Every body value gets the set of mesh axes it may vary over: parameters
-// the axes of their in_spec, named collectives per hlo/ops/named_collectives.h,
-// every other op the union of its operands' (tuples per leaf; loops and
-// branches typed through their bodies), all computed with the algebra
-// autodiff's BodyVariance uses too (hlo/ops/device_variance.h). Where operands disagree, a collective
-// needs a varying operand, or control flow joins values of different
-// variance, a pbroadcast is inserted; an output varying over an axis its
-// out_spec does not name is an error.
+// Every body value's variance (the mesh axes it may vary over) comes from
+// the one analysis autodiff reads too (hlo/analysis/device_variance_analysis.h:
+// parameters the axes of their in_spec, named collectives per
+// hlo/ops/named_collectives.h, data flow through tuples, calls, loops and
+// branches per their declared edges, every other op the union of its
+// operands'). This pass then makes the program agree with it: where an op's
+// operands disagree, a collective needs a varying operand, or data flow
+// joins values of different variance (a loop's initial carry and its step,
+// branch results), a pbroadcast is inserted; an output varying over an axis
+// its out_spec does not name is an error.
+//
+// Before:  %t = (s32[], f32[2]) tuple(%z, %a)          // %a invariant
+//          %l = while(%t), body adds axis_index() to element 1
+// After:   %a.pbroadcast.0 = f32[2]{V:x} pbroadcast(%a), axes={x}
+//          %t = (s32[], f32[2]){V:x} tuple(%z, %a.pbroadcast.0)
 #pragma once
 
 #include "absl/status/status.h"

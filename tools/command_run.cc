@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <functional>
 #include <limits>
 #include <system_error>
@@ -416,6 +417,29 @@ int ReportOutputs(const hlo::Literal& result, const std::optional<std::string>& 
   return kExitOk;
 }
 
+// The run's inputs into `arguments`: none on another MPI process (they come
+// from process 0), random ones with --random-inputs, else one --input per
+// parameter. On failure, the exit code.
+std::optional<int> ReadArguments(const hlo::Computation& entry, const RunSettings& settings,
+                                 std::vector<hlo::Literal>& arguments, std::ostream& err) {
+  if (!IsMainProcess()) return std::nullopt;
+  if (settings.random) {
+    arguments = RandomArguments(entry, settings.seed, err);
+    return std::nullopt;
+  }
+  if (settings.input_paths.empty() && entry.num_parameters() > 0) {
+    return UsageError(kRunCommand,
+                      absl::StrCat("the entry computation takes ", entry.num_parameters(),
+                                   " parameter(s) (", DescribeParameters(entry),
+                                   "): pass one --input X.npy per parameter, or --random-inputs"),
+                      err);
+  }
+  absl::StatusOr<std::vector<hlo::Literal>> read = ReadInputs(entry, settings.input_paths);
+  if (!read.ok()) return Fail(err, read.status().message(), kExitInputError);
+  arguments = *std::move(read);
+  return std::nullopt;
+}
+
 int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseFlags(args, kFlags);
   if (!parsed.ok()) return UsageError(kRunCommand, parsed.status().message(), err);
@@ -470,21 +494,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
 
   std::vector<hlo::Literal> arguments;
-  if (!IsMainProcess()) {
-    // Another MPI process: the inputs come from process 0.
-  } else if (settings->random) {
-    arguments = RandomArguments(entry, settings->seed, err);
-  } else if (!settings->input_paths.empty() || entry.num_parameters() == 0) {
-    absl::StatusOr<std::vector<hlo::Literal>> read = ReadInputs(entry, settings->input_paths);
-    if (!read.ok()) return Fail(err, read.status().message(), kExitInputError);
-    arguments = *std::move(read);
-  } else {
-    return UsageError(kRunCommand,
-                      absl::StrCat("the entry computation takes ", entry.num_parameters(),
-                                   " parameter(s) (", DescribeParameters(entry),
-                                   "): pass one --input X.npy per parameter, or --random-inputs"),
-                      err);
-  }
+  if (std::optional<int> failed = ReadArguments(entry, *settings, arguments, err)) return *failed;
 
   std::vector<double> run_seconds;
   absl::StatusOr<hlo::Literal> result;

@@ -48,6 +48,7 @@ struct sharc_options {
   sharc::spmd::MapReduceMode mapreduce_mode = sharc::spmd::MapReduceMode::kAnnotated;
   sharc::driver::Backend backend = sharc::driver::Backend::kDefault;
   double collective_timeout_seconds = 60;
+  bool pass_timings = false;
 };
 
 struct sharc_program {
@@ -56,6 +57,7 @@ struct sharc_program {
   std::unique_ptr<sharc::hlo::Module> prepared;
   std::unique_ptr<sharc::driver::CompiledProgram> compiled;
   std::string notes;
+  std::string pass_timings;
   // CompiledProgram::Run must not run twice at once; the C API lets callers
   // share a program between threads, so runs (and reports, which read what
   // a run may be updating) take turns here.

@@ -1,5 +1,5 @@
 // Compile options: the C form of `--mesh`, `--devices`, `--mapreduce-mode`,
-// `--backend` and `--collective-timeout`.
+// `--backend`, `--collective-timeout` and `--pass-timings`.
 #include <cmath>
 
 #include "frontend/c_api/handles.h"
@@ -102,6 +102,14 @@ sharc_error* sharc_options_set_collective_timeout(sharc_options* options, double
                        seconds));
     }
     options->collective_timeout_seconds = seconds;
+    return absl::OkStatus();
+  });
+}
+
+sharc_error* sharc_options_set_pass_timings(sharc_options* options, int enabled) {
+  return Guard(__func__, [&](const char* function) -> absl::Status {
+    RETURN_IF_ERROR(CheckNotNull(options, function, "options"));
+    options->pass_timings = enabled != 0;
     return absl::OkStatus();
   });
 }

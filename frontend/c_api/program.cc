@@ -16,10 +16,12 @@ absl::Status Compile(const sharc_module& module, const sharc_options& options,
   request.mapreduce_mode = options.mapreduce_mode;
   request.backend = options.backend;
   request.collective_timeout_seconds = options.collective_timeout_seconds;
+  request.pass_timings = options.pass_timings;
   ASSIGN_OR_RETURN(driver::CompiledForRun compiled, driver::CompileForRun(*module.module, request));
   program.prepared = std::move(compiled.prepared);
   program.compiled = std::move(compiled.compiled);
   program.notes = std::move(compiled.notes);
+  program.pass_timings = std::move(compiled.pass_timings);
   return absl::OkStatus();
 }
 
@@ -138,6 +140,15 @@ sharc_error* sharc_program_notes(const sharc_program* program, const char** out_
     RETURN_IF_ERROR(CheckProgram(program, function));
     RETURN_IF_ERROR(CheckNotNull(out_text, function, "out_text"));
     *out_text = program->notes.c_str();
+    return absl::OkStatus();
+  });
+}
+
+sharc_error* sharc_program_pass_timings(const sharc_program* program, const char** out_text) {
+  return Guard(__func__, [&](const char* function) -> absl::Status {
+    RETURN_IF_ERROR(CheckProgram(program, function));
+    RETURN_IF_ERROR(CheckNotNull(out_text, function, "out_text"));
+    *out_text = program->pass_timings.c_str();
     return absl::OkStatus();
   });
 }

@@ -316,6 +316,9 @@ SHARC_C_EXPORT sharc_error* sharc_options_set_backend(sharc_options* options,
  * with SHARC_ERROR_ABORTED naming the collective and the missing devices. */
 SHARC_C_EXPORT sharc_error* sharc_options_set_collective_timeout(sharc_options* options,
                                                                  double seconds);
+/* Nonzero: time every compiler pass, like `--pass-timings`; the program's
+ * sharc_program_pass_timings returns the report. */
+SHARC_C_EXPORT sharc_error* sharc_options_set_pass_timings(sharc_options* options, int enabled);
 
 /* ---------------------------------------------------------------- programs */
 
@@ -340,6 +343,13 @@ SHARC_C_EXPORT sharc_error* sharc_program_uses_halide(const sharc_program* progr
  * run); "" if none. Borrowed. */
 SHARC_C_EXPORT sharc_error* sharc_program_notes(const sharc_program* program,
                                                 const char** out_text);
+
+/* With sharc_options_set_pass_timings, each compiler pass's wall time, as
+ * `--pass-timings` prints it: "Total runtime (ms) of HLO passes: T", then
+ * "Pass name, num runs, time (ms)" and one line per pass, longest first;
+ * "" without it. Borrowed. */
+SHARC_C_EXPORT sharc_error* sharc_program_pass_timings(const sharc_program* program,
+                                                       const char** out_text);
 
 /* The program's modules as text. */
 typedef enum sharc_program_stage {

@@ -355,6 +355,26 @@ OpDef AsyncUpdateDef() {
   return def;
 }
 
+// async-start passes its operands to the wrapped computation and holds
+// them, with that computation's result, in its tuple ((operands...),
+// result, context...); an update passes the tuple on, a done takes the result.
+DataFlow AsyncStartFlow(const Instruction& inst) {
+  DataFlow flow;
+  const Computation* wrapped = Wrapped(inst);
+  for (int64_t i = 0; i < inst.operand_count(); ++i) {
+    flow.edges.push_back({FlowPoint::Operand(i), FlowPoint::Result({0, i})});
+    if (wrapped != nullptr) {
+      flow.edges.push_back({FlowPoint::Operand(i), FlowPoint::Parameter(wrapped, i)});
+    }
+  }
+  if (wrapped != nullptr) flow.edges.push_back({FlowPoint::Root(wrapped), FlowPoint::Result({1})});
+  return flow;
+}
+
+DataFlow ForwardsOperandLeaf(std::vector<int64_t> leaf) {
+  return DataFlow{{{FlowPoint::Operand(0, std::move(leaf)), FlowPoint::Result()}}, {}};
+}
+
 }  // namespace
 
 void RegisterAsyncOps(OpRegistry& registry) {
@@ -365,11 +385,24 @@ void RegisterAsyncOps(OpRegistry& registry) {
   registry.Register(CollectivePermuteStartDef());
   registry.Register(
       DoneDef(Opcode::kCollectivePermuteDone, {Opcode::kCollectivePermuteStart}, 1));
-  registry.Register(CopyStartDef());
-  registry.Register(DoneDef(Opcode::kCopyDone, {Opcode::kCopyStart}, 0));
-  registry.Register(AsyncStartDef());
-  registry.Register(AsyncUpdateDef());
+  OpDef copy_start = CopyStartDef();
+  copy_start.data_flow = [](const Instruction&) {
+    return DataFlow{{{FlowPoint::Operand(0), FlowPoint::Result({0})},
+                     {FlowPoint::Operand(0), FlowPoint::Result({1})}},
+                    {}};
+  };
+  registry.Register(std::move(copy_start));
+  OpDef copy_done = DoneDef(Opcode::kCopyDone, {Opcode::kCopyStart}, 0);
+  copy_done.data_flow = [](const Instruction&) { return ForwardsOperandLeaf({0}); };
+  registry.Register(std::move(copy_done));
+  OpDef start = AsyncStartDef();
+  start.data_flow = AsyncStartFlow;
+  registry.Register(std::move(start));
+  OpDef update = AsyncUpdateDef();
+  update.data_flow = [](const Instruction&) { return ForwardsOperandLeaf({}); };
+  registry.Register(std::move(update));
   OpDef done = DoneDef(Opcode::kAsyncDone, {Opcode::kAsyncStart, Opcode::kAsyncUpdate}, 1);
+  done.data_flow = [](const Instruction&) { return ForwardsOperandLeaf({1}); };
   done.attributes = {{"calls", AttrKind::kComputation},
                      {"async_execution_thread", AttrKind::kString}};
   done.verify = VerifySameWrapped;

@@ -360,6 +360,62 @@ absl::StatusOr<Literal> EvaluateCustomCall(const Instruction& inst,
       "custom-call target \"", target, "\" has no reference evaluator, in ", inst.Describe()));
 }
 
+// Data-flow edges (hlo/ops/data_flow.h) of the ops that only move values.
+DataFlow TupleFlow(const Instruction& inst) {
+  DataFlow flow;
+  for (int64_t k = 0; k < inst.operand_count(); ++k) {
+    flow.edges.push_back({FlowPoint::Operand(k), FlowPoint::Result({k})});
+  }
+  return flow;
+}
+
+DataFlow GetTupleElementFlow(const Instruction& inst) {
+  return DataFlow{{{FlowPoint::Operand(0, {inst.attr_int("index")}), FlowPoint::Result()}}, {}};
+}
+
+// call and fusion: operand i is parameter i of the callee, its root the result.
+DataFlow CalleeFlow(const Computation* callee, const Instruction& inst) {
+  DataFlow flow;
+  if (callee == nullptr) return flow;
+  for (int64_t i = 0; i < inst.operand_count(); ++i) {
+    flow.edges.push_back({FlowPoint::Operand(i), FlowPoint::Parameter(callee, i)});
+  }
+  flow.edges.push_back({FlowPoint::Root(callee), FlowPoint::Result()});
+  return flow;
+}
+
+// The carry enters both computations from the initial value and from the
+// body's result; the predicate decides how often it flows.
+DataFlow WhileFlow(const Instruction& inst) {
+  DataFlow flow;
+  const Computation* cond = inst.attr_computation("condition");
+  const Computation* body = inst.attr_computation("body");
+  if (cond == nullptr || body == nullptr) return flow;
+  for (const Computation* c : {body, cond}) {
+    flow.edges.push_back({FlowPoint::Operand(0), FlowPoint::Parameter(c, 0)});
+    flow.edges.push_back({FlowPoint::Root(body), FlowPoint::Parameter(c, 0)});
+    flow.controls.push_back({FlowPoint::Root(cond), FlowPoint::Parameter(c, 0)});
+  }
+  flow.edges.push_back({FlowPoint::Operand(0), FlowPoint::Result()});
+  flow.edges.push_back({FlowPoint::Root(body), FlowPoint::Result()});
+  flow.controls.push_back({FlowPoint::Root(cond), FlowPoint::Result()});
+  return flow;
+}
+
+// Operand b+1 is branch b's argument; the index (operand 0) picks the branch.
+DataFlow ConditionalFlow(const Instruction& inst) {
+  DataFlow flow;
+  std::vector<Computation*> branches = inst.called_computations();
+  for (size_t b = 0; b < branches.size(); ++b) {
+    const int64_t operand = static_cast<int64_t>(b) + 1;
+    if (operand >= inst.operand_count()) break;
+    flow.edges.push_back({FlowPoint::Operand(operand), FlowPoint::Parameter(branches[b], 0)});
+    flow.edges.push_back({FlowPoint::Root(branches[b]), FlowPoint::Result()});
+  }
+  flow.controls.push_back({FlowPoint::Operand(0), FlowPoint::Result()});
+  return flow;
+}
+
 }  // namespace
 
 void RegisterControlFlowOps(OpRegistry& registry) {
@@ -370,6 +426,7 @@ void RegisterControlFlowOps(OpRegistry& registry) {
     def.max_operands = -1;
     def.infer_shape = InferTuple;
     def.evaluate = EvaluateTuple;
+    def.data_flow = TupleFlow;
     registry.Register(std::move(def));
   }
   {
@@ -380,6 +437,7 @@ void RegisterControlFlowOps(OpRegistry& registry) {
     def.attributes = {{"index", AttrKind::kInt, true}};
     def.infer_shape = InferGetTupleElement;
     def.evaluate = EvaluateGetTupleElement;
+    def.data_flow = GetTupleElementFlow;
     registry.Register(std::move(def));
   }
   {
@@ -391,6 +449,9 @@ void RegisterControlFlowOps(OpRegistry& registry) {
     def.infer_shape = InferCall;
     def.verify = VerifyCall;
     def.evaluate = EvaluateCall;
+    def.data_flow = [](const Instruction& inst) {
+      return CalleeFlow(inst.attr_computation("to_apply"), inst);
+    };
     registry.Register(std::move(def));
   }
   {
@@ -402,6 +463,9 @@ void RegisterControlFlowOps(OpRegistry& registry) {
     def.infer_shape = InferFusion;
     def.verify = VerifyFusion;
     def.evaluate = EvaluateFusion;
+    def.data_flow = [](const Instruction& inst) {
+      return CalleeFlow(inst.attr_computation("calls"), inst);
+    };
     registry.Register(std::move(def));
   }
   {
@@ -414,6 +478,7 @@ void RegisterControlFlowOps(OpRegistry& registry) {
     def.infer_shape = InferWhile;
     def.verify = VerifyWhile;
     def.evaluate = EvaluateWhile;
+    def.data_flow = WhileFlow;
     registry.Register(std::move(def));
   }
   {
@@ -427,6 +492,7 @@ void RegisterControlFlowOps(OpRegistry& registry) {
     def.infer_shape = InferConditional;
     def.verify = VerifyConditional;
     def.evaluate = EvaluateConditional;
+    def.data_flow = ConditionalFlow;
     registry.Register(std::move(def));
   }
   // side_effecting stays false: only instructions with

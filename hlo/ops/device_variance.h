@@ -1,10 +1,8 @@
 // The algebra of device variance (DESIGN.md, "shard_map and device
-// variance"), stated once for the two walks over shard_map bodies: spmd's
-// variance pass, which types a body and inserts the pbroadcasts it needs
-// (spmd/variance.h), and autodiff's BodyVariance, which only reads variance
-// in bodies it builds or transposes (autodiff/shard_map_variance.h; autodiff
-// may not depend on spmd). Both compute each value's axes with these
-// functions, so they cannot type a program differently.
+// variance"): what one op does to the set of axes a value varies over. The
+// one analysis of shard_map bodies (hlo/analysis/device_variance_analysis.h)
+// applies it to ops that compute their result; spmd's variance pass and
+// autodiff's BodyVariance both read that analysis.
 //
 // A variance is the set of mesh axes along which a value may differ between
 // devices, kept in the mesh's axis order so that equal sets compare (and

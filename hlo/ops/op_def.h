@@ -21,6 +21,7 @@
 #include "hlo/ir/literal.h"
 #include "hlo/ir/opcode.h"
 #include "hlo/ir/shape.h"
+#include "hlo/ops/data_flow.h"
 
 namespace sharc::hlo {
 
@@ -88,6 +89,11 @@ struct OpDef {
   // The reference semantics.
   EvaluateFn evaluate;
   OpTraits traits;
+  // How the op passes values on unchanged between its operands, its
+  // callees and its result (hlo/ops/data_flow.h); empty for ops that
+  // compute their result. Device variance, linearity and any other
+  // analysis on hlo/analysis/data_flow_walk.h follow these edges.
+  DataFlowFn data_flow;
   // Non-empty for ops sharc reads, verifies and partitions but cannot run
   // (they talk to the host or to other programs): why. `run` refuses a
   // module holding one with this reason, naming the instruction

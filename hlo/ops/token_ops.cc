@@ -141,8 +141,8 @@ std::vector<AttrSpec> TransferAttrs() {
   return {{"channel_id", AttrKind::kInt}, {"is_host_transfer", AttrKind::kBool}};
 }
 
-void Add(OpRegistry& registry, Opcode opcode, int min_operands, int max_operands,
-         InferShapeFn infer, std::vector<AttrSpec> attrs = {}, std::string cannot_run = "") {
+OpDef Def(Opcode opcode, int min_operands, int max_operands, InferShapeFn infer,
+          std::vector<AttrSpec> attrs = {}, std::string cannot_run = "") {
   OpDef def;
   def.opcode = opcode;
   def.min_operands = min_operands;
@@ -152,6 +152,22 @@ void Add(OpRegistry& registry, Opcode opcode, int min_operands, int max_operands
   def.traits.side_effecting = !cannot_run.empty();
   def.cannot_run = std::move(cannot_run);
   def.evaluate = def.cannot_run.empty() ? EvaluateFn(EvaluateFirstOperand) : CannotRunEvaluator();
+  return def;
+}
+
+void Add(OpRegistry& registry, Opcode opcode, int min_operands, int max_operands,
+         InferShapeFn infer, std::vector<AttrSpec> attrs = {}, std::string cannot_run = "") {
+  registry.Register(
+      Def(opcode, min_operands, max_operands, std::move(infer), std::move(attrs), cannot_run));
+}
+
+// Ops whose value is their first operand's, leaf for leaf (hlo/ops/data_flow.h).
+void AddForwarding(OpRegistry& registry, Opcode opcode, int min_operands, int max_operands,
+                   InferShapeFn infer, std::vector<AttrSpec> attrs = {}) {
+  OpDef def = Def(opcode, min_operands, max_operands, std::move(infer), std::move(attrs));
+  def.data_flow = [](const Instruction&) {
+    return DataFlow{{{FlowPoint::Operand(0), FlowPoint::Result()}}, {}};
+  };
   registry.Register(std::move(def));
 }
 
@@ -161,11 +177,11 @@ void RegisterTokenOps(OpRegistry& registry) {
   // after-all has no value to compute; it is evaluated only if a token is
   // computed at all, which CheckRunnableTypes refuses first.
   Add(registry, Opcode::kAfterAll, 0, -1, InferAfterAll);
-  Add(registry, Opcode::kAddDependency, 2, 2, InferAddDependency);
-  Add(registry, Opcode::kOptimizationBarrier, 1, 1, InferOptBarrier);
+  AddForwarding(registry, Opcode::kAddDependency, 2, 2, InferAddDependency);
+  AddForwarding(registry, Opcode::kOptimizationBarrier, 1, 1, InferOptBarrier);
   // domain marks where XLA's sharding domains meet; its value is its
   // operand's (lower_for_compute.h forwards it). `domain=` is kept as written.
-  Add(registry, Opcode::kDomain, 1, 1, InferOptBarrier, {{"domain", AttrKind::kEnum}});
+  AddForwarding(registry, Opcode::kDomain, 1, 1, InferOptBarrier, {{"domain", AttrKind::kEnum}});
   const std::string kOtherProgram =
       "it transfers data to or from another program or the host, and sharc's devices talk only "
       "to each other (through collectives)";

@@ -412,6 +412,14 @@ class Executable:
         return self._handle.notes
 
     @property
+    def pass_timings(self) -> str:
+        """Compiled with ``pass_timings=True``: each compiler pass's wall time as
+        ``--pass-timings`` prints it ("Total runtime (ms) of HLO passes: T",
+        "Pass name, num runs, time (ms)", one line per pass, longest first);
+        "" otherwise."""
+        return self._handle.pass_timings
+
+    @property
     def parameters(self) -> List[Value]:
         return [Value._from(d, i) for i, d in enumerate(self._handle.parameters())]
 
@@ -478,7 +486,8 @@ def load(path: str) -> Module:
 
 def compile(module: Module, target: Target = None, *, mesh: Union[None, str, Mesh] = None,
             devices: Optional[int] = None, backend: str = "default",
-            mapreduce_mode: str = "annotated", collective_timeout: float = 60.0) -> Executable:
+            mapreduce_mode: str = "annotated", collective_timeout: float = 60.0,
+            pass_timings: bool = False) -> Executable:
     """Compiles `module` for a mesh of CPU devices: MapReduce and shard_map
     lowering, sharding propagation, SPMD partitioning, Halide kernels.
 
@@ -486,13 +495,14 @@ def compile(module: Module, target: Target = None, *, mesh: Union[None, str, Mes
     without one the module's num_partitions counts. `backend` is "halide"
     (an error naming the op Halide cannot run), "interpreter", or "default"
     (Halide, else the interpreter with a note). The GIL is released while
-    compiling, and Ctrl-C interrupts it. Raises PartitionError if the
-    program does not fit the mesh."""
+    compiling, and Ctrl-C interrupts it. With `pass_timings`, every
+    compiler pass is timed (``--pass-timings``): see Executable.pass_timings.
+    Raises PartitionError if the program does not fit the mesh."""
     if not isinstance(module, Module):
         raise TypeError(f"compile takes a sharc.Module, not {type(module).__name__}")
     devices, mesh_text = _resolve_target(target, mesh, devices)
     return Executable(_sharc.compile(module._handle, devices, mesh_text, backend, mapreduce_mode,
-                                     float(collective_timeout)))
+                                     float(collective_timeout), bool(pass_timings)))
 
 
 def compare(module: Module, target: Target = None, *, mesh: Union[None, str, Mesh] = None,

@@ -35,7 +35,7 @@ std::shared_ptr<ExecutableHandle> Compile(const ModuleHandle& module,
                                           std::optional<std::string> mesh,
                                           const std::string& backend,
                                           const std::string& mapreduce_mode,
-                                          double collective_timeout) {
+                                          double collective_timeout, bool pass_timings) {
   driver::RunRequest request;
   if (devices) {
     if (*devices < 1) throw py::value_error(absl::StrCat("devices must be at least 1, got ", *devices));
@@ -62,6 +62,7 @@ std::shared_ptr<ExecutableHandle> Compile(const ModuleHandle& module,
     throw py::value_error("collective_timeout must be a positive number of seconds");
   }
   request.collective_timeout_seconds = collective_timeout;
+  request.pass_timings = pass_timings;
   // The worker owns its copy of the module and of the result, so an
   // interrupted compile can finish alone.
   auto global = std::shared_ptr<const hlo::Module>(module.module->Clone());
@@ -196,7 +197,8 @@ std::string Text(const ExecutableHandle& self, const std::string& stage) {
 
 void RegisterExecutable(py::module_& m) {
   m.def("compile", &Compile, py::arg("module"), py::arg("devices"), py::arg("mesh"),
-        py::arg("backend"), py::arg("mapreduce_mode"), py::arg("collective_timeout"));
+        py::arg("backend"), py::arg("mapreduce_mode"), py::arg("collective_timeout"),
+        py::arg("pass_timings") = false);
   m.def("_wait_for_abandoned_work", &WaitForAbandonedWork);
   py::class_<ExecutableHandle, std::shared_ptr<ExecutableHandle>>(m, "_Executable")
       .def("__call__", &Call)
@@ -205,6 +207,9 @@ void RegisterExecutable(py::module_& m) {
       .def("profile", &ProfileRuns, py::arg("args"), py::arg("iterations"))
       .def("last_run_stats", &LastRunStats)
       .def("text", &Text, py::arg("stage"))
+      .def_property_readonly(
+          "pass_timings",
+          [](const ExecutableHandle& self) { return self.program.pass_timings; })
       .def("parameters",
            [](const ExecutableHandle& self) {
              py::list out;

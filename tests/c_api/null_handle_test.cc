@@ -93,6 +93,8 @@ TEST(CApiNullHandles, EveryFunctionRefusesNull) {
                   "sharc_options_set_backend", "options");
   ExpectNullError(sharc_options_set_collective_timeout(nullptr, 1),
                   "sharc_options_set_collective_timeout", "options");
+  ExpectNullError(sharc_options_set_pass_timings(nullptr, 1), "sharc_options_set_pass_timings",
+                  "options");
 
   ExpectNullError(sharc_compile(nullptr, nullptr, &program), "sharc_compile", "module");
   ExpectNullError(sharc_program_num_devices(nullptr, &count), "sharc_program_num_devices",
@@ -100,6 +102,8 @@ TEST(CApiNullHandles, EveryFunctionRefusesNull) {
   ExpectNullError(sharc_program_uses_halide(nullptr, &flag), "sharc_program_uses_halide",
                   "program");
   ExpectNullError(sharc_program_notes(nullptr, &text), "sharc_program_notes", "program");
+  ExpectNullError(sharc_program_pass_timings(nullptr, &text), "sharc_program_pass_timings",
+                  "program");
   ExpectNullError(sharc_program_print(nullptr, SHARC_STAGE_PREPARED, &owned_text),
                   "sharc_program_print", "program");
   ExpectNullError(sharc_program_num_parameters(nullptr, &count), "sharc_program_num_parameters",

@@ -293,6 +293,33 @@ TEST(CApiMapReduce, MeshOptionOverridesTheHeader) {
               HasSubstr("name=size"));
 }
 
+// sharc_options_set_pass_timings is `--pass-timings`: the program keeps the
+// report of every compiler pass's wall time; without it the report is "".
+TEST(CApiCompile, PassTimingsReportEveryPass) {
+  Owned<sharc_module> module = ParseFile(ExamplePath("fedavg_round.hlo"));
+  ASSERT_NE(module, nullptr);
+  sharc_options* raw_options = nullptr;
+  SHARC_ASSERT_OK(sharc_options_create(&raw_options));
+  Owned<sharc_options> options(raw_options);
+  SHARC_ASSERT_OK(sharc_options_set_backend(options.get(), SHARC_BACKEND_INTERPRETER));
+  SHARC_ASSERT_OK(sharc_options_set_mesh(options.get(), "clients=2"));
+  for (const int enabled : {1, 0}) {
+    SHARC_ASSERT_OK(sharc_options_set_pass_timings(options.get(), enabled));
+    sharc_program* raw = nullptr;
+    SHARC_ASSERT_OK(sharc_compile(module.get(), options.get(), &raw));
+    Owned<sharc_program> program(raw);
+    const char* text = nullptr;
+    SHARC_ASSERT_OK(sharc_program_pass_timings(program.get(), &text));
+    if (enabled == 0) {
+      EXPECT_STREQ(text, "");
+      continue;
+    }
+    EXPECT_THAT(text, AllOf(StartsWith("Total runtime (ms) of HLO passes: "),
+                            HasSubstr("\nPass name, num runs, time (ms)\n"),
+                            HasSubstr("\nlower-mapreduce, 1, "), HasSubstr("\npropagate, ")));
+  }
+}
+
 TEST(CApiCompile, ShardingsThatDoNotFitTheDevicesAreCompileErrors) {
   Owned<sharc_module> module = ParseOrDie(
       "HloModule m, num_partitions=2\n\nENTRY %main {\n"

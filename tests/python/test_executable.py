@@ -193,6 +193,22 @@ def test_time_stats_text_and_notes(examples, mlp_inputs):
         exe.text("final")
 
 
+def test_pass_timings_report_every_compiler_pass(examples, mlp_inputs):
+    module = sharc.load(examples / "sharded_matmul.hlo")
+    timed = sharc.compile(module, 2, backend="interpreter", pass_timings=True)
+    lines = timed.pass_timings.splitlines()
+    assert lines[0].startswith("Total runtime (ms) of HLO passes: ")
+    assert lines[1] == "Pass name, num runs, time (ms)"
+    passes = {line.split(", ")[0]: line.split(", ") for line in lines[2:]}
+    assert "propagate" in passes and "localize" in passes
+    assert all(int(runs) >= 1 and float(ms) >= 0 for _, runs, ms in passes.values())
+    # Longest first, as `--pass-timings` prints them.
+    times = [float(ms) for _, _, ms in (line.split(", ") for line in lines[2:])]
+    assert times == sorted(times, reverse=True)
+    assert sharc.compile(module, 2, backend="interpreter").pass_timings == ""
+    assert module.compile(2, backend="interpreter", pass_timings=True).pass_timings != ""
+
+
 def test_the_gil_is_released_while_running():
     module = sharc.parse("""HloModule big
 ENTRY %e {
