@@ -30,6 +30,7 @@
 #include "tools/literal_summary.h"
 #include "driver/module_loader.h"
 #include "tools/random_inputs.h"
+#include "tools/per_device_reference.h"
 #include "tools/result_check.h"
 #include "driver/spmd_runner.h"
 
@@ -121,9 +122,12 @@ flags:
                            mean magnitude; more for reductions over 1024
                            terms, as partial sums add in another order); a
                            mismatch exits 3 naming the output and element.
-                           Refused (exit 2) where the global program is no
-                           reference: manual regions that change shapes,
-                           collectives or partition-id in the program
+                           A program with manual regions is compared with
+                           its per-device reference instead: the regions
+                           kept, every other value replicated, run on the
+                           interpreter's kernels. Refused (exit 2) where
+                           neither is a reference: collectives or
+                           partition-id outside manual regions
   -h, --help               show this text
 
 exit codes: 0 ok, 1 invalid module or inputs or partitioning failed,
@@ -325,22 +329,44 @@ std::vector<hlo::Literal> RandomArguments(const hlo::Computation& entry, uint64_
   return arguments;
 }
 
-// --check: interprets the module as written and compares the partitioned
-// run's result with it, within the tolerance of result_check.h.
-absl::Status CheckAgainstGlobal(const hlo::Module& written,
-                                const std::vector<hlo::Literal>& arguments,
-                                const hlo::Literal& result, std::ostream& err) {
-  absl::StatusOr<hlo::Literal> global = hlo::Evaluate(written, arguments);
-  if (!global.ok()) {
-    return absl::Status(global.status().code(), absl::StrCat("--check: the global program failed: ",
-                                                             global.status().message()));
+// --check's reference result: the module as written on the reference
+// interpreter, or, with manual regions, its per-device reference
+// (per_device_reference.h) partitioned like the run, on the interpreter's
+// kernels.
+absl::StatusOr<hlo::Literal> ReferenceResult(const hlo::Module& written,
+                                             const std::vector<hlo::Literal>& arguments,
+                                             const PartitionedRunOptions& run_options) {
+  if (!HasManualRegions(written)) return hlo::Evaluate(written, arguments);
+  std::unique_ptr<hlo::Module> reference = PerDeviceReference(written);
+  PartitionedRunOptions options;
+  options.num_devices = run_options.num_devices;
+  options.collective_timeout = run_options.collective_timeout;
+  options.pipeline = run_options.pipeline;
+  options.backend = driver::Backend::kInterpreter;
+  return RunPartitioned(*reference, arguments, options);
+}
+
+// --check: compares the partitioned run's result with the reference's,
+// within the tolerance of result_check.h.
+absl::Status CheckAgainstReference(const hlo::Module& written,
+                                   const std::vector<hlo::Literal>& arguments,
+                                   const PartitionedRunOptions& run_options,
+                                   const hlo::Literal& result, std::ostream& err) {
+  const bool per_device = HasManualRegions(written);
+  absl::StatusOr<hlo::Literal> reference = ReferenceResult(written, arguments, run_options);
+  if (!reference.ok()) {
+    return absl::Status(reference.status().code(),
+                        absl::StrCat("--check: the ", per_device ? "per-device" : "global",
+                                     " reference failed: ", reference.status().message()));
   }
   double max_diff = 0;
   std::string mismatch =
-      FirstMismatch(result, *global, "result", LongestReduction(written), max_diff);
+      FirstMismatch(result, *reference, "result", LongestReduction(written), max_diff);
   if (!mismatch.empty()) return absl::InternalError(absl::StrCat("--check failed: ", mismatch));
-  err << "check: the partitioned run matches the global program (max abs difference " << max_diff
-      << ")\n";
+  err << "check: the partitioned run matches the "
+      << (per_device ? "per-device reference (manual regions kept, everything else replicated)"
+                     : "global program")
+      << " (max abs difference " << max_diff << ")\n";
   return absl::OkStatus();
 }
 
@@ -519,7 +545,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     }
     if (!IsMainProcess()) return kExitOk;
     if (partition && parsed->Has("check")) {
-      if (absl::Status st = CheckAgainstGlobal(**module, arguments, *result, err); !st.ok()) {
+      if (absl::Status st = CheckAgainstReference(**module, arguments, run_options, *result, err);
+          !st.ok()) {
         return Fail(err, st.message(), kExitRuntimeFailure);
       }
     }
