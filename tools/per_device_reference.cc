@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "hlo/ops/custom_call_targets.h"
+#include "hlo/ops/op_def.h"
 #include "spmd/sharding_util.h"
 
 namespace sharc::tools {
@@ -56,12 +57,15 @@ std::unique_ptr<hlo::Module> PerDeviceReference(const hlo::Module& module) {
   for (hlo::Computation* comp : reference->computations()) {
     for (Instruction* inst : comp->instructions()) {
       if (!inst->has_sharding() || IsRegionBoundary(*inst)) continue;
-      // The region's entry: the layout whose tiles become the devices' values.
-      bool entry = false;
-      for (const Instruction* user : inst->users()) {
-        entry = entry || hlo::IsCustomCallTo(*user, hlo::kFullToShardShapeTarget);
-      }
-      if (!entry) inst->set_sharding(ReferenceSharding(*inst->sharding()));
+      // A region boundary's operand: the layout whose tiles become the
+      // devices' values, or whose tiles the devices' values are.
+      bool boundary = false;
+      for (const Instruction* user : inst->users()) boundary = boundary || IsRegionBoundary(*user);
+      // A collective's pairs and groups name devices: which tile each
+      // device holds is part of its meaning.
+      const bool collective = hlo::HasOpDef(inst->opcode()) &&
+                              hlo::GetOpDef(inst->opcode()).traits.collective;
+      if (!boundary && !collective) inst->set_sharding(ReferenceSharding(*inst->sharding()));
     }
   }
   return reference;

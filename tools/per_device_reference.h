@@ -6,12 +6,14 @@
 // is the program with only its manual regions kept, partitioned and run on
 // the reference interpreter's kernels:
 //
-//   - every value outside the regions is replicated, except the region's
-//     entry (the operand of SPMDFullToShardShape keeps the layout whose
-//     tiles become the devices' values) and exit (SPMDShardToFullShape keeps
-//     the layout it assembles);
+//   - every value outside the regions is replicated, except at the region's
+//     boundaries: the operand of SPMDFullToShardShape keeps the layout whose
+//     tiles become the devices' values, the operand of SPMDShardToFullShape
+//     the layout whose tiles they are, and the markers keep theirs;
 //   - inside a partially manual region, the data dims the program splits
-//     are replicated within each manual group; manual dims stay.
+//     are replicated within each manual group; manual dims stay, and so
+//     does a collective's layout (its pairs and groups name devices, so
+//     which tile each device holds is part of its meaning).
 //
 // before:  %c = f32[8,2] copy(%x), sharding={devices=[2,2]<=[4]}
 //          %a = f32[8,2] add(%c, %c), sharding={devices=[4,1]<=[4]}
