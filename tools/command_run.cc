@@ -59,6 +59,7 @@ constexpr absl::string_view kUsage =
                  [--collective-timeout DURATION] [--iterations K]
                  [--profile] [--profile-json FILE] [--trace FILE]
                  [--verify-passes] [--dump-to DIR --dump-pass-re RE] [--pass-timings]
+                 [--check [--check-reference interpreter|compiled]]
 
 Runs the entry computation of an HLO module and prints a summary of each
 result: its shape and its values (all of them up to 64 elements, otherwise
@@ -128,6 +129,10 @@ flags:
                            interpreter's kernels. Refused (exit 2) where
                            neither is a reference: collectives or
                            partition-id outside manual regions
+  --check-reference R      interpreter (default): the global program on the
+                           reference interpreter; compiled: compiled for one
+                           device with the run's kernels (large convolutions
+                           and dots; checks the partitioning, not the kernels)
   -h, --help               show this text
 
 exit codes: 0 ok, 1 invalid module or inputs or partitioning failed,
@@ -151,6 +156,7 @@ constexpr FlagSpec kFlags[] = {
     {"backend", FlagKind::kValue},
     {"output-dir", FlagKind::kValue},
     {"check", FlagKind::kBool},
+    {"check-reference", FlagKind::kValue},
     kMeshFlag,
     kMapReduceModeFlag,
     kVerifyPassesFlag,
@@ -276,6 +282,9 @@ struct RunSettings {
   std::vector<std::string> input_paths;
   bool random = false;
   uint64_t seed = 0;
+  // --check-reference=compiled: the global program on one device with the
+  // run's kernels instead of the reference interpreter.
+  bool compiled_reference = false;
 };
 
 absl::StatusOr<RunSettings> ReadRunSettings(const ParsedArgs& args) {
@@ -303,6 +312,13 @@ absl::StatusOr<RunSettings> ReadRunSettings(const ParsedArgs& args) {
   settings.profiling = args.Has("profile") || args.Has("profile-json") || args.Has("trace");
   settings.input_paths = args.GetAll("input");
   settings.random = args.Has("random-inputs");
+  if (auto value = args.Get("check-reference")) {
+    if (*value != "interpreter" && *value != "compiled") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--check-reference: expected interpreter or compiled, got '", *value, "'"));
+    }
+    settings.compiled_reference = *value == "compiled";
+  }
   if (settings.random && !settings.input_paths.empty()) {
     return absl::InvalidArgumentError("--input and --random-inputs cannot be combined");
   }
@@ -330,20 +346,28 @@ std::vector<hlo::Literal> RandomArguments(const hlo::Computation& entry, uint64_
 }
 
 // --check's reference result: the module as written on the reference
-// interpreter, or, with manual regions, its per-device reference
+// interpreter (or, with --check-reference=compiled, compiled for one device
+// with the run's kernels: a large convolution or dot takes the interpreter
+// minutes), or, with manual regions, its per-device reference
 // (per_device_reference.h) partitioned like the run, on the interpreter's
 // kernels.
 absl::StatusOr<hlo::Literal> ReferenceResult(const hlo::Module& written,
                                              const std::vector<hlo::Literal>& arguments,
-                                             const PartitionedRunOptions& run_options) {
-  if (!HasManualRegions(written)) return hlo::Evaluate(written, arguments);
-  std::unique_ptr<hlo::Module> reference = PerDeviceReference(written);
+                                             const PartitionedRunOptions& run_options,
+                                             bool compiled_reference) {
   PartitionedRunOptions options;
   options.num_devices = run_options.num_devices;
   options.collective_timeout = run_options.collective_timeout;
   options.pipeline = run_options.pipeline;
   options.backend = driver::Backend::kInterpreter;
-  return RunPartitioned(*reference, arguments, options);
+  if (HasManualRegions(written)) {
+    return RunPartitioned(*PerDeviceReference(written), arguments, options);
+  }
+  if (!compiled_reference) return hlo::Evaluate(written, arguments);
+  // The global program on one device, compiled like the run.
+  options.num_devices = 1;
+  options.backend = run_options.backend;
+  return RunPartitioned(written, arguments, options);
 }
 
 // --check: compares the partitioned run's result with the reference's,
@@ -351,9 +375,11 @@ absl::StatusOr<hlo::Literal> ReferenceResult(const hlo::Module& written,
 absl::Status CheckAgainstReference(const hlo::Module& written,
                                    const std::vector<hlo::Literal>& arguments,
                                    const PartitionedRunOptions& run_options,
-                                   const hlo::Literal& result, std::ostream& err) {
+                                   bool compiled_reference, const hlo::Literal& result,
+                                   std::ostream& err) {
   const bool per_device = HasManualRegions(written);
-  absl::StatusOr<hlo::Literal> reference = ReferenceResult(written, arguments, run_options);
+  absl::StatusOr<hlo::Literal> reference =
+      ReferenceResult(written, arguments, run_options, compiled_reference);
   if (!reference.ok()) {
     return absl::Status(reference.status().code(),
                         absl::StrCat("--check: the ", per_device ? "per-device" : "global",
@@ -364,8 +390,9 @@ absl::Status CheckAgainstReference(const hlo::Module& written,
       FirstMismatch(result, *reference, "result", LongestReduction(written), max_diff);
   if (!mismatch.empty()) return absl::InternalError(absl::StrCat("--check failed: ", mismatch));
   err << "check: the partitioned run matches the "
-      << (per_device ? "per-device reference (manual regions kept, everything else replicated)"
-                     : "global program")
+      << (per_device           ? "per-device reference (manual regions kept, everything else replicated)"
+          : compiled_reference ? "global program compiled for one device"
+                               : "global program")
       << " (max abs difference " << max_diff << ")\n";
   return absl::OkStatus();
 }
@@ -545,7 +572,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     }
     if (!IsMainProcess()) return kExitOk;
     if (partition && parsed->Has("check")) {
-      if (absl::Status st = CheckAgainstReference(**module, arguments, run_options, *result, err);
+      if (absl::Status st = CheckAgainstReference(**module, arguments, run_options,
+                                                  settings->compiled_reference, *result, err);
           !st.ok()) {
         return Fail(err, st.message(), kExitRuntimeFailure);
       }

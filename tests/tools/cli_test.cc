@@ -385,6 +385,27 @@ ENTRY %main {
   EXPECT_THAT(r.err, HasSubstr("check: the partitioned run matches the per-device reference"));
 }
 
+// --check-reference=compiled compares with the global program compiled for
+// one device (large convolutions and dots take the interpreter minutes);
+// a misspelt reference is a usage error naming the flag.
+TEST_F(CliTest, RunCheckAgainstTheCompiledGlobalProgram) {
+  std::string path = WriteFile("dot.hlo", R"(HloModule dot, num_partitions=2
+
+ENTRY %main {
+  %a = f32[8,6] parameter(0), sharding={devices=[1,2]0,1}
+  %b = f32[6,4] parameter(1), sharding={devices=[2,1]0,1}
+  ROOT %d = f32[8,4] dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[2,1]0,1}
+}
+)");
+  CommandResult r =
+      Sharc("run " + path + " --devices 2 --random-inputs --check --check-reference compiled");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("matches the global program compiled for one device"));
+  r = Sharc("run " + path + " --devices 2 --random-inputs --check --check-reference halide");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--check-reference: expected interpreter or compiled, got 'halide'"));
+}
+
 // A collective of the program itself (outside manual regions) has no
 // reference: the global run has one device, where an all-reduce is the
 // identity.
