@@ -209,8 +209,8 @@ class ReshardInserter {
     return complete;
   }
 
-  // Slice, pad or reverse along a split dim by halo exchange (halo.h):
-  // the operand takes the result's sharding and each device fetches the
+  // Slice, pad, reverse, reduce-window or concatenate along a split dim by
+  // halo exchange (halo.h): the operands take the result's sharding and each device fetches the
   // window it needs. Taken when it sends no more than `strategy`, the best
   // plan keeping the changed dims whole (ties go to the halo, as GSPMD
   // always exchanges halos here).
@@ -221,8 +221,12 @@ class ReshardInserter {
     const Sharding& own = *inst.sharding();
     std::optional<HaloPlan> plan = PlanHalo(inst, own);
     if (!plan) return std::nullopt;
-    const int64_t bytes =
-        ReshardBytesSent(inst.operand(0)->shape(), current[0], own) + plan->bytes_sent;
+    // A concatenate's operands all take the result's sharding; the other
+    // ops' further operands are scalars (pad value, init value).
+    const int64_t split_operands = inst.opcode() == Opcode::kConcatenate ? inst.operand_count() : 1;
+    int64_t bytes = plan->bytes_sent;
+    for (int64_t i = 0; i < split_operands; ++i)
+      bytes += ReshardBytesSent(inst.operand(i)->shape(), current[i], own);
     const bool take = bytes <= strategy.bytes_sent;
     if (context_.log != nullptr && context_.log->name == inst.name()) {
       absl::StrAppend(account, "halo exchange (operand in the result's sharding ", own.ToString(),
@@ -233,9 +237,9 @@ class ReshardInserter {
                       "\n");
     }
     if (!take) return std::nullopt;
-    std::vector<Instruction*> operands{Operand(inst, 0, own)};
-    for (int64_t i = 1; i < inst.operand_count(); ++i)
-      operands.push_back(Operand(inst, i, Sharding::Replicated()));
+    std::vector<Instruction*> operands;
+    for (int64_t i = 0; i < inst.operand_count(); ++i)
+      operands.push_back(Operand(inst, i, i < split_operands ? own : Sharding::Replicated()));
     return Clone(inst, operands, own);
   }
 
