@@ -215,7 +215,7 @@ absl::StatusOr<std::vector<ReshardStep>> PlanReshardInManualGroups(const Shape& 
   std::vector<int64_t> all(static_cast<size_t>(global.rank()));
   std::iota(all.begin(), all.end(), 0);
   const Sharding groups = ReplicateDims(from, all);
-  if (!from.HasManualSubgroup() || !to.HasManualSubgroup() || groups != ReplicateDims(to, all)) {
+  if (groups != ReplicateDims(to, all)) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot reshard between ", from.ToString(), " and ", to.ToString(),
                      ": a partially manual value moves only within its manual groups, and these "
@@ -244,7 +244,7 @@ absl::StatusOr<std::vector<ReshardStep>> PlanReshard(const Shape& global,
   Sharding from = AsDataLayout(from_in), to = AsDataLayout(to_in);
   std::vector<ReshardStep> steps;
   if (from == to) return steps;
-  if (from.HasManualSubgroup() || to.HasManualSubgroup()) {
+  if (from.HasManualSubgroup() && to.HasManualSubgroup()) {
     return PlanReshardInManualGroups(global, from, to);
   }
   if (from.IsManual() || to.IsManual()) {
