@@ -31,6 +31,7 @@
 #include "tools/literal_summary.h"
 #include "driver/module_loader.h"
 #include "tools/random_inputs.h"
+#include "tools/per_device_reference.h"
 #include "tools/result_check.h"
 #include "driver/spmd_runner.h"
 
@@ -59,6 +60,7 @@ constexpr absl::string_view kUsage =
                  [--collective-timeout DURATION] [--iterations K]
                  [--profile] [--profile-json FILE] [--trace FILE]
                  [--verify-passes] [--dump-to DIR --dump-pass-re RE] [--pass-timings]
+                 [--check [--check-reference interpreter|compiled]]
 
 Runs the entry computation of an HLO module and prints a summary of each
 result: its shape and its values (all of them up to 64 elements, otherwise
@@ -122,9 +124,16 @@ flags:
                            mean magnitude; more for reductions over 1024
                            terms, as partial sums add in another order); a
                            mismatch exits 3 naming the output and element.
-                           Refused (exit 2) where the global program is no
-                           reference: manual regions that change shapes,
-                           collectives or partition-id in the program
+                           A program with manual regions is compared with
+                           its per-device reference instead: the regions
+                           kept, every other value replicated, run on the
+                           interpreter's kernels. Refused (exit 2) where
+                           neither is a reference: collectives or
+                           partition-id outside manual regions
+  --check-reference R      interpreter (default): the global program on the
+                           reference interpreter; compiled: compiled for one
+                           device with the run's kernels (large convolutions
+                           and dots; checks the partitioning, not the kernels)
   -h, --help               show this text
 
 exit codes: 0 ok, 1 invalid module or inputs or partitioning failed,
@@ -148,6 +157,7 @@ constexpr FlagSpec kFlags[] = {
     {"backend", FlagKind::kValue},
     {"output-dir", FlagKind::kValue},
     {"check", FlagKind::kBool},
+    {"check-reference", FlagKind::kValue},
     kMeshFlag,
     kMapReduceModeFlag,
     kVerifyPassesFlag,
@@ -273,6 +283,9 @@ struct RunSettings {
   std::vector<std::string> input_paths;
   bool random = false;
   uint64_t seed = 0;
+  // --check-reference=compiled: the global program on one device with the
+  // run's kernels instead of the reference interpreter.
+  bool compiled_reference = false;
 };
 
 absl::StatusOr<RunSettings> ReadRunSettings(const ParsedArgs& args) {
@@ -300,6 +313,13 @@ absl::StatusOr<RunSettings> ReadRunSettings(const ParsedArgs& args) {
   settings.profiling = args.Has("profile") || args.Has("profile-json") || args.Has("trace");
   settings.input_paths = args.GetAll("input");
   settings.random = args.Has("random-inputs");
+  if (auto value = args.Get("check-reference")) {
+    if (*value != "interpreter" && *value != "compiled") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--check-reference: expected interpreter or compiled, got '", *value, "'"));
+    }
+    settings.compiled_reference = *value == "compiled";
+  }
   if (settings.random && !settings.input_paths.empty()) {
     return absl::InvalidArgumentError("--input and --random-inputs cannot be combined");
   }
@@ -326,22 +346,55 @@ std::vector<hlo::Literal> RandomArguments(const hlo::Computation& entry, uint64_
   return arguments;
 }
 
-// --check: interprets the module as written and compares the partitioned
-// run's result with it, within the tolerance of result_check.h.
-absl::Status CheckAgainstGlobal(const hlo::Module& written,
-                                const std::vector<hlo::Literal>& arguments,
-                                const hlo::Literal& result, std::ostream& err) {
-  absl::StatusOr<hlo::Literal> global = hlo::Evaluate(written, arguments);
-  if (!global.ok()) {
-    return absl::Status(global.status().code(), absl::StrCat("--check: the global program failed: ",
-                                                             global.status().message()));
+// --check's reference result: the module as written on the reference
+// interpreter (or, with --check-reference=compiled, compiled for one device
+// with the run's kernels: a large convolution or dot takes the interpreter
+// minutes), or, with manual regions, its per-device reference
+// (per_device_reference.h) partitioned like the run, on the interpreter's
+// kernels.
+absl::StatusOr<hlo::Literal> ReferenceResult(const hlo::Module& written,
+                                             const std::vector<hlo::Literal>& arguments,
+                                             const PartitionedRunOptions& run_options,
+                                             bool compiled_reference) {
+  PartitionedRunOptions options;
+  options.num_devices = run_options.num_devices;
+  options.collective_timeout = run_options.collective_timeout;
+  options.pipeline = run_options.pipeline;
+  options.backend = driver::Backend::kInterpreter;
+  if (HasManualRegions(written)) {
+    return RunPartitioned(*PerDeviceReference(written), arguments, options);
+  }
+  if (!compiled_reference) return hlo::Evaluate(written, arguments);
+  // The global program on one device, compiled like the run.
+  options.num_devices = 1;
+  options.backend = run_options.backend;
+  return RunPartitioned(written, arguments, options);
+}
+
+// --check: compares the partitioned run's result with the reference's,
+// within the tolerance of result_check.h.
+absl::Status CheckAgainstReference(const hlo::Module& written,
+                                   const std::vector<hlo::Literal>& arguments,
+                                   const PartitionedRunOptions& run_options,
+                                   bool compiled_reference, const hlo::Literal& result,
+                                   std::ostream& err) {
+  const bool per_device = HasManualRegions(written);
+  absl::StatusOr<hlo::Literal> reference =
+      ReferenceResult(written, arguments, run_options, compiled_reference);
+  if (!reference.ok()) {
+    return absl::Status(reference.status().code(),
+                        absl::StrCat("--check: the ", per_device ? "per-device" : "global",
+                                     " reference failed: ", reference.status().message()));
   }
   double max_diff = 0;
   std::string mismatch =
-      FirstMismatch(result, *global, "result", LongestReduction(written), max_diff);
+      FirstMismatch(result, *reference, "result", LongestReduction(written), max_diff);
   if (!mismatch.empty()) return absl::InternalError(absl::StrCat("--check failed: ", mismatch));
-  err << "check: the partitioned run matches the global program (max abs difference " << max_diff
-      << ")\n";
+  err << "check: the partitioned run matches the "
+      << (per_device           ? "per-device reference (manual regions kept, everything else replicated)"
+          : compiled_reference ? "global program compiled for one device"
+                               : "global program")
+      << " (max abs difference " << max_diff << ")\n";
   return absl::OkStatus();
 }
 
@@ -529,7 +582,9 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     }
     if (!IsMainProcess()) return kExitOk;
     if (partition && parsed->Has("check")) {
-      if (absl::Status st = CheckAgainstGlobal(**module, arguments, *result, err); !st.ok()) {
+      if (absl::Status st = CheckAgainstReference(**module, arguments, run_options,
+                                                  settings->compiled_reference, *result, err);
+          !st.ok()) {
         return Fail(err, st.message(), kExitRuntimeFailure);
       }
     }

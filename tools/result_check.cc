@@ -8,6 +8,7 @@
 #include "hlo/ops/convolution_dims.h"
 #include "hlo/ops/custom_call_targets.h"
 #include "hlo/ops/op_def.h"
+#include "tools/per_device_reference.h"
 
 namespace sharc::tools {
 
@@ -15,20 +16,23 @@ using hlo::Instruction;
 using hlo::Opcode;
 using hlo::PrimitiveType;
 
-absl::Status HasGlobalReference(const hlo::Module& module) {
-  for (const hlo::Computation* comp : module.computations()) {
-    for (const Instruction* inst : comp->instructions()) {
-      if (inst->opcode() != Opcode::kCustomCall || inst->operand_count() != 1) continue;
-      const std::string& target = inst->attr_string("custom_call_target");
-      if (!hlo::IsManualRegionMarker(target)) continue;
-      if (inst->operand(0)->shape() == inst->shape()) continue;
-      return absl::UnimplementedError(absl::StrCat(
-          "unsupported: --check has no global reference for a manual region whose values differ "
-          "per device: %", inst->name(), " (", target, ") turns ",
-          inst->operand(0)->shape().ToString(), " into ", inst->shape().ToString(),
-          "; run without --check"));
-    }
+namespace {
+
+// A value of a manual region: manual, or manual in some tile dims.
+bool InManualRegion(const Instruction& inst) {
+  if (!inst.has_sharding()) return false;
+  for (const hlo::Sharding& leaf : inst.sharding()->LeavesFor(inst.shape())) {
+    if (leaf.IsManual() || leaf.HasManualSubgroup()) return true;
   }
+  return false;
+}
+
+}  // namespace
+
+absl::Status HasGlobalReference(const hlo::Module& module) {
+  // With manual regions the reference is the per-device one
+  // (per_device_reference.h), whose regions run their collectives per device.
+  const bool per_device = HasManualRegions(module);
   // Collectives and partition-id of the program itself (not those of
   // shard_map bodies, which the interpreter runs per mesh device) see one
   // device in the global run and N in the partitioned one.
@@ -41,10 +45,10 @@ absl::Status HasGlobalReference(const hlo::Module& module) {
     for (const Instruction* inst : comp->instructions()) {
       // The op table says which ops are collectives (named ones live only
       // in shard_map bodies, which this walk does not enter).
-      const bool per_device = inst->opcode() == Opcode::kPartitionId ||
+      const bool collective = inst->opcode() == Opcode::kPartitionId ||
                               (hlo::HasOpDef(inst->opcode()) &&
                                hlo::GetOpDef(inst->opcode()).traits.collective);
-      if (per_device) {
+      if (collective && !(per_device && InManualRegion(*inst))) {
         return absl::UnimplementedError(absl::StrCat(
             "unsupported: --check has no global reference for %", inst->name(), " (",
             hlo::OpcodeName(inst->opcode()),

@@ -21,13 +21,11 @@ struct CheckTolerance {
   double relative = 0;
 };
 
-// OK if the global (unpartitioned) program is a reference for the module.
-// A manual region whose SPMDFullToShardShape / SPMDShardToFullShape changes
-// the shape holds per-device values with no global meaning (the one-device
-// interpreter takes the tile at offset 0 and pads with zeros), so comparing
-// with it would report differences that are not there: Unimplemented,
-// naming the instruction. So do collectives and partition-id in the program
-// itself (outside shard_map bodies): the global run has one device.
+// OK if --check has a reference for the module: the global (unpartitioned)
+// program, or for a module with manual regions the per-device reference
+// (per_device_reference.h). Collectives and partition-id outside manual
+// regions see one device in the global run and N in the partitioned one:
+// Unimplemented, naming the instruction.
 absl::Status HasGlobalReference(const hlo::Module& module);
 
 // The number of terms the module's longest reduction adds (dot contracting

@@ -149,6 +149,7 @@ std::vector<int64_t> Table(const std::vector<int64_t>& by_device, int64_t num_de
 // h.dim, this device's window starting at h.start) by `fill`.
 Instruction* MaskOutside(LocalBuilder& b, Instruction* w, const HaloDim& h, int64_t size,
                          Instruction* fill) {
+  if (fill->shape().rank() == 0) fill = b.Broadcast(fill, w->shape(), {});
   Shape index_shape(PrimitiveType::kS32, w->shape().dims());
   auto iota = Instruction::Create(Opcode::kIota, b.FreshName("iota"), index_shape);
   iota->set_attr("iota_dimension", h.dim);
@@ -162,7 +163,7 @@ Instruction* MaskOutside(LocalBuilder& b, Instruction* w, const HaloDim& h, int6
   Instruction* inside =
       b.Add(Instruction::Create(Opcode::kAnd, b.FreshName("and"),
                                 Shape(PrimitiveType::kPred, w->shape().dims()), {ge, lt}));
-  return Select(b, inside, w, b.Broadcast(fill, w->shape(), {}));
+  return Select(b, inside, w, fill);
 }
 
 // The K operand tiles each device's window touches, concatenated along
@@ -259,12 +260,99 @@ Instruction* FetchWindow(LocalBuilder& b, Instruction* x, const HaloDim& h) {
   return b.DynamicSlice(buffer, starts, sizes);
 }
 
+// The halo of dim `d` of an operand of `in` split in `n` tiles of `t`,
+// read through `a` by result blocks of `u`; adds each device's sends
+// (bytes) to `sends`.
+HaloDim PlanDim(const Sharding& s, const Shape& in, int64_t d, int64_t n, int64_t t, int64_t u,
+                const DimAccess& a, std::vector<int64_t>& sends) {
+  const int64_t devices = static_cast<int64_t>(sends.size());
+  HaloDim h;
+  h.dim = d;
+  h.operand_tile = t;
+  h.result_tile = u;
+  h.window = a.window;
+  h.start.assign(static_cast<size_t>(devices), 0);
+  h.source.assign(static_cast<size_t>(devices), {});
+  const std::vector<std::vector<int64_t>> groups = GroupsAlongDims(s, {d});
+  for (const auto& group : groups) {
+    for (int64_t i = 0; i < static_cast<int64_t>(group.size()); ++i) {
+      const int64_t start = a.start[i];
+      const int64_t q = FloorDiv(start, t);
+      h.tiles = std::max(h.tiles, FloorDiv(start + h.window - 1, t) - q + 1);
+    }
+  }
+  h.send_lo.assign(static_cast<size_t>(h.tiles), t);
+  h.send_hi.assign(static_cast<size_t>(h.tiles), 0);
+  for (const auto& group : groups) {
+    for (int64_t i = 0; i < static_cast<int64_t>(group.size()); ++i) {
+      const int64_t p = group[i];
+      const int64_t start = a.start[i], q = FloorDiv(start, t);
+      h.start[p] = start;
+      for (int64_t r = 0; r < h.tiles; ++r) {
+        const int64_t j = q + r;
+        const int64_t lo = std::max(j * t, a.used_lo[i]), hi = std::min((j + 1) * t, a.used_hi[i]);
+        const bool needed = j >= 0 && j < n && lo < hi;
+        const int64_t src = needed ? group[j] : -1;
+        h.source[p].push_back(src);
+        if (src >= 0 && src != p) {
+          h.send_lo[r] = std::min(h.send_lo[r], lo - j * t);
+          h.send_hi[r] = std::max(h.send_hi[r], hi - j * t);
+        }
+      }
+    }
+  }
+  // Rows each device sends along this dim, times the bytes of a row of
+  // its operand block.
+  const int64_t row_bytes = s.ShardShape(in).byte_size() / t;
+  for (int64_t p = 0; p < devices; ++p) {
+    for (int64_t r = 0; r < h.tiles; ++r) {
+      const int64_t src = h.source[p].empty() ? -1 : h.source[p][r];
+      if (src >= 0 && src != p) sends[src] += (h.send_hi[r] - h.send_lo[r]) * row_bytes;
+    }
+  }
+  return h;
+}
+
+// A concatenate along a split dim: each operand k, at offset o_k of the
+// result, is read like a pad of it with o_k rows before and the other
+// operands' rows after; result block i takes each position from the one
+// operand whose rows hold it.
+std::optional<HaloPlan> PlanConcatenate(const Instruction& inst, const Sharding& s,
+                                        std::vector<int64_t>& sends) {
+  const int64_t d = inst.attr_ints("dimensions")[0];
+  const int64_t n = s.TileCount(d);
+  if (n <= 1) return std::nullopt;
+  const int64_t M = inst.shape().dim(d), u = CeilDiv(M, n);
+  HaloPlan plan;
+  int64_t offset = 0;
+  for (const Instruction* operand : inst.operands()) {
+    const Shape& in = operand->shape();
+    const int64_t N = in.dim(d), t = CeilDiv(N, n);
+    if (t == 0) return std::nullopt;
+    DimAccess a;
+    a.changed = true;
+    a.window = u;
+    a.start.resize(static_cast<size_t>(n));
+    a.used_lo.resize(static_cast<size_t>(n));
+    a.used_hi.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t valid = std::clamp<int64_t>(M - i * u, 0, u);
+      a.start[i] = i * u - offset;
+      a.used_lo[i] = std::max<int64_t>(a.start[i], 0);
+      a.used_hi[i] = std::min(a.start[i] + valid, N);
+    }
+    plan.dims.push_back(PlanDim(s, in, d, n, t, u, a, sends));
+    offset += N;
+  }
+  return plan;
+}
+
 }  // namespace
 
 std::optional<HaloPlan> PlanHalo(const Instruction& inst, const Sharding& s) {
   const Opcode op = inst.opcode();
   if (op != Opcode::kSlice && op != Opcode::kPad && op != Opcode::kReverse &&
-      op != Opcode::kReduceWindow) {
+      op != Opcode::kReduceWindow && op != Opcode::kConcatenate) {
     return std::nullopt;
   }
   if (!s.IsTiled() || s.HasManualSubgroup() || !inst.shape().is_array()) return std::nullopt;
@@ -276,64 +364,25 @@ std::optional<HaloPlan> PlanHalo(const Instruction& inst, const Sharding& s) {
   const Shape& in = inst.operand(0)->shape();
   int64_t devices = 0;
   for (int64_t id : s.tile_assignment().devices()) devices = std::max(devices, id + 1);
-  HaloPlan plan;
   std::vector<int64_t> sends(static_cast<size_t>(devices), 0);
-  for (int64_t d = 0; d < in.rank(); ++d) {
-    const int64_t n = s.TileCount(d);
-    if (n <= 1) continue;
-    const int64_t t = CeilDiv(in.dim(d), n), u = CeilDiv(inst.shape().dim(d), n);
-    if (t == 0 || u == 0) return std::nullopt;
-    std::optional<DimAccess> a = Access(inst, d, n, t, u);
-    if (!a) return std::nullopt;
-    if (!a->changed) continue;
-    HaloDim h;
-    h.dim = d;
-    h.operand_tile = t;
-    h.result_tile = u;
-    h.window = a->window;
-    h.start.assign(static_cast<size_t>(devices), 0);
-    h.source.assign(static_cast<size_t>(devices), {});
-    const std::vector<std::vector<int64_t>> groups = GroupsAlongDims(s, {d});
-    for (const auto& group : groups) {
-      for (int64_t i = 0; i < static_cast<int64_t>(group.size()); ++i) {
-        const int64_t start = a->start[i];
-        const int64_t q = FloorDiv(start, t);
-        h.tiles = std::max(h.tiles, FloorDiv(start + h.window - 1, t) - q + 1);
-      }
+  std::optional<HaloPlan> plan;
+  if (op == Opcode::kConcatenate) {
+    plan = PlanConcatenate(inst, s, sends);
+  } else {
+    plan.emplace();
+    for (int64_t d = 0; d < in.rank(); ++d) {
+      const int64_t n = s.TileCount(d);
+      if (n <= 1) continue;
+      const int64_t t = CeilDiv(in.dim(d), n), u = CeilDiv(inst.shape().dim(d), n);
+      if (t == 0 || u == 0) return std::nullopt;
+      std::optional<DimAccess> a = Access(inst, d, n, t, u);
+      if (!a) return std::nullopt;
+      if (!a->changed) continue;
+      plan->dims.push_back(PlanDim(s, in, d, n, t, u, *a, sends));
     }
-    h.send_lo.assign(static_cast<size_t>(h.tiles), t);
-    h.send_hi.assign(static_cast<size_t>(h.tiles), 0);
-    for (const auto& group : groups) {
-      for (int64_t i = 0; i < static_cast<int64_t>(group.size()); ++i) {
-        const int64_t p = group[i];
-        const int64_t start = a->start[i], q = FloorDiv(start, t);
-        h.start[p] = start;
-        for (int64_t r = 0; r < h.tiles; ++r) {
-          const int64_t j = q + r;
-          const int64_t lo = std::max(j * t, a->used_lo[i]), hi = std::min((j + 1) * t, a->used_hi[i]);
-          const bool needed = j >= 0 && j < n && lo < hi;
-          const int64_t src = needed ? group[j] : -1;
-          h.source[p].push_back(src);
-          if (src >= 0 && src != p) {
-            h.send_lo[r] = std::min(h.send_lo[r], lo - j * t);
-            h.send_hi[r] = std::max(h.send_hi[r], hi - j * t);
-          }
-        }
-      }
-    }
-    // Rows each device sends along this dim, times the bytes of a row of
-    // its operand block.
-    const int64_t row_bytes = s.ShardShape(in).byte_size() / t;
-    for (int64_t p = 0; p < devices; ++p) {
-      for (int64_t r = 0; r < h.tiles; ++r) {
-        const int64_t src = h.source[p].empty() ? -1 : h.source[p][r];
-        if (src >= 0 && src != p) sends[src] += (h.send_hi[r] - h.send_lo[r]) * row_bytes;
-      }
-    }
-    plan.dims.push_back(std::move(h));
   }
-  if (plan.dims.empty()) return std::nullopt;
-  for (int64_t k : sends) plan.bytes_sent = std::max(plan.bytes_sent, k);
+  if (!plan || plan->dims.empty()) return std::nullopt;
+  for (int64_t k : sends) plan->bytes_sent = std::max(plan->bytes_sent, k);
   return plan;
 }
 
@@ -341,6 +390,16 @@ absl::StatusOr<Instruction*> LowerHalo(LocalBuilder& b, const Instruction& inst,
                                        const std::vector<Instruction*>& operands,
                                        const Sharding& s, const HaloPlan& plan,
                                        hlo::Computation* to_apply) {
+  if (inst.opcode() == Opcode::kConcatenate) {
+    // Each position of a block from the operand whose rows hold it.
+    Instruction* x = nullptr;
+    for (size_t k = 0; k < plan.dims.size(); ++k) {
+      const HaloDim& h = plan.dims[k];
+      Instruction* w = FetchWindow(b, operands[k], h);
+      x = x == nullptr ? w : MaskOutside(b, w, h, inst.operand(k)->shape().dim(h.dim), x);
+    }
+    return x;
+  }
   Instruction* x = operands[0];
   const Shape& in = inst.operand(0)->shape();
   const int64_t rank = in.rank();

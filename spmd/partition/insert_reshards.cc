@@ -1,7 +1,10 @@
 #include "spmd/partition/insert_reshards.h"
 
+#include <numeric>
+
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ops/op_def.h"
 #include "spmd/partition/computation_copy.h"
 #include "spmd/partition/global_view.h"
 #include "spmd/partition/halo.h"
@@ -118,6 +121,53 @@ class ReshardInserter {
     return inst.operand_count() > 0;
   }
 
+  // A partially manual op that splits data dims inside its region, fed by
+  // values of the same manual groups.
+  bool FedByManualGroups(const Instruction& inst, const Sharding& own) const {
+    for (const Instruction* op : inst.operands()) {
+      const Sharding s = ShardingOrReplicated(*values_.at(op));
+      if (!s.IsTiled() || !s.HasManualSubgroup() || s.TiledDataRank() != op->shape().rank() ||
+          GroupsOf(s) != GroupsOf(own)) {
+        return false;
+      }
+    }
+    return inst.operand_count() > 0;
+  }
+
+  // A partially manual layout with its data dims replicated: each device
+  // holds its manual group's whole value.
+  static Sharding GroupsOf(const Sharding& s) {
+    std::vector<int64_t> all(static_cast<size_t>(s.TiledDataRank()));
+    std::iota(all.begin(), all.end(), 0);
+    return ReplicateDims(s, all);
+  }
+
+  // Such an op runs on each manual group's whole value: its operands are
+  // gathered within the group, and its result is that value (consumers
+  // slice their tiles locally). An elementwise op and a collective run on
+  // the tiles as they are: a collective's pairs and groups name devices,
+  // so it must see each device's own tile.
+  Instruction* InManualGroups(const Instruction& inst, const Sharding& own) {
+    const bool tiles = inst.opcode() == Opcode::kCollectivePermute ||
+                       inst.opcode() == Opcode::kAllReduce || IsElementwiseOnSameShape(inst);
+    const Sharding layout = tiles ? own : GroupsOf(own);
+    std::vector<Instruction*> operands;
+    for (int64_t i = 0; i < inst.operand_count(); ++i) {
+      operands.push_back(Operand(inst, i, tiles ? own : GroupsOf(ShardingOrReplicated(*values_.at(inst.operand(i))))));
+    }
+    return Clone(inst, operands, layout);
+  }
+
+  static bool IsElementwiseOnSameShape(const Instruction& inst) {
+    if (!hlo::HasOpDef(inst.opcode()) || !hlo::GetOpDef(inst.opcode()).traits.elementwise) {
+      return false;
+    }
+    for (const Instruction* op : inst.operands()) {
+      if (op->shape().dims() != inst.shape().dims()) return false;
+    }
+    return inst.shape().is_array();
+  }
+
   // Replicate every operand and run the op whole.
   Instruction* DefaultAction(const Instruction& inst) {
     std::vector<Instruction*> operands;
@@ -159,8 +209,8 @@ class ReshardInserter {
     return complete;
   }
 
-  // Slice, pad or reverse along a split dim by halo exchange (halo.h):
-  // the operand takes the result's sharding and each device fetches the
+  // Slice, pad, reverse, reduce-window or concatenate along a split dim by
+  // halo exchange (halo.h): the operands take the result's sharding and each device fetches the
   // window it needs. Taken when it sends no more than `strategy`, the best
   // plan keeping the changed dims whole (ties go to the halo, as GSPMD
   // always exchanges halos here).
@@ -171,8 +221,12 @@ class ReshardInserter {
     const Sharding& own = *inst.sharding();
     std::optional<HaloPlan> plan = PlanHalo(inst, own);
     if (!plan) return std::nullopt;
-    const int64_t bytes =
-        ReshardBytesSent(inst.operand(0)->shape(), current[0], own) + plan->bytes_sent;
+    // A concatenate's operands all take the result's sharding; the other
+    // ops' further operands are scalars (pad value, init value).
+    const int64_t split_operands = inst.opcode() == Opcode::kConcatenate ? inst.operand_count() : 1;
+    int64_t bytes = plan->bytes_sent;
+    for (int64_t i = 0; i < split_operands; ++i)
+      bytes += ReshardBytesSent(inst.operand(i)->shape(), current[i], own);
     const bool take = bytes <= strategy.bytes_sent;
     if (context_.log != nullptr && context_.log->name == inst.name()) {
       absl::StrAppend(account, "halo exchange (operand in the result's sharding ", own.ToString(),
@@ -183,9 +237,9 @@ class ReshardInserter {
                       "\n");
     }
     if (!take) return std::nullopt;
-    std::vector<Instruction*> operands{Operand(inst, 0, own)};
-    for (int64_t i = 1; i < inst.operand_count(); ++i)
-      operands.push_back(Operand(inst, i, Sharding::Replicated()));
+    std::vector<Instruction*> operands;
+    for (int64_t i = 0; i < inst.operand_count(); ++i)
+      operands.push_back(Operand(inst, i, i < split_operands ? own : Sharding::Replicated()));
     return Clone(inst, operands, own);
   }
 
@@ -272,10 +326,19 @@ class ReshardInserter {
           return AddGlobalView(*out_, hlo::kSpmdReshard, value, own, inst.name());
         }
         if (IsCustomCallTo(inst, hlo::kFullToShardShapeTarget)) {
-          // The operand's shard becomes this device's manual value.
-          return Clone(inst, {Operand(inst, 0, ShardingOrReplicated(*inst.operand(0)))}, Sharding::Manual());
+          // The operand's shard becomes this device's manual value (in a
+          // partially manual region, its manual group's value, laid out as
+          // the op's own sharding says).
+          return Clone(inst, {Operand(inst, 0, ShardingOrReplicated(*inst.operand(0)))},
+                       own.HasManualSubgroup() ? own : Sharding::Manual());
         }
         if (IsCustomCallTo(inst, hlo::kShardToFullShapeTarget)) {
+          // This device's value, laid out as the operand's own sharding,
+          // is its tile of the result (as in GSPMD).
+          const Instruction& op = *inst.operand(0);
+          if (op.has_sharding() && op.sharding()->HasManualSubgroup()) {
+            return Clone(inst, {Operand(inst, 0, *op.sharding())}, own);
+          }
           return Clone(inst, {values_.at(inst.operand(0))}, own);
         }
         // Any other custom-call of a manual region (manual, or a tuple of
@@ -290,6 +353,9 @@ class ReshardInserter {
     ASSIGN_OR_RETURN(ShardingRule rule, GetShardingRule(inst));
     // Inside a manual region values are already per device.
     if (IsManualLike(own) || InsidePartialManualRegion(inst, own)) return ManualClone(inst, own);
+    if (own.HasManualSubgroup() && own.IsTiled() && FedByManualGroups(inst, own)) {
+      return InManualGroups(inst, own);
+    }
     if (rule.kind != ShardingRule::Kind::kFactors || own.HasManualSubgroup()) {
       return DefaultAction(inst);
     }

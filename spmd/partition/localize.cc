@@ -26,6 +26,13 @@ absl::Status At(const Instruction& inst, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(status.message(), ", in ", inst.Describe()));
 }
 
+bool AllOperandsIn(const Instruction& inst, const Sharding& sharding) {
+  for (const Instruction* op : inst.operands()) {
+    if (!SameDataLayout(ShardingOrReplicated(*op), sharding)) return false;
+  }
+  return true;
+}
+
 class Localizer {
  public:
   Localizer(PartitionContext& context, ComputationMap& mapped, const LocalizeOptions& options)
@@ -305,11 +312,13 @@ class Localizer {
         break;
     }
     if (IsManualLike(own)) return EmitLocal(b, inst, ops, inst.shape());
-    // A slice, pad, reverse or reduce-window whose result stays split along
-    // a dim it changes: InsertReshards chose a halo exchange (the other plans keep
-    // such dims whole), and gave the operand the same sharding.
+    // A slice, pad, reverse, reduce-window or concatenate whose result
+    // stays split along a dim it changes: InsertReshards chose a halo
+    // exchange (the other plans keep such dims whole), and gave the operand
+    // (a concatenate's every operand) the same sharding.
     if (std::optional<HaloPlan> plan = PlanHalo(inst, own);
-        plan && SameDataLayout(ShardingOrReplicated(*inst.operand(0)), own)) {
+        plan && SameDataLayout(ShardingOrReplicated(*inst.operand(0)), own) &&
+        (inst.opcode() != Opcode::kConcatenate || AllOperandsIn(inst, own))) {
       Computation* to_apply = inst.opcode() == Opcode::kReduceWindow
                                   ? mapped_.at(inst.attr_computation("to_apply"))
                                   : nullptr;

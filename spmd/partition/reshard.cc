@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
@@ -199,12 +200,53 @@ bool SameDataLayout(const Sharding& a, const Sharding& b) {
   return AsDataLayout(a) == AsDataLayout(b);
 }
 
+namespace {
+
+// Inside a partially manual region the devices of a manual group hold one
+// value between them and other groups hold other values, so a reshard may
+// move data only within a group: both layouts must group the devices alike
+// (with their data dims replicated they agree). The data dims `to` does not
+// refine are gathered within the groups, then each device slices its tile.
+//   {devices=[2,4]<=[4,2]T(1,0) last_tile_dims={manual}}
+//     -> {devices=[1,4,2]<=[8] last_tile_dims={manual, replicated}}: all-gather in pairs
+absl::StatusOr<std::vector<ReshardStep>> PlanReshardInManualGroups(const Shape& global,
+                                                                   const Sharding& from,
+                                                                   const Sharding& to) {
+  std::vector<int64_t> all(static_cast<size_t>(global.rank()));
+  std::iota(all.begin(), all.end(), 0);
+  const Sharding groups = ReplicateDims(from, all);
+  if (groups != ReplicateDims(to, all)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot reshard between ", from.ToString(), " and ", to.ToString(),
+                     ": a partially manual value moves only within its manual groups, and these "
+                     "group the devices differently"));
+  }
+  std::vector<ReshardStep> steps;
+  Sharding at = from;
+  if (!IsSubTilingOrEqual(global, to, from)) {
+    std::vector<int64_t> dims;
+    for (int64_t d = 0; d < global.rank(); ++d) {
+      if (to.TileCount(d) % from.TileCount(d) != 0) dims.push_back(d);
+    }
+    at = ReplicateDims(from, dims);
+    if (!IsSubTilingOrEqual(global, to, at)) at = groups;
+    steps.push_back({hlo::kSpmdAllGather, at});
+  }
+  if (at != to) steps.push_back({hlo::kSpmdAllSlice, to});
+  return steps;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<ReshardStep>> PlanReshard(const Shape& global,
                                                      const Sharding& from_in,
                                                      const Sharding& to_in) {
   Sharding from = AsDataLayout(from_in), to = AsDataLayout(to_in);
   std::vector<ReshardStep> steps;
   if (from == to) return steps;
+  if (from.HasManualSubgroup() && to.HasManualSubgroup()) {
+    return PlanReshardInManualGroups(global, from, to);
+  }
   if (from.IsManual() || to.IsManual()) {
     if (from.IsManual() && to.IsManual()) return steps;
     return absl::InvalidArgumentError(absl::StrCat("cannot reshard between ", from.ToString(),

@@ -1042,6 +1042,27 @@ class ProgramGenerator {
     line(shard, absl::StrCat(local_shape, " custom-call(%", constrained,
                              "), custom_call_target=\"SPMDFullToShardShape\", sharding={", inside, "}"),
          absl::StrCat(global_shape, " copy(%", constrained, ")"));
+    // A partially manual region may split a data dim among the devices of
+    // each manual group (they reshard within the group); its last op
+    // gathers it again, as SPMDShardToFullShape takes each device's value.
+    std::string inner = inside;
+    if (replicated > 1 && Chance(0.5)) {
+      const int64_t e = Uniform(0, static_cast<int>(a.rank()) - 1);
+      const int64_t k = 2;
+      if (local[static_cast<size_t>(e)] % k == 0 && replicated % k == 0) {
+        std::vector<int64_t> split(static_cast<size_t>(a.rank()), 1);
+        split[static_cast<size_t>(e)] = k;
+        // Device (i along e, group g, r) is the r-th of the group's
+        // i-th slice: the groups stay those of `inside`.
+        std::vector<int64_t> order;
+        const int64_t rest = replicated / k;
+        for (int64_t i = 0; i < k; ++i)
+          for (int64_t g = 0; g < manual; ++g)
+            for (int64_t r = 0; r < rest; ++r) order.push_back(devices[g * replicated + i * rest + r]);
+        inner = absl::StrCat("devices=[", absl::StrJoin(split, ","), ",", manual, ",", rest, "]",
+                             absl::StrJoin(order, ","), " last_tile_dims={manual, replicated}");
+      }
+    }
     std::string x = shard;
     const int ops = Uniform(1, 2);
     for (int i = 0; i < ops; ++i) {
@@ -1050,8 +1071,14 @@ class ProgramGenerator {
       const std::string y = Fresh("inside");
       const std::string op = Chance(0.5) ? absl::StrCat(unary[Uniform(0, 2)], "(%", x, ")")
                                          : absl::StrCat(binary[Uniform(0, 2)], "(%", x, ", %", x, ")");
-      line(y, absl::StrCat(local_shape, " ", op, ", sharding={", inside, "}"),
+      line(y, absl::StrCat(local_shape, " ", op, ", sharding={", inner, "}"),
            absl::StrCat(global_shape, " ", op));
+      x = y;
+    }
+    if (inner != inside) {
+      const std::string y = Fresh("inside");
+      line(y, absl::StrCat(local_shape, " copy(%", x, "), sharding={", inside, "}"),
+           absl::StrCat(global_shape, " copy(%", x, ")"));
       x = y;
     }
     Value out{Fresh("unshard"), a.type, a.dims};

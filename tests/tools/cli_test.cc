@@ -361,27 +361,54 @@ ENTRY %main {
   EXPECT_THAT(r.err, HasSubstr("check: the partitioned run matches the global program"));
 }
 
-// A manual region's values differ per device and have no global value, so
-// --check refuses instead of reporting differences that are not there.
-TEST_F(CliTest, RunCheckRefusesManualRegions) {
-  std::string path = WriteFile("manual.hlo", R"(HloModule manual, num_partitions=2
+// A manual region's values differ per device and have no global value:
+// --check compares with the per-device reference (the region kept, every
+// other value replicated, on the interpreter's kernels). Here the values
+// around the region are split otherwise than its entry and exit, and the
+// region rotates its shards with a collective-permute, so a reference that
+// took the global program (the tile at offset 0) would differ.
+TEST_F(CliTest, RunCheckComparesManualRegionsWithThePerDeviceReference) {
+  std::string path = WriteFile("manual.hlo", R"(HloModule manual, num_partitions=4
 
 ENTRY %main {
-  %x = f32[4,2] parameter(0), sharding={devices=[2,1]0,1}
-  %m = f32[2,2] custom-call(%x), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  %x = f32[8,2] parameter(0), sharding={devices=[1,2,2]<=[4] last_tile_dim_replicate}
+  %e = f32[8,2] exponential(%x), sharding={devices=[4,1]<=[4]}
+  %m = f32[2,2] custom-call(%e), custom_call_target="SPMDFullToShardShape", sharding={manual}
   %n = f32[2,2] negate(%m), sharding={manual}
-  ROOT %y = f32[4,2] custom-call(%n), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,1]0,1}
+  %p = f32[2,2] collective-permute(%n), channel_id=1, source_target_pairs={{0,1},{1,2},{2,3},{3,0}}, sharding={manual}
+  %y = f32[8,2] custom-call(%p), custom_call_target="SPMDShardToFullShape", sharding={devices=[4,1]<=[4]}
+  ROOT %z = f32[8,2] add(%y, %x), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
 }
 )");
-  CommandResult r = Sharc("run " + path + " --devices 2 --random-inputs --check");
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("unsupported: --check has no global reference"));
-  EXPECT_THAT(r.err, HasSubstr("%m (SPMDFullToShardShape) turns f32[4,2] into f32[2,2]"));
-  EXPECT_EQ(Sharc("run " + path + " --devices 2 --random-inputs").exit_code, 0);
+  CommandResult r = Sharc("run " + path + " --devices 4 --random-inputs --check");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("check: the partitioned run matches the per-device reference"));
 }
 
-// So does a collective of the program itself: the global run has one
-// device, where an all-reduce is the identity.
+// --check-reference=compiled compares with the global program compiled for
+// one device (large convolutions and dots take the interpreter minutes);
+// a misspelt reference is a usage error naming the flag.
+TEST_F(CliTest, RunCheckAgainstTheCompiledGlobalProgram) {
+  std::string path = WriteFile("dot.hlo", R"(HloModule dot, num_partitions=2
+
+ENTRY %main {
+  %a = f32[8,6] parameter(0), sharding={devices=[1,2]0,1}
+  %b = f32[6,4] parameter(1), sharding={devices=[2,1]0,1}
+  ROOT %d = f32[8,4] dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[2,1]0,1}
+}
+)");
+  CommandResult r =
+      Sharc("run " + path + " --devices 2 --random-inputs --check --check-reference compiled");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("matches the global program compiled for one device"));
+  r = Sharc("run " + path + " --devices 2 --random-inputs --check --check-reference halide");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--check-reference: expected interpreter or compiled, got 'halide'"));
+}
+
+// A collective of the program itself (outside manual regions) has no
+// reference: the global run has one device, where an all-reduce is the
+// identity.
 TEST_F(CliTest, RunCheckRefusesCollectivesOfTheProgram) {
   std::string path = WriteFile("all_reduce.hlo", R"(HloModule all_reduce, num_partitions=2
 
