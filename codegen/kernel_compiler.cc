@@ -19,7 +19,9 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "codegen/cache_seal.h"
+#include "hlo/base/status_macros.h"
 #include "codegen/cpu_tuning.h"
+#include "codegen/halide_status.h"
 #include "codegen/host_target.h"
 #include "codegen/lowering.h"
 #include "codegen/object_writer.h"
@@ -305,17 +307,12 @@ absl::StatusOr<KernelDump> KernelCompiler::Dump(const KernelGraph& graph) const 
   if (!built.ok()) return built.status();
   KernelDump dump;
   dump.funcs = built->lowered_text;
-  try {
-    // Lowering only: the module's statements are printed, never handed to
-    // LLVM.
-    Halide::Module module = LowerKernel(*built, Key(graph));
+  // Lowering only: the module's statements are printed, never handed to LLVM.
+  dump.loop_nest = CallHalide(absl::StrCat("lower kernel '", graph.name, "'"), [&] {
     std::ostringstream text;
-    text << module;
-    dump.loop_nest = text.str();
-  } catch (const Halide::Error& e) {
-    dump.loop_nest = absl::InternalError(
-        absl::StrCat("Halide failed to lower kernel '", graph.name, "': ", e.what()));
-  }
+    text << LowerKernel(*built, Key(graph));
+    return text.str();
+  });
   return dump;
 }
 
@@ -334,11 +331,8 @@ absl::Status KernelCompiler::EnsureRuntime() {
                                         ".so");
   if (!std::filesystem::exists(path)) {
     const std::string obj = TempPath(path, ".o"), so = TempPath(path, ".so");
-    try {
-      Halide::compile_standalone_runtime(obj, rt_target);
-    } catch (const Halide::Error& e) {
-      return absl::InternalError(absl::StrCat("compiling the Halide runtime failed: ", e.what()));
-    }
+    RETURN_IF_ERROR(CallHalide("compile the Halide runtime",
+                               [&] { Halide::compile_standalone_runtime(obj, rt_target); }));
     ++llvm_compiles_;
     absl::Status st = RunCommand(absl::StrCat("cc -shared -o '", so, "' '", obj, "' -lpthread -ldl -lm"));
     std::filesystem::remove(obj, ec);
@@ -462,7 +456,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
   if (!built.ok()) return built.status();
   phase_done(build_us_);
   std::string object;
-  try {
+  RETURN_IF_ERROR(CallHalide(absl::StrCat("compile kernel '", graph.name, "'"), [&] {
     Halide::Module module = LowerKernel(*built, key);
     phase_done(lower_us_);
     const ObjectWriteStats written =
@@ -473,10 +467,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
     nontemporal_stores_ += written.nontemporal_stores;
     prefetches_ += written.prefetches;
     reciprocal_divisions_ += written.reciprocal_divisions;
-  } catch (const Halide::Error& e) {
-    return absl::InternalError(
-        absl::StrCat("Halide failed to compile kernel '", graph.name, "': ", e.what()));
-  }
+  }));
   ++llvm_compiles_;
   std::error_code ec;
   // The directory may have changed since the runtime created it (tests).

@@ -19,6 +19,7 @@
 #include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "codegen/halide_status.h"
 #include "codegen/lowering.h"
 #include "codegen/page_walk.h"
 #include "codegen/row_kernel_schedule.h"
@@ -348,12 +349,11 @@ absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
 }  // namespace
 
 absl::StatusOr<BuiltPipeline> BuildPipeline(const KernelGraph& graph) {
-  try {
-    return Build(graph);
-  } catch (const Halide::Error& e) {
-    return absl::InternalError(
-        absl::StrCat("Halide rejected kernel '", graph.name, "': ", e.what()));
-  }
+  // Build returns a StatusOr of its own: unwrap the one CallHalide adds.
+  absl::StatusOr<absl::StatusOr<BuiltPipeline>> built =
+      CallHalide(absl::StrCat("build kernel '", graph.name, "'"), [&] { return Build(graph); });
+  if (!built.ok()) return built.status();
+  return *std::move(built);
 }
 
 }  // namespace sharc::codegen
