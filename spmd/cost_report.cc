@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "hlo/ops/op_def.h"
 #include "spmd/cost_model.h"
 
 namespace sharc::spmd {
@@ -16,6 +17,24 @@ using hlo::Opcode;
 using hlo::Shape;
 
 namespace {
+
+// The computations `inst` passes values into, from its op's declared data
+// flow (hlo/ops/data_flow.h): a call's, loop's or conditional's bodies, whose
+// ops run as part of it. Reducers and comparators (to_apply of a reduce or
+// sort) are not entered: their op's cost counts them.
+std::vector<const Computation*> BodiesRun(const Instruction& inst) {
+  std::vector<const Computation*> bodies;
+  const hlo::DataFlowFn& flow = hlo::GetOpDef(inst.opcode()).data_flow;
+  if (!flow) return bodies;
+  for (const hlo::FlowEdge& edge : flow(inst).edges) {
+    const Computation* callee = edge.target.computation;
+    if (edge.target.kind == hlo::FlowPoint::Kind::kParameter && callee != nullptr &&
+        std::find(bodies.begin(), bodies.end(), callee) == bodies.end()) {
+      bodies.push_back(callee);
+    }
+  }
+  return bodies;
+}
 
 int64_t GroupSize(const Instruction& inst, int64_t num_devices) {
   const hlo::IntListList& groups = inst.attr_int_lists("replica_groups");
@@ -67,14 +86,11 @@ int64_t PeakLiveBytes(const Computation& comp) {
                          inst->opcode() == Opcode::kGetTupleElement ||
                          inst->opcode() == Opcode::kParameter;
     int64_t callee_extra = 0;
-    if (inst->opcode() == Opcode::kWhile || inst->opcode() == Opcode::kCall ||
-        inst->opcode() == Opcode::kConditional) {
-      for (const Computation* callee : inst->called_computations()) {
-        int64_t parameters = 0;
-        for (const Instruction* p : callee->parameters())
-          if (p != nullptr) parameters += p->shape().byte_size();
-        callee_extra = std::max(callee_extra, PeakLiveBytes(*callee) - parameters);
-      }
+    for (const Computation* callee : BodiesRun(*inst)) {
+      int64_t parameters = 0;
+      for (const Instruction* p : callee->parameters())
+        if (p != nullptr) parameters += p->shape().byte_size();
+      callee_extra = std::max(callee_extra, PeakLiveBytes(*callee) - parameters);
     }
     peak = std::max(peak, live + callee_extra);
     if (!aliases) live += inst->shape().byte_size();
@@ -106,11 +122,8 @@ void Accumulate(const Computation& comp, int64_t num_devices, CostReport& report
       c.bytes_sent += static_cast<int64_t>(multiplier) * BytesSent(*inst, num_devices);
     }
     // Loop bodies are counted once (their trip count is not known statically).
-    for (const Computation* callee : inst->called_computations()) {
-      if (inst->opcode() == Opcode::kWhile || inst->opcode() == Opcode::kCall ||
-          inst->opcode() == Opcode::kConditional) {
-        Accumulate(*callee, num_devices, report, multiplier);
-      }
+    for (const Computation* callee : BodiesRun(*inst)) {
+      Accumulate(*callee, num_devices, report, multiplier);
     }
   }
 }
