@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/halide_kernel_factory.h"
 #include "codegen/kernel_graph.h"
+#include "hlo/base/status_macros.h"
 #include "hlo/ir/computation.h"
 #include "hlo/ops/op_def.h"
 
@@ -119,8 +120,7 @@ class Fuser {
           for (hlo::Computation* callee : inst->called_computations()) work.push_back(callee);
         }
       }
-      absl::Status st = FuseComputation(*c);
-      if (!st.ok()) return st;
+      RETURN_IF_ERROR(FuseComputation(*c));
     }
     // Callees before callers, so the text parses back (a computation must
     // be defined before it is called); otherwise the original order.
@@ -166,8 +166,7 @@ class Fuser {
     }
     for (const auto& g : groups) {
       if (!Outlined(*g)) continue;
-      absl::Status st = Outline(computation, *g);
-      if (!st.ok()) return st;
+      RETURN_IF_ERROR(Outline(computation, *g));
     }
     return absl::OkStatus();
   }
@@ -342,7 +341,7 @@ class Fuser {
     for (size_t i = members.size(); i-- > 0;) {
       Instruction* m = members[i];
       if (!m->users().empty()) continue;
-      if (absl::Status st = parent.RemoveInstruction(m); !st.ok()) return st;
+      RETURN_IF_ERROR(parent.RemoveInstruction(m));
     }
     ++stats_.fusions;
     stats_.fused_instructions += static_cast<int64_t>(members.size());
