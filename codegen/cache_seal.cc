@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "hlo/base/status_macros.h"
 
 namespace sharc::codegen {
 namespace {
@@ -110,28 +111,24 @@ absl::Status WriteUnsealedFile(const std::string& path, absl::string_view object
 }
 
 absl::StatusOr<std::string> Unseal(absl::string_view sealed, absl::string_view name) {
-  absl::StatusOr<size_t> length = CheckTrailer(sealed, name);
-  if (!length.ok()) return length.status();
-  return std::string(sealed.substr(0, *length));
+  ASSIGN_OR_RETURN(size_t length, CheckTrailer(sealed, name));
+  return std::string(sealed.substr(0, length));
 }
 
 absl::StatusOr<std::string> ReadSealedFile(const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadFile(path);
-  if (!bytes.ok()) return bytes.status();
-  absl::StatusOr<size_t> length = CheckTrailer(*bytes, path);
-  if (!length.ok()) return length.status();
-  bytes->resize(*length);  // no second copy of the object
+  ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  ASSIGN_OR_RETURN(size_t length, CheckTrailer(bytes, path));
+  bytes.resize(length);  // no second copy of the object
   return bytes;
 }
 
 absl::Status SealFile(const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadFile(path);
-  if (!bytes.ok()) return bytes.status();
+  ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
   std::FILE* f = std::fopen(path.c_str(), "ab");
   if (f == nullptr) {
     return absl::InternalError(absl::StrCat("cannot append to ", path, ": ", std::strerror(errno)));
   }
-  const std::string trailer = SealTrailer(*bytes);
+  const std::string trailer = SealTrailer(bytes);
   const bool written = std::fwrite(trailer.data(), 1, trailer.size(), f) == trailer.size();
   const int error = errno;
   if (std::fclose(f) != 0 || !written) {
@@ -141,9 +138,8 @@ absl::Status SealFile(const std::string& path) {
 }
 
 absl::Status CheckSealedFile(const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadFile(path);
-  if (!bytes.ok()) return bytes.status();
-  return CheckTrailer(*bytes, path).status();
+  ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  return CheckTrailer(bytes, path).status();
 }
 
 }  // namespace sharc::codegen

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/kernel_graph.h"
 #include "codegen/lowering.h"
+#include "hlo/base/status_macros.h"
 #include "hlo/ops/op_def.h"
 
 namespace sharc::codegen {
@@ -124,13 +125,12 @@ absl::StatusOr<std::vector<Halide::Expr>> ApplyChecked(const hlo::Instruction& i
     }
     std::vector<LoweredValue> operands;
     for (const hlo::Instruction* op : i->operands()) operands.push_back(values.at(op));
-    absl::StatusOr<Lowered> l = FindLoweringRule(i->opcode())->lower(*i, operands);
-    if (!l.ok()) return l.status();
-    if (l->kind != LoweringKind::kInline) {
+    ASSIGN_OR_RETURN(Lowered l, FindLoweringRule(i->opcode())->lower(*i, operands));
+    if (l.kind != LoweringKind::kInline) {
       return LoweringError(inst, "reducer '" + reducer.name() + "' is not elementwise");
     }
-    values[i] = LoweredValue{l->func, i->shape()};
-    funcs.push_back(l->func);
+    values[i] = LoweredValue{l.func, i->shape()};
+    funcs.push_back(l.func);
   }
   // inline_function reads each Func's (default, inline) schedule, which
   // Halide only lets one inspect once its loop levels are locked.

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/lowering.h"
 #include "codegen/reducer.h"
+#include "hlo/base/status_macros.h"
 #include "hlo/ir/computation.h"
 
 namespace sharc::codegen {
@@ -256,8 +257,7 @@ void ScheduleScatter(Halide::Func state, const hlo::Shape& operand, const hlo::S
 
 absl::StatusOr<Lowered> LowerScatter(const hlo::Instruction& inst,
                                      absl::Span<const LoweredValue> ops) {
-  absl::StatusOr<ScatterRule> rule = GetScatterRule(inst);
-  if (!rule.ok()) return rule.status();
+  ASSIGN_OR_RETURN(ScatterRule rule, GetScatterRule(inst));
   const size_t n = static_cast<size_t>(ScatterOperandCount(inst));
   const hlo::Shape& operand = ops[0].shape;
   const LoweredValue& indices = ops[n];
@@ -274,7 +274,7 @@ absl::StatusOr<Lowered> LowerScatter(const hlo::Instruction& inst,
                                                    : Call(ops[k].func, kept));
   }
   const bool nothing_to_do = operand.num_elements() == 0 || updates.num_elements() == 0 ||
-                             rule->combiner == ScatterCombiner::kKeep;
+                             rule.combiner == ScatterCombiner::kKeep;
   Lowered out;
   out.func = Halide::Func(HalideName("scatter", inst));
   if (n == 1) {
@@ -285,14 +285,13 @@ absl::StatusOr<Lowered> LowerScatter(const hlo::Instruction& inst,
     Expr current = Call(out.func, loop.target);
     Expr update = Call(ops[2].func, loop.u);
     Expr value;
-    if (rule->combiner == ScatterCombiner::kOverwrite) {
+    if (rule.combiner == ScatterCombiner::kOverwrite) {
       value = update;
-    } else if (rule->combiner == ScatterCombiner::kComputation) {
-      absl::StatusOr<std::vector<Expr>> v = ApplyReducer(inst, *rule->reducer, {current, update});
-      if (!v.ok()) return v.status();
-      value = (*v)[0];
+    } else if (rule.combiner == ScatterCombiner::kComputation) {
+      ASSIGN_OR_RETURN(std::vector<Expr> v, ApplyReducer(inst, *rule.reducer, {current, update}));
+      value = v[0];
     } else {
-      value = ToStorage(Combine(rule->op, ToCompute(current, t), ToCompute(update, t)), t);
+      value = ToStorage(Combine(rule.op, ToCompute(current, t), ToCompute(update, t)), t);
     }
     std::vector<Expr> lhs(loop.target.rbegin(), loop.target.rend());
     out.func(lhs) = value;
@@ -326,11 +325,10 @@ absl::StatusOr<Lowered> LowerScatter(const hlo::Instruction& inst,
   for (size_t k = 0; k < n; ++k) args.push_back(state(lhs)[static_cast<int>(k)]);
   for (size_t k = 0; k < n; ++k) scratch.push_back(state(lhs)[static_cast<int>(n + k)]);
   for (size_t k = 0; k < n; ++k) args.push_back(Call(ops[n + 1 + k].func, loop.u));
-  absl::StatusOr<std::vector<Expr>> v = ApplyReducer(inst, *rule->reducer, args);
-  if (!v.ok()) return v.status();
+  ASSIGN_OR_RETURN(std::vector<Expr> v, ApplyReducer(inst, *rule.reducer, args));
   std::vector<Expr> next;
   for (size_t k = 0; k < n; ++k) next.push_back(Halide::select(phase == 0, args[k], scratch[k]));
-  for (size_t k = 0; k < n; ++k) next.push_back(Halide::select(phase == 0, (*v)[k], scratch[k]));
+  for (size_t k = 0; k < n; ++k) next.push_back(Halide::select(phase == 0, v[k], scratch[k]));
   state(lhs) = Halide::Tuple(next);
   std::vector<Expr> result;
   for (size_t k = 0; k < n; ++k) result.push_back(state(pure)[static_cast<int>(k)]);

@@ -98,10 +98,9 @@ bool IsFusionCall(const hlo::Instruction& instruction) {
 
 absl::StatusOr<std::unique_ptr<runtime::Kernel>> HalideKernelFactory::MakeKernel(
     const hlo::Instruction& instruction) {
-  absl::StatusOr<KernelGraph> graph = GraphForInstruction(instruction);
-  if (!graph.ok()) return graph.status();
+  ASSIGN_OR_RETURN(KernelGraph graph, GraphForInstruction(instruction));
   absl::StatusOr<std::shared_ptr<const CompiledKernel>> compiled =
-      KernelCompiler::Global().Compile(*graph);
+      KernelCompiler::Global().Compile(graph);
   if (!compiled.ok()) return compiled.status();
   return std::make_unique<HalideKernel>(*std::move(compiled));
 }
@@ -109,10 +108,9 @@ absl::StatusOr<std::unique_ptr<runtime::Kernel>> HalideKernelFactory::MakeKernel
 absl::StatusOr<std::unique_ptr<runtime::Kernel>> HalideKernelFactory::MakeCallKernel(
     const hlo::Instruction& call) {
   if (!IsFusionCall(call)) return std::unique_ptr<runtime::Kernel>();
-  absl::StatusOr<KernelGraph> graph = GraphForComputation(*call.attr_computation("to_apply"));
-  if (!graph.ok()) return graph.status();
+  ASSIGN_OR_RETURN(KernelGraph graph, GraphForComputation(*call.attr_computation("to_apply")));
   absl::StatusOr<std::shared_ptr<const CompiledKernel>> compiled =
-      KernelCompiler::Global().Compile(*graph);
+      KernelCompiler::Global().Compile(graph);
   if (!compiled.ok()) return compiled.status();
   return std::make_unique<HalideKernel>(*std::move(compiled));
 }
@@ -177,8 +175,7 @@ absl::Status PrepareForHalide(hlo::Module& per_device, const PrecompileOptions& 
     return supported;
   }
   if (absl::StatusOr<int64_t> dots = CanonicalizeDots(per_device); !dots.ok()) return dots.status();
-  absl::StatusOr<FusionStats> fused = FuseModule(per_device);
-  if (!fused.ok()) return fused.status();
+  ASSIGN_OR_RETURN(FusionStats fused, FuseModule(per_device));
   return PrecompileKernels(per_device, options);
 }
 

@@ -297,20 +297,18 @@ std::string KernelCompiler::KeyFor(const KernelGraph& graph, bool reciprocal_div
 }
 
 absl::StatusOr<std::string> KernelCompiler::LoweringText(const KernelGraph& graph) const {
-  absl::StatusOr<BuiltPipeline> built = BuildPipeline(graph);
-  if (!built.ok()) return built.status();
-  return built->lowered_text;
+  ASSIGN_OR_RETURN(BuiltPipeline built, BuildPipeline(graph));
+  return built.lowered_text;
 }
 
 absl::StatusOr<KernelDump> KernelCompiler::Dump(const KernelGraph& graph) const {
-  absl::StatusOr<BuiltPipeline> built = BuildPipeline(graph);
-  if (!built.ok()) return built.status();
+  ASSIGN_OR_RETURN(BuiltPipeline built, BuildPipeline(graph));
   KernelDump dump;
-  dump.funcs = built->lowered_text;
+  dump.funcs = built.lowered_text;
   // Lowering only: the module's statements are printed, never handed to LLVM.
   dump.loop_nest = CallHalide(absl::StrCat("lower kernel '", graph.name, "'"), [&] {
     std::ostringstream text;
-    text << LowerKernel(*built, Key(graph));
+    text << LowerKernel(built, Key(graph));
     return text.str();
   });
   return dump;
@@ -373,8 +371,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Load(
   const std::string symbol = absl::StrCat(KernelFunctionName(key), "_argv");
   const absl::Time start = absl::Now();
   // The seal first: dlopen of a damaged library could map and run anything.
-  absl::Status whole = CheckSealedFile(file);
-  if (!whole.ok()) return whole;
+  RETURN_IF_ERROR(CheckSealedFile(file));
   // The library stays loaded: kernels are few and a process may reload them.
   void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) return absl::InternalError(absl::StrCat("dlopen ", file, ": ", dlerror()));
@@ -396,8 +393,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Load(
 
 absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
     const KernelGraph& graph) {
-  absl::Status lowerable = CheckLowerable(graph);
-  if (!lowerable.ok()) return lowerable;
+  RETURN_IF_ERROR(CheckLowerable(graph));
   const bool reciprocal_division = DividesThroughReciprocals();
   const std::string key = KeyFor(graph, reciprocal_division);
   std::shared_ptr<absl::Mutex> key_mu;
@@ -421,8 +417,7 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
       return it->second;
     }
   }
-  absl::Status rt = EnsureRuntime();
-  if (!rt.ok()) return rt;
+  RETURN_IF_ERROR(EnsureRuntime());
   const std::string cached = absl::StrCat(cache_dir(), "/k_", key, ".so");
   if (std::filesystem::exists(cached)) {
     absl::StatusOr<std::shared_ptr<const CompiledKernel>> hit = Load(graph, key, cached);
@@ -452,15 +447,14 @@ absl::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::Compile(
     total += absl::ToInt64Microseconds(now - phase_start);
     phase_start = now;
   };
-  absl::StatusOr<BuiltPipeline> built = BuildPipeline(graph);
-  if (!built.ok()) return built.status();
+  ASSIGN_OR_RETURN(BuiltPipeline built, BuildPipeline(graph));
   phase_done(build_us_);
   std::string object;
   RETURN_IF_ERROR(CallHalide(absl::StrCat("compile kernel '", graph.name, "'"), [&] {
-    Halide::Module module = LowerKernel(*built, key);
+    Halide::Module module = LowerKernel(built, key);
     phase_done(lower_us_);
     const ObjectWriteStats written =
-        WriteKernelObject(module, &object, StreamedBuffersOf(graph, *built), reciprocal_division);
+        WriteKernelObject(module, &object, StreamedBuffersOf(graph, built), reciprocal_division);
     llvm_ir_us_ += written.llvm_ir_us;
     object_us_ += written.object_us;
     phase_start = absl::Now();

@@ -4,6 +4,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "codegen/lowering.h"
+#include "hlo/base/status_macros.h"
 
 namespace sharc::codegen {
 namespace {
@@ -152,8 +153,7 @@ absl::Status CheckLowerable(const hlo::Instruction& inst) {
 
 absl::Status CheckLowerable(const KernelGraph& graph) {
   for (const hlo::Instruction* inst : graph.body) {
-    absl::Status s = CheckLowerable(*inst);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(CheckLowerable(*inst));
   }
   return absl::OkStatus();
 }

@@ -24,6 +24,7 @@
 #include "codegen/page_walk.h"
 #include "codegen/row_kernel_schedule.h"
 #include "codegen/value_sign.h"
+#include "hlo/base/status_macros.h"
 #include "hlo/ops/op_def.h"
 
 namespace sharc::codegen {
@@ -238,10 +239,9 @@ absl::StatusOr<BuiltPipeline> Build(const KernelGraph& graph) {
       }
       operands.push_back(it->second);
     }
-    absl::StatusOr<Lowered> l = FindLoweringRule(inst->opcode())->lower(*inst, operands);
-    if (!l.ok()) return l.status();
-    values[inst] = LoweredValue{l->func, inst->shape(), signs.NonPositive(*inst)};
-    lowered[inst] = *std::move(l);
+    ASSIGN_OR_RETURN(Lowered l, FindLoweringRule(inst->opcode())->lower(*inst, operands));
+    values[inst] = LoweredValue{l.func, inst->shape(), signs.NonPositive(*inst)};
+    lowered[inst] = std::move(l);
   }
 
   std::vector<Halide::Func> outputs;

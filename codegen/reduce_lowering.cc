@@ -14,6 +14,7 @@
 #include "codegen/page_walk.h"
 #include "codegen/reducer.h"
 #include "codegen/row_reduction.h"
+#include "hlo/base/status_macros.h"
 #include "hlo/ir/computation.h"
 
 namespace sharc::codegen {
@@ -177,9 +178,8 @@ absl::StatusOr<Lowered> LowerComputationReduce(const hlo::Instruction& inst,
     // Nothing reduced: the reducer sees init and each element once.
     std::vector<Expr> args = inits;
     for (Expr& x : element(kept)) args.push_back(x);
-    absl::StatusOr<std::vector<Expr>> v = ApplyReducer(inst, reducer, args);
-    if (!v.ok()) return v.status();
-    define(std::vector<Expr>(pure.begin(), pure.end()), *v);
+    ASSIGN_OR_RETURN(std::vector<Expr> v, ApplyReducer(inst, reducer, args));
+    define(std::vector<Expr>(pure.begin(), pure.end()), v);
     return out;
   }
   define(std::vector<Expr>(pure.begin(), pure.end()), inits);
@@ -197,9 +197,8 @@ absl::StatusOr<Lowered> LowerComputationReduce(const hlo::Instruction& inst,
   if (n == 1) {
     std::vector<Expr> args = {out.func(lhs)};
     for (Expr& x : element(index)) args.push_back(x);
-    absl::StatusOr<std::vector<Expr>> v = ApplyReducer(inst, reducer, args);
-    if (!v.ok()) return v.status();
-    define(lhs, *v);
+    ASSIGN_OR_RETURN(std::vector<Expr> v, ApplyReducer(inst, reducer, args));
+    define(lhs, v);
     out.kind = LoweringKind::kReduction;
     return out;
   }
@@ -229,9 +228,8 @@ absl::StatusOr<Lowered> LowerComputationReduce(const hlo::Instruction& inst,
   std::vector<Expr> args;
   for (size_t k = 0; k < n; ++k) args.push_back(state(at_slot(step % 2, lhs))[static_cast<int>(k)]);
   for (Expr& x : element(index)) args.push_back(x);
-  absl::StatusOr<std::vector<Expr>> v = ApplyReducer(inst, reducer, args);
-  if (!v.ok()) return v.status();
-  state(at_slot(1 - step % 2, lhs)) = Halide::Tuple(*v);
+  ASSIGN_OR_RETURN(std::vector<Expr> v, ApplyReducer(inst, reducer, args));
+  state(at_slot(1 - step % 2, lhs)) = Halide::Tuple(v);
   std::vector<Expr> final_values;
   const std::vector<Expr> pure_exprs(pure.begin(), pure.end());
   for (size_t k = 0; k < n; ++k) {
@@ -258,9 +256,8 @@ absl::StatusOr<Lowered> LowerReduce(const hlo::Instruction& inst,
   if (inst.operand_count() != 2 || !PlainBinaryReducer(*inst.attr_computation("to_apply"))) {
     return LowerComputationReduce(inst, ops);
   }
-  absl::StatusOr<hlo::Opcode> op = PlainReducer(inst);
-  if (!op.ok()) return op.status();
-  if (IsVectorizableRowReduction(inst, *op)) return LowerRowReduction(inst, ops, *op);
+  ASSIGN_OR_RETURN(hlo::Opcode op, PlainReducer(inst));
+  if (IsVectorizableRowReduction(inst, op)) return LowerRowReduction(inst, ops, op);
   const hlo::Shape& input = ops[0].shape;
   const hlo::PrimitiveType t = inst.shape().type();
   const hlo::IntList& dims = inst.attr_ints("dimensions");
@@ -288,7 +285,7 @@ absl::StatusOr<Lowered> LowerReduce(const hlo::Instruction& inst,
       Expr x = Call(ops[0].func, kept);
       out.func = Halide::Func(HalideName("reduce", inst));
       Define(out.func, vars,
-             ToStorage(Combine(*op, ToCompute(Call(ops[1].func, {}), t), ToCompute(x, t)), t));
+             ToStorage(Combine(op, ToCompute(Call(ops[1].func, {}), t), ToCompute(x, t)), t));
     }
     out.kind = LoweringKind::kInline;
     return out;
@@ -307,11 +304,11 @@ absl::StatusOr<Lowered> LowerReduce(const hlo::Instruction& inst,
   Expr acc = Call(out.func, kept);
   Expr x = Call(ops[0].func, index);
   std::vector<Expr> lhs(kept.rbegin(), kept.rend());
-  out.func(lhs) = ToStorage(Combine(*op, ToCompute(acc, t), ToCompute(x, t)), t);
+  out.func(lhs) = ToStorage(Combine(op, ToCompute(acc, t), ToCompute(x, t)), t);
   out.kind = LoweringKind::kReduction;
   const int64_t inner = input.dim(input.rank() - 1);
   const hlo::Shape result = inst.shape();
-  if (*op == hlo::Opcode::kAdd && (t == hlo::PrimitiveType::kF32 || t == hlo::PrimitiveType::kF64) &&
+  if (op == hlo::Opcode::kAdd && (t == hlo::PrimitiveType::kF32 || t == hlo::PrimitiveType::kF64) &&
       reduced[static_cast<size_t>(input.rank() - 1)] && inner >= kLongRow) {
     out.schedule = [r, result, t](Halide::Func f) { ScheduleLongRowSum(f, r, result, t); };
   }
@@ -391,9 +388,8 @@ absl::StatusOr<Lowered> LowerComputationReduceWindow(const hlo::Instruction& ins
   for (size_t k = 0; k < n; ++k) xs.push_back(Call(ops[k].func, wi.index));
   if (n == 1) {
     Expr acc = out.func(lhs);
-    absl::StatusOr<std::vector<Expr>> v = ApplyReducer(inst, reducer, {acc, xs[0]});
-    if (!v.ok()) return v.status();
-    out.func(lhs) = Halide::select(wi.valid, (*v)[0], acc);
+    ASSIGN_OR_RETURN(std::vector<Expr> v, ApplyReducer(inst, reducer, {acc, xs[0]}));
+    out.func(lhs) = Halide::select(wi.valid, v[0], acc);
     out.kind = LoweringKind::kReduction;  // the generic reduction schedule
     return out;
   }
@@ -423,10 +419,9 @@ absl::StatusOr<Lowered> LowerComputationReduceWindow(const hlo::Instruction& ins
   }
   args = old;
   args.insert(args.end(), xs.begin(), xs.end());
-  absl::StatusOr<std::vector<Expr>> v = ApplyReducer(inst, reducer, args);
-  if (!v.ok()) return v.status();
+  ASSIGN_OR_RETURN(std::vector<Expr> v, ApplyReducer(inst, reducer, args));
   std::vector<Expr> next;
-  for (size_t k = 0; k < n; ++k) next.push_back(Halide::select(wi.valid, (*v)[k], old[k]));
+  for (size_t k = 0; k < n; ++k) next.push_back(Halide::select(wi.valid, v[k], old[k]));
   state(at_slot(lhs, 1 - step % 2)) = Halide::Tuple(next);
   std::vector<Expr> final_values;
   for (size_t k = 0; k < n; ++k) {
@@ -462,8 +457,7 @@ absl::StatusOr<Lowered> LowerReduceWindow(const hlo::Instruction& inst,
   if (inst.operand_count() != 2 || !PlainBinaryReducer(*inst.attr_computation("to_apply"))) {
     return LowerComputationReduceWindow(inst, ops);
   }
-  absl::StatusOr<hlo::Opcode> op = PlainReducer(inst);
-  if (!op.ok()) return op.status();
+  ASSIGN_OR_RETURN(hlo::Opcode op, PlainReducer(inst));
   const hlo::Shape& input = ops[0].shape;
   const hlo::PrimitiveType t = inst.shape().type();
   std::vector<Halide::Var> vars = HloVars(inst.shape().rank());
@@ -480,7 +474,7 @@ absl::StatusOr<Lowered> LowerReduceWindow(const hlo::Instruction& inst,
   Expr acc = Call(out.func, kept);
   Expr x = Call(ops[0].func, wi.index);
   out.func(lhs) =
-      Halide::select(wi.valid, ToStorage(Combine(*op, ToCompute(acc, t), ToCompute(x, t)), t), acc);
+      Halide::select(wi.valid, ToStorage(Combine(op, ToCompute(acc, t), ToCompute(x, t)), t), acc);
   out.kind = LoweringKind::kReduction;
   return out;
 }

@@ -190,17 +190,15 @@ absl::StatusOr<std::vector<std::vector<runtime::Buffer>>> CompiledProgram::Split
   if (!partitioned_) {
     std::vector<runtime::Buffer> buffers;
     for (const hlo::Literal& a : args) {
-      absl::StatusOr<runtime::Buffer> b = runtime::Buffer::FromLiteral(a);
-      if (!b.ok()) return b.status();
-      buffers.push_back(*std::move(b));
+      ASSIGN_OR_RETURN(runtime::Buffer b, runtime::Buffer::FromLiteral(a));
+      buffers.push_back(std::move(b));
     }
     device_args.push_back(std::move(buffers));
     return device_args;
   }
   for (int64_t d = 0; d < options_.num_devices; ++d) {
-    absl::StatusOr<std::vector<runtime::Buffer>> a = DeviceArgumentBuffers(entry, args, d);
-    if (!a.ok()) return a.status();
-    device_args.push_back(*std::move(a));
+    ASSIGN_OR_RETURN(std::vector<runtime::Buffer> a, DeviceArgumentBuffers(entry, args, d));
+    device_args.push_back(std::move(a));
   }
   return device_args;
 }
@@ -223,16 +221,14 @@ absl::StatusOr<hlo::Literal> CompiledProgram::Run(const std::vector<hlo::Literal
     if (!IsMainProcess()) return hlo::Literal();
     parts = *std::move(gathered);
   } else if (engine_->executable != nullptr) {
-    absl::StatusOr<std::vector<std::vector<runtime::Buffer>>> device_args = SplitArguments(args);
-    if (!device_args.ok()) return device_args.status();
+    ASSIGN_OR_RETURN(std::vector<std::vector<runtime::Buffer>> device_args, SplitArguments(args));
     last_stats_.clear();
     absl::StatusOr<std::vector<runtime::Buffer>> outputs =
-        engine_->mesh->RunBuffers(*engine_->executable, *device_args, &last_stats_);
+        engine_->mesh->RunBuffers(*engine_->executable, device_args, &last_stats_);
     if (!outputs.ok()) return RunFailed(n, outputs.status());
     for (const runtime::Buffer& b : *outputs) {
-      absl::StatusOr<hlo::Literal> l = DeviceResultLiteral(b);
-      if (!l.ok()) return l.status();
-      parts.push_back(*std::move(l));
+      ASSIGN_OR_RETURN(hlo::Literal l, DeviceResultLiteral(b));
+      parts.push_back(std::move(l));
     }
   } else if (!partitioned_) {
     absl::StatusOr<hlo::Literal> evaluated = hlo::Evaluate(*per_device_, args);
@@ -305,18 +301,16 @@ absl::StatusOr<std::vector<double>> CompiledProgram::TimeRuns(
     // Nothing stays compiled in the interpreter's own modes: time whole runs.
     for (int64_t i = 0; i < iterations; ++i) {
       const absl::Time start = absl::Now();
-      absl::StatusOr<hlo::Literal> again = Run(args);
-      if (!again.ok()) return again.status();
+      ASSIGN_OR_RETURN(hlo::Literal again, Run(args));
       seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
     }
     return seconds;
   }
-  absl::StatusOr<std::vector<std::vector<runtime::Buffer>>> device_args = SplitArguments(args);
-  if (!device_args.ok()) return device_args.status();
+  ASSIGN_OR_RETURN(std::vector<std::vector<runtime::Buffer>> device_args, SplitArguments(args));
   for (int64_t i = 0; i < iterations; ++i) {
     const absl::Time start = absl::Now();
     absl::StatusOr<std::vector<runtime::Buffer>> again =
-        engine_->mesh->RunBuffers(*engine_->executable, *device_args);
+        engine_->mesh->RunBuffers(*engine_->executable, device_args);
     if (!again.ok()) return RunFailed(options_.num_devices, again.status());
     seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
   }

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "hlo/base/status_macros.h"
 #include "spmd/partition/device_values.h"
 #include "spmd/sharding_util.h"
 
@@ -20,9 +21,8 @@ absl::StatusOr<std::vector<runtime::Buffer>> DeviceArgumentBuffers(
                           absl::StrCat("splitting parameter ", i, " for device ", d, ": ",
                                        part.status().message()));
     }
-    absl::StatusOr<runtime::Buffer> buffer = runtime::Buffer::FromLiteral(*part);
-    if (!buffer.ok()) return buffer.status();
-    out.push_back(*std::move(buffer));
+    ASSIGN_OR_RETURN(runtime::Buffer buffer, runtime::Buffer::FromLiteral(*part));
+    out.push_back(std::move(buffer));
   }
   return out;
 }
@@ -31,9 +31,8 @@ absl::StatusOr<hlo::Literal> DeviceResultLiteral(const runtime::Buffer& result) 
   if (!result.is_tuple()) return result.ToLiteral();
   std::vector<hlo::Literal> elements;
   for (const runtime::Buffer& e : result.elements()) {
-    absl::StatusOr<hlo::Literal> l = e.ToLiteral();
-    if (!l.ok()) return l.status();
-    elements.push_back(*std::move(l));
+    ASSIGN_OR_RETURN(hlo::Literal l, e.ToLiteral());
+    elements.push_back(std::move(l));
   }
   return hlo::Literal::Tuple(std::move(elements));
 }

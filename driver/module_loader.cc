@@ -106,19 +106,17 @@ absl::Status VerifyLoadedModule(const hlo::Module& module, const std::string& na
 absl::StatusOr<std::unique_ptr<hlo::Module>> LoadModule(const std::string& path,
                                                         const LoadOptions& options) {
   const std::string name = DisplayName(path);
-  absl::StatusOr<std::string> text = ReadTextInput(path);
-  if (!text.ok()) return text.status();
-  absl::StatusOr<std::unique_ptr<hlo::Module>> module = ParseModuleText(*text, name, options.devices);
-  if (!module.ok()) return module.status();
+  ASSIGN_OR_RETURN(std::string text, ReadTextInput(path));
+  ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module,
+                   ParseModuleText(text, name, options.devices));
   if (options.verify) {
-    absl::Status verified = VerifyLoadedModule(**module, name);
-    if (!verified.ok()) return verified;
+    RETURN_IF_ERROR(VerifyLoadedModule(*module, name));
   }
   if (!options.allow_unrunnable_types) {
-    absl::Status runnable = hlo::LowerForCompute(**module);
+    absl::Status runnable = hlo::LowerForCompute(*module);
     if (runnable.ok()) {
-      runnable = options.allow_transfers ? hlo::CheckPartitionableTypes(**module)
-                                         : hlo::CheckRunnableTypes(**module);
+      runnable = options.allow_transfers ? hlo::CheckPartitionableTypes(*module)
+                                         : hlo::CheckRunnableTypes(*module);
     }
     if (!runnable.ok()) {
       return absl::Status(runnable.code(), absl::StrCat(name, ": error: ", runnable.message()));

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "driver/device_arguments.h"
+#include "hlo/base/status_macros.h"
 
 #ifdef SHARC_HAVE_MPI
 #include "runtime/mesh_runtime.h"
@@ -59,9 +60,8 @@ absl::StatusOr<std::vector<hlo::Literal>> RunOnMpiProcesses(
   if (absl::Status st = runtime::BroadcastBuffers(inputs, timeout); !st.ok()) return st;
   std::vector<hlo::Literal> global_args;
   for (const runtime::Buffer& b : inputs) {
-    absl::StatusOr<hlo::Literal> l = b.ToLiteral();
-    if (!l.ok()) return l.status();
-    global_args.push_back(*std::move(l));
+    ASSIGN_OR_RETURN(hlo::Literal l, b.ToLiteral());
+    global_args.push_back(std::move(l));
   }
 
   runtime::MeshOptions mesh_options;
@@ -79,9 +79,8 @@ absl::StatusOr<std::vector<hlo::Literal>> RunOnMpiProcesses(
   const int64_t first = (*comm)->first_local_device();
   std::vector<std::vector<runtime::Buffer>> device_args;
   for (int64_t d = first; d < first + (*comm)->num_local_devices(); ++d) {
-    absl::StatusOr<std::vector<runtime::Buffer>> a = DeviceArgumentBuffers(entry, global_args, d);
-    if (!a.ok()) return a.status();
-    device_args.push_back(*std::move(a));
+    ASSIGN_OR_RETURN(std::vector<runtime::Buffer> a, DeviceArgumentBuffers(entry, global_args, d));
+    device_args.push_back(std::move(a));
   }
   absl::StatusOr<std::vector<runtime::Buffer>> results =
       mesh.RunLocalBuffers(executable, **comm, first, device_args);
@@ -94,9 +93,8 @@ absl::StatusOr<std::vector<hlo::Literal>> RunOnMpiProcesses(
   if (!all.ok()) return all.status();
   std::vector<hlo::Literal> parts;
   for (const runtime::Buffer& b : *all) {
-    absl::StatusOr<hlo::Literal> l = DeviceResultLiteral(b);
-    if (!l.ok()) return l.status();
-    parts.push_back(*std::move(l));
+    ASSIGN_OR_RETURN(hlo::Literal l, DeviceResultLiteral(b));
+    parts.push_back(std::move(l));
   }
   return parts;
 }
