@@ -6,22 +6,19 @@
 
 #include "absl/strings/str_join.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ops/dot_dimension_numbers.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
 
 namespace sharc::hlo {
 namespace {
 
-// The dimension numbers of a dot, checked against the operands.
-struct DotDims {
-  IntList lhs_batch, lhs_contracting, rhs_batch, rhs_contracting;
-  std::vector<int64_t> lhs_free, rhs_free;
-};
-
-std::vector<int64_t> FreeDims(int64_t rank, const IntList& batch, const IntList& contracting) {
+std::vector<int64_t> FreeDims(int64_t rank, const IntList& batch, const IntList& contracting,
+                              const IntList& other = {}) {
   std::vector<bool> used(static_cast<size_t>(rank), false);
   for (int64_t d : batch) used[static_cast<size_t>(d)] = true;
   for (int64_t d : contracting) used[static_cast<size_t>(d)] = true;
+  for (int64_t d : other) used[static_cast<size_t>(d)] = true;
   std::vector<int64_t> free;
   for (int64_t d = 0; d < rank; ++d) {
     if (!used[static_cast<size_t>(d)]) free.push_back(d);
@@ -29,10 +26,16 @@ std::vector<int64_t> FreeDims(int64_t rank, const IntList& batch, const IntList&
   return free;
 }
 
-absl::StatusOr<DotDims> GetDotDims(const Instruction& inst) {
+absl::Status ExpectTwoOperands(const Instruction& inst) {
   if (inst.operand_count() != 2) {
     return OpError(inst, "expects 2 operands, got ", inst.operand_count());
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<DotDims> GetDotDims(const Instruction& inst, const IntList& rhs_other) {
   RETURN_IF_ERROR(ExpectArrayOperand(inst, 0));
   RETURN_IF_ERROR(ExpectArrayOperand(inst, 1));
   const Shape& lhs = inst.operand(0)->shape();
@@ -56,8 +59,11 @@ absl::StatusOr<DotDims> GetDotDims(const Instruction& inst) {
   lhs_all.insert(lhs_all.end(), dd.lhs_contracting.begin(), dd.lhs_contracting.end());
   IntList rhs_all = dd.rhs_batch;
   rhs_all.insert(rhs_all.end(), dd.rhs_contracting.begin(), dd.rhs_contracting.end());
+  rhs_all.insert(rhs_all.end(), rhs_other.begin(), rhs_other.end());
   RETURN_IF_ERROR(ExpectValidDims(inst, lhs_all, lhs.rank(), "lhs batch/contracting"));
-  RETURN_IF_ERROR(ExpectValidDims(inst, rhs_all, rhs.rank(), "rhs batch/contracting"));
+  RETURN_IF_ERROR(ExpectValidDims(inst, rhs_all, rhs.rank(),
+                                  rhs_other.empty() ? "rhs batch/contracting"
+                                                    : "rhs batch/contracting/group"));
   for (size_t i = 0; i < dd.lhs_batch.size(); ++i) {
     int64_t l = lhs.dim(dd.lhs_batch[i]), r = rhs.dim(dd.rhs_batch[i]);
     if (l != r) {
@@ -73,11 +79,14 @@ absl::StatusOr<DotDims> GetDotDims(const Instruction& inst) {
     }
   }
   dd.lhs_free = FreeDims(lhs.rank(), dd.lhs_batch, dd.lhs_contracting);
-  dd.rhs_free = FreeDims(rhs.rank(), dd.rhs_batch, dd.rhs_contracting);
+  dd.rhs_free = FreeDims(rhs.rank(), dd.rhs_batch, dd.rhs_contracting, rhs_other);
   return dd;
 }
 
+namespace {
+
 absl::StatusOr<Shape> InferDot(const Instruction& inst) {
+  RETURN_IF_ERROR(ExpectTwoOperands(inst));
   ASSIGN_OR_RETURN(DotDims dd, GetDotDims(inst));
   const Shape& lhs = inst.operand(0)->shape();
   const Shape& rhs = inst.operand(1)->shape();
@@ -163,6 +172,7 @@ Literal ComputeDot(const Shape& result_shape, const Literal& lhs_value, const Li
 absl::StatusOr<Literal> EvaluateDot(const Instruction& inst,
                                     absl::Span<const Literal* const> operands, EvalContext&) {
   RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  RETURN_IF_ERROR(ExpectTwoOperands(inst));
   ASSIGN_OR_RETURN(DotDims dd, GetDotDims(inst));
   ASSIGN_OR_RETURN(Shape result_shape, InferDot(inst));
   if (IsFloatingPoint(result_shape.type())) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "hlo/base/status_macros.h"
+#include "hlo/ops/dot_dimension_numbers.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
 
@@ -30,8 +31,7 @@ namespace {
 enum class RaggedMode { kNonContracting, kContracting, kBatch };
 
 struct RaggedDims {
-  IntList lhs_batch, lhs_contracting, rhs_batch, rhs_contracting;
-  std::vector<int64_t> lhs_free, rhs_free;  // rhs_free excludes the group dim
+  DotDims dot;  // rhs_free excludes the group dim
   int64_t lhs_ragged = 0;
   int64_t rhs_group = -1;
   RaggedMode mode = RaggedMode::kNonContracting;
@@ -44,50 +44,15 @@ bool Contains(const std::vector<int64_t>& v, int64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-std::vector<int64_t> OtherDims(int64_t rank, const std::vector<int64_t>& a,
-                               const std::vector<int64_t>& b, int64_t also = -1) {
-  std::vector<int64_t> out;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (!Contains(a, d) && !Contains(b, d) && d != also) out.push_back(d);
-  }
-  return out;
-}
-
 absl::StatusOr<RaggedDims> GetRaggedDims(const Instruction& inst) {
   for (int64_t i = 0; i < 3; ++i) RETURN_IF_ERROR(ExpectArrayOperand(inst, i));
   const Shape& lhs = inst.operand(0)->shape();
   const Shape& rhs = inst.operand(1)->shape();
   const Shape& sizes = inst.operand(2)->shape();
-  RaggedDims rd;
-  rd.lhs_batch = inst.attr_ints("lhs_batch_dims");
-  rd.lhs_contracting = inst.attr_ints("lhs_contracting_dims");
-  rd.rhs_batch = inst.attr_ints("rhs_batch_dims");
-  rd.rhs_contracting = inst.attr_ints("rhs_contracting_dims");
   const IntList ragged = inst.attr_ints("lhs_ragged_dims");
   const IntList group = inst.attr_ints("rhs_group_dims");
-  if (rd.lhs_batch.size() != rd.rhs_batch.size() ||
-      rd.lhs_contracting.size() != rd.rhs_contracting.size()) {
-    return OpError(inst, "needs as many lhs as rhs batch dims and contracting dims");
-  }
-  IntList lhs_all = rd.lhs_batch, rhs_all = rd.rhs_batch;
-  lhs_all.insert(lhs_all.end(), rd.lhs_contracting.begin(), rd.lhs_contracting.end());
-  rhs_all.insert(rhs_all.end(), rd.rhs_contracting.begin(), rd.rhs_contracting.end());
-  rhs_all.insert(rhs_all.end(), group.begin(), group.end());
-  RETURN_IF_ERROR(ExpectValidDims(inst, lhs_all, lhs.rank(), "lhs batch/contracting"));
-  RETURN_IF_ERROR(ExpectValidDims(inst, rhs_all, rhs.rank(), "rhs batch/contracting/group"));
-  for (size_t i = 0; i < rd.lhs_batch.size(); ++i) {
-    if (lhs.dim(rd.lhs_batch[i]) != rhs.dim(rd.rhs_batch[i])) {
-      return OpError(inst, "batch dim ", rd.lhs_batch[i], " has size ", lhs.dim(rd.lhs_batch[i]),
-                     " on lhs but ", rhs.dim(rd.rhs_batch[i]), " on rhs");
-    }
-  }
-  for (size_t i = 0; i < rd.lhs_contracting.size(); ++i) {
-    if (lhs.dim(rd.lhs_contracting[i]) != rhs.dim(rd.rhs_contracting[i])) {
-      return OpError(inst, "contracting dim ", rd.lhs_contracting[i], " has size ",
-                     lhs.dim(rd.lhs_contracting[i]), " on lhs but ",
-                     rhs.dim(rd.rhs_contracting[i]), " on rhs");
-    }
-  }
+  RaggedDims rd;
+  ASSIGN_OR_RETURN(rd.dot, GetDotDims(inst, group));
   if (ragged.size() != 1) {
     return OpError(inst, "needs exactly one lhs_ragged_dims, got ", ragged.size());
   }
@@ -96,10 +61,9 @@ absl::StatusOr<RaggedDims> GetRaggedDims(const Instruction& inst) {
     return OpError(inst, "lhs ragged dim ", rd.lhs_ragged, " is out of range [0, ", lhs.rank(),
                    ")");
   }
-  const std::vector<int64_t> lb(rd.lhs_batch.begin(), rd.lhs_batch.end());
-  const std::vector<int64_t> lc(rd.lhs_contracting.begin(), rd.lhs_contracting.end());
-  rd.lhs_free = OtherDims(lhs.rank(), lb, lc);
-  const std::vector<int64_t>* kind = &rd.lhs_free;
+  const IntList& lb = rd.dot.lhs_batch;
+  const IntList& lc = rd.dot.lhs_contracting;
+  const std::vector<int64_t>* kind = &rd.dot.lhs_free;
   if (Contains(lb, rd.lhs_ragged)) {
     rd.mode = RaggedMode::kBatch;
     kind = nullptr;
@@ -117,9 +81,6 @@ absl::StatusOr<RaggedDims> GetRaggedDims(const Instruction& inst) {
     return OpError(inst, "takes no rhs_group_dims when the ragged dim is a ",
                    rd.mode == RaggedMode::kBatch ? "batch" : "contracting", " dim");
   }
-  rd.rhs_free = OtherDims(rhs.rank(), std::vector<int64_t>(rd.rhs_batch.begin(), rd.rhs_batch.end()),
-                          std::vector<int64_t>(rd.rhs_contracting.begin(), rd.rhs_contracting.end()),
-                          rd.rhs_group);
   // The prefix of group_sizes: batch dims (up to the ragged one in batch
   // mode), then the dims of the ragged dim's kind before it.
   std::vector<int64_t> prefix;
@@ -163,9 +124,9 @@ absl::StatusOr<Shape> InferRaggedDot(const Instruction& inst) {
   const Shape& rhs = inst.operand(1)->shape();
   std::vector<int64_t> dims;
   if (rd.mode == RaggedMode::kContracting) dims.push_back(rd.num_groups);
-  for (int64_t d : rd.lhs_batch) dims.push_back(lhs.dim(d));
-  for (int64_t d : rd.lhs_free) dims.push_back(lhs.dim(d));
-  for (int64_t d : rd.rhs_free) dims.push_back(rhs.dim(d));
+  for (int64_t d : rd.dot.lhs_batch) dims.push_back(lhs.dim(d));
+  for (int64_t d : rd.dot.lhs_free) dims.push_back(lhs.dim(d));
+  for (int64_t d : rd.dot.rhs_free) dims.push_back(rhs.dim(d));
   // As for dot, the element type is the declared one (mixed precision).
   PrimitiveType type = inst.shape().is_array() ? inst.shape().type() : lhs.type();
   Shape result(type, std::move(dims));
@@ -186,7 +147,7 @@ absl::StatusOr<Literal> EvaluateRaggedDot(const Instruction& inst,
   const Shape& rs = rhs.shape();
   const bool is_float = IsFloatingPoint(result_shape.type());
   std::vector<int64_t> k_dims;
-  for (int64_t d : rd.lhs_contracting) k_dims.push_back(ls.dim(d));
+  for (int64_t d : rd.dot.lhs_contracting) k_dims.push_back(ls.dim(d));
   const int64_t ragged_size = ls.dim(rd.lhs_ragged);
 
   Literal result(result_shape);
@@ -196,18 +157,18 @@ absl::StatusOr<Literal> EvaluateRaggedDot(const Instruction& inst,
     size_t pos = 0;
     int64_t group = 0;
     if (rd.mode == RaggedMode::kContracting) group = out[pos++];
-    for (size_t i = 0; i < rd.lhs_batch.size(); ++i, ++pos) {
-      li[static_cast<size_t>(rd.lhs_batch[i])] = out[pos];
-      ri[static_cast<size_t>(rd.rhs_batch[i])] = out[pos];
+    for (size_t i = 0; i < rd.dot.lhs_batch.size(); ++i, ++pos) {
+      li[static_cast<size_t>(rd.dot.lhs_batch[i])] = out[pos];
+      ri[static_cast<size_t>(rd.dot.rhs_batch[i])] = out[pos];
     }
-    for (int64_t d : rd.lhs_free) li[static_cast<size_t>(d)] = out[pos++];
-    for (int64_t d : rd.rhs_free) ri[static_cast<size_t>(d)] = out[pos++];
+    for (int64_t d : rd.dot.lhs_free) li[static_cast<size_t>(d)] = out[pos++];
+    for (int64_t d : rd.dot.rhs_free) ri[static_cast<size_t>(d)] = out[pos++];
     double fsum = 0;
     uint64_t isum = 0;
     ForEachIndex(k_dims, [&](const std::vector<int64_t>& k) {
       for (size_t i = 0; i < k.size(); ++i) {
-        li[static_cast<size_t>(rd.lhs_contracting[i])] = k[i];
-        ri[static_cast<size_t>(rd.rhs_contracting[i])] = k[i];
+        li[static_cast<size_t>(rd.dot.lhs_contracting[i])] = k[i];
+        ri[static_cast<size_t>(rd.dot.rhs_contracting[i])] = k[i];
       }
       // The group boundaries of this row of group_sizes.
       int64_t row = 0;
