@@ -38,12 +38,7 @@ absl::Status ValidateAnnotations(const Module& module) {
   for (const Computation* comp : module.computations()) {
     for (const Instruction* inst : comp->instructions()) {
       if (!inst->has_sharding()) continue;
-      if (inst->sharding()->HasUnreduced()) {
-        return absl::UnimplementedError(absl::StrCat(
-            "unsupported: unreduced shardings ({unreduced}, last_tile_dims={unreduced}: devices "
-            "holding partial sums) are read and printed but not propagated yet, in ",
-            inst->Describe()));
-      }
+      RETURN_IF_ERROR(RefuseUnreduced(*inst, "propagated"));
       absl::Status st = inst->sharding()->Validate(inst->shape(), devices);
       if (!st.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(

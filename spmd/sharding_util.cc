@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 
 namespace sharc::spmd {
 
@@ -204,6 +205,14 @@ bool IsManualLike(const hlo::Sharding& sharding) {
     if (!IsManualLike(e)) return false;
   }
   return true;
+}
+
+absl::Status RefuseUnreduced(const hlo::Instruction& inst, absl::string_view stage) {
+  if (!inst.has_sharding() || !inst.sharding()->HasUnreduced()) return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat(
+      "unsupported: unreduced shardings ({unreduced}, last_tile_dims={unreduced}: devices "
+      "holding partial sums) are read and printed but not ", stage, " yet, in ",
+      inst.Describe()));
 }
 
 }  // namespace sharc::spmd

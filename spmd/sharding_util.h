@@ -5,6 +5,8 @@
 
 #include <optional>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "hlo/ir/instruction.h"
 #include "hlo/ir/shape.h"
 #include "hlo/ir/sharding.h"
@@ -45,5 +47,11 @@ hlo::Sharding ShardingOrReplicated(const hlo::Instruction& inst);
 bool IsManualLike(const hlo::Sharding& sharding);
 
 hlo::Sharding ReplicateDims(const hlo::Sharding& sharding, const std::vector<int64_t>& dims);
+
+// OK unless `inst`'s sharding holds unreduced parts ({unreduced},
+// last_tile_dims={unreduced}: devices holding partial sums), which sharc
+// reads and prints but neither propagates nor partitions; `stage` names the
+// pass refusing them ("propagated", "partitioned").
+absl::Status RefuseUnreduced(const hlo::Instruction& inst, absl::string_view stage);
 
 }  // namespace sharc::spmd

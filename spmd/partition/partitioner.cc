@@ -12,6 +12,7 @@
 #include "spmd/partition/insert_reshards.h"
 #include "spmd/partition/localize.h"
 #include "spmd/partition/reshard_to_collectives.h"
+#include "spmd/sharding_util.h"
 
 namespace sharc::spmd {
 
@@ -38,12 +39,7 @@ absl::Status CheckShardings(const Module& module, int64_t num_devices,
         }
         continue;
       }
-      if (inst->sharding()->HasUnreduced()) {
-        return absl::UnimplementedError(absl::StrCat(
-            "unsupported: unreduced shardings ({unreduced}, last_tile_dims={unreduced}: devices "
-            "holding partial sums) are read and printed but not partitioned yet, in ",
-            inst->Describe()));
-      }
+      RETURN_IF_ERROR(RefuseUnreduced(*inst, "partitioned"));
       absl::Status st = inst->sharding()->Validate(inst->shape(), num_devices);
       if (!st.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(
