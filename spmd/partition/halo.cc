@@ -5,6 +5,8 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "hlo/base/status_macros.h"
+#include "hlo/ops/convolution_dims.h"
 #include "spmd/partition/reshard.h"
 
 namespace sharc::spmd {
@@ -347,12 +349,96 @@ std::optional<HaloPlan> PlanConcatenate(const Instruction& inst, const Sharding&
   return plan;
 }
 
+// The convolution input's sharding that matches a result split `s`: each
+// input dim tiled as the result dim it maps to (batch to batch, spatial to
+// spatial, input feature to output feature), devices unchanged.
+Sharding ConvInputSharding(const Sharding& s, const hlo::ConvDims& cd) {
+  std::vector<int64_t> perm(static_cast<size_t>(s.tile_assignment().num_dims()));
+  for (size_t k = 0; k < perm.size(); ++k) perm[k] = static_cast<int64_t>(k);
+  perm[cd.lhs_batch] = cd.out_batch;
+  perm[cd.lhs_feature] = cd.out_feature;
+  for (size_t k = 0; k < cd.lhs_spatial.size(); ++k) perm[cd.lhs_spatial[k]] = cd.out_spatial[k];
+  return Sharding::Tiled(s.tile_assignment().Transposed(perm), s.subgroup_types());
+}
+
+// A convolution split along a spatial dim with a real window: result
+// block i along it reads input positions [i*u*stride - pad_lo, ...) over
+// (u-1)*stride + span of them, span the dilated kernel's extent, like a
+// reduce-window of that size. The output feature stays whole (the kernel
+// is whole on every device), and so does the batch under batch groups
+// (its blocks would not map to the input's).
+std::optional<HaloPlan> PlanConvolution(const Instruction& inst, const Sharding& s,
+                                        std::vector<int64_t>& sends) {
+  absl::StatusOr<hlo::ConvDims> cd = hlo::GetConvDims(inst);
+  if (!cd.ok() || s.TileCount(cd->out_feature) > 1 ||
+      (cd->batch_group_count > 1 && s.TileCount(cd->out_batch) > 1)) {
+    return std::nullopt;
+  }
+  const Sharding input = ConvInputSharding(s, *cd);
+  const Shape& in = inst.operand(0)->shape();
+  HaloPlan plan;
+  for (size_t k = 0; k < cd->window.size(); ++k) {
+    const hlo::ConvWindowDim& w = cd->window[k];
+    const int64_t od = cd->out_spatial[k], d = cd->lhs_spatial[k], n = s.TileCount(od);
+    const bool pointwise = w.size == 1 && w.stride == 1 && w.pad_lo == 0 && w.pad_hi == 0 &&
+                           w.lhs_dilation == 1 && w.rhs_dilation == 1;
+    if (n <= 1 || pointwise) continue;
+    // Base dilation would make where a block's window starts among the
+    // input's elements differ per device; left to the plans that gather.
+    if (w.lhs_dilation != 1) return std::nullopt;
+    const int64_t N = in.dim(d), M = inst.shape().dim(od), t = CeilDiv(N, n), u = CeilDiv(M, n);
+    if (t == 0 || u == 0) return std::nullopt;
+    const int64_t span = (w.size - 1) * w.rhs_dilation + 1;
+    DimAccess a;
+    a.changed = true;
+    a.window = (u - 1) * w.stride + span;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t valid = std::clamp<int64_t>(M - i * u, 0, u);
+      const int64_t start = i * u * w.stride - w.pad_lo;
+      a.start.push_back(start);
+      a.used_lo.push_back(std::max<int64_t>(start, 0));
+      a.used_hi.push_back(valid > 0 ? std::min(start + (valid - 1) * w.stride + span, N)
+                                    : std::max<int64_t>(start, 0));
+    }
+    plan.dims.push_back(PlanDim(input, in, d, n, t, u, a, sends));
+  }
+  plan.operand_shardings = {input, Sharding::Replicated()};
+  return plan;
+}
+
+// The input's windows fetched dim by dim, positions outside the input
+// zeroed, then the convolution with no padding on those dims.
+absl::StatusOr<Instruction*> LowerConvolution(LocalBuilder& b, const Instruction& inst,
+                                              const std::vector<Instruction*>& operands,
+                                              const Sharding& s, const HaloPlan& plan,
+                                              const EmitLocalOp& emit) {
+  ASSIGN_OR_RETURN(hlo::ConvDims cd, hlo::GetConvDims(inst));
+  if (!emit) return absl::InternalError(absl::StrCat("halo exchange: no emitter for ", inst.Describe()));
+  const Shape& in = inst.operand(0)->shape();
+  hlo::IntListList window = inst.attr_int_lists("window");
+  Instruction* x = operands[0];
+  for (const HaloDim& h : plan.dims) {
+    if (x->shape().dim(h.dim) != h.operand_tile) {
+      return absl::InternalError(absl::StrCat("halo exchange: local input dim ", h.dim, " has ",
+                                              x->shape().dim(h.dim), " elements, expected ",
+                                              h.operand_tile, ", in ", inst.Describe()));
+    }
+    x = MaskOutside(b, FetchWindow(b, x, h), h, in.dim(h.dim), b.ScalarConstant(in.type(), 0));
+    const auto k = std::find(cd.lhs_spatial.begin(), cd.lhs_spatial.end(), h.dim) -
+                   cd.lhs_spatial.begin();
+    window[static_cast<size_t>(k)][2] = window[static_cast<size_t>(k)][3] = 0;
+  }
+  Instruction* conv = emit({x, operands[1]}, s.ShardShape(inst.shape()));
+  conv->set_attr("window", std::move(window));
+  return conv;
+}
+
 }  // namespace
 
 std::optional<HaloPlan> PlanHalo(const Instruction& inst, const Sharding& s) {
   const Opcode op = inst.opcode();
   if (op != Opcode::kSlice && op != Opcode::kPad && op != Opcode::kReverse &&
-      op != Opcode::kReduceWindow && op != Opcode::kConcatenate) {
+      op != Opcode::kReduceWindow && op != Opcode::kConcatenate && op != Opcode::kConvolution) {
     return std::nullopt;
   }
   if (!s.IsTiled() || s.HasManualSubgroup() || !inst.shape().is_array()) return std::nullopt;
@@ -368,8 +454,14 @@ std::optional<HaloPlan> PlanHalo(const Instruction& inst, const Sharding& s) {
   std::optional<HaloPlan> plan;
   if (op == Opcode::kConcatenate) {
     plan = PlanConcatenate(inst, s, sends);
+    if (plan) plan->operand_shardings.assign(static_cast<size_t>(inst.operand_count()), s);
+  } else if (op == Opcode::kConvolution) {
+    plan = PlanConvolution(inst, s, sends);
   } else {
     plan.emplace();
+    plan->operand_shardings.assign(static_cast<size_t>(inst.operand_count()),
+                                   Sharding::Replicated());
+    plan->operand_shardings[0] = s;
     for (int64_t d = 0; d < in.rank(); ++d) {
       const int64_t n = s.TileCount(d);
       if (n <= 1) continue;
@@ -389,7 +481,8 @@ std::optional<HaloPlan> PlanHalo(const Instruction& inst, const Sharding& s) {
 absl::StatusOr<Instruction*> LowerHalo(LocalBuilder& b, const Instruction& inst,
                                        const std::vector<Instruction*>& operands,
                                        const Sharding& s, const HaloPlan& plan,
-                                       hlo::Computation* to_apply) {
+                                       hlo::Computation* to_apply, const EmitLocalOp& emit) {
+  if (inst.opcode() == Opcode::kConvolution) return LowerConvolution(b, inst, operands, s, plan, emit);
   if (inst.opcode() == Opcode::kConcatenate) {
     // Each position of a block from the operand whose rows hold it.
     Instruction* x = nullptr;

@@ -1,5 +1,5 @@
-// Halo exchanges: slice, pad, reverse and reduce-window along a split dim,
-// as GSPMD does them. Instead of gathering the dim, each device fetches only the window
+// Halo exchanges: slice, pad, reverse, concatenate, reduce-window and
+// convolution along a split dim, as GSPMD does them. Instead of gathering the dim, each device fetches only the window
 // of the operand its own block of the result needs, from the one or few
 // devices that hold it, with collective-permutes, and applies the op to
 // that window locally.
@@ -22,9 +22,15 @@
 // padding) are replaced by the pad value, or by the identity of the
 // reduce-window's reducer (add, multiply, maximum, minimum; the reference
 // skips padding positions), and a reduce-window then runs once on the
-// fetched windows with no padding left on those dims.
+// fetched windows with no padding left on those dims. A convolution split
+// along a spatial dim reads its input like a reduce-window whose window is
+// the kernel's span: the input takes the result's split, the kernel is
+// whole on every device, positions outside the input are zero (the
+// convolution's padding value), and the local convolution runs on the
+// fetched window with no padding on those dims.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -53,23 +59,36 @@ struct HaloDim {
 
 struct HaloPlan {
   std::vector<HaloDim> dims;
+  // The sharding each operand takes: the result's for the data operand (a
+  // concatenate's every operand), the result's split moved to the input's
+  // dims for a convolution's input, replicated for scalars and a
+  // convolution's kernel.
+  std::vector<hlo::Sharding> operand_shardings;
   // Bytes the busiest device sends.
   int64_t bytes_sent = 0;
 };
 
 // A plan for `inst` (slice, pad without interior padding on split dims,
-// reverse, or a single-input reduce-window whose reducer has a known
-// identity, without dilation on split dims) whose operand and result both have `sharding`, when some dim the
-// op changes is split; nullopt when no such dim is split or the op is not
-// one of these.
+// reverse, concatenate, a single-input reduce-window whose reducer has a
+// known identity and no dilation on split dims, or a convolution without
+// base dilation on split spatial dims whose output feature is not split
+// (nor its batch, under batch groups)) whose result has `sharding`, when
+// some dim the op changes is split; nullopt when no such dim is split or
+// the op is not one of these.
 std::optional<HaloPlan> PlanHalo(const hlo::Instruction& inst, const hlo::Sharding& sharding);
 
+// Clones `inst` into the per-device module with other operands and shape.
+using EmitLocalOp = std::function<hlo::Instruction*(const std::vector<hlo::Instruction*>&,
+                                                    const hlo::Shape&)>;
+
 // This device's block of `inst`'s result from its local operands (the
-// operand block, and for pad and reduce-window the scalar), along `plan`;
-// `to_apply` is a reduce-window's reducer in the per-device module.
+// operand blocks, for pad and reduce-window the scalar, for a convolution
+// the kernel), along `plan`; `to_apply` is a reduce-window's reducer in the
+// per-device module, `emit` clones a convolution.
 absl::StatusOr<hlo::Instruction*> LowerHalo(LocalBuilder& b, const hlo::Instruction& inst,
                                             const std::vector<hlo::Instruction*>& operands,
                                             const hlo::Sharding& sharding, const HaloPlan& plan,
-                                            hlo::Computation* to_apply = nullptr);
+                                            hlo::Computation* to_apply = nullptr,
+                                            const EmitLocalOp& emit = nullptr);
 
 }  // namespace sharc::spmd

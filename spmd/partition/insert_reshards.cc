@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ops/op_def.h"
 #include "spmd/partition/computation_copy.h"
@@ -209,9 +210,9 @@ class ReshardInserter {
     return complete;
   }
 
-  // Slice, pad, reverse, reduce-window or concatenate along a split dim by
-  // halo exchange (halo.h): the operands take the result's sharding and each device fetches the
-  // window it needs. Taken when it sends no more than `strategy`, the best
+  // Slice, pad, reverse, reduce-window, concatenate or convolution along a
+  // split dim by halo exchange (halo.h): the operands take the shardings
+  // the plan names and each device fetches the window it needs. Taken when it sends no more than `strategy`, the best
   // plan keeping the changed dims whole (ties go to the halo, as GSPMD
   // always exchanges halos here).
   std::optional<Instruction*> HaloExchange(const Instruction& inst, const OpStrategy& strategy,
@@ -221,15 +222,16 @@ class ReshardInserter {
     const Sharding& own = *inst.sharding();
     std::optional<HaloPlan> plan = PlanHalo(inst, own);
     if (!plan) return std::nullopt;
-    // A concatenate's operands all take the result's sharding; the other
-    // ops' further operands are scalars (pad value, init value).
-    const int64_t split_operands = inst.opcode() == Opcode::kConcatenate ? inst.operand_count() : 1;
     int64_t bytes = plan->bytes_sent;
-    for (int64_t i = 0; i < split_operands; ++i)
-      bytes += ReshardBytesSent(inst.operand(i)->shape(), current[i], own);
+    for (int64_t i = 0; i < inst.operand_count(); ++i) {
+      bytes += ReshardBytesSent(inst.operand(i)->shape(), current[i],
+                                plan->operand_shardings[static_cast<size_t>(i)]);
+    }
     const bool take = bytes <= strategy.bytes_sent;
     if (context_.log != nullptr && context_.log->name == inst.name()) {
-      absl::StrAppend(account, "halo exchange (operand in the result's sharding ", own.ToString(),
+      std::vector<std::string> taken;
+      for (const Sharding& t : plan->operand_shardings) taken.push_back(t.ToString());
+      absl::StrAppend(account, "halo exchange (operands in ", absl::StrJoin(taken, ", "),
                       ", each device fetching its window with collective-permutes): ", bytes,
                       " B: ",
                       take ? "chosen instead (it sends no more than the plan chosen above)"
@@ -239,7 +241,7 @@ class ReshardInserter {
     if (!take) return std::nullopt;
     std::vector<Instruction*> operands;
     for (int64_t i = 0; i < inst.operand_count(); ++i)
-      operands.push_back(Operand(inst, i, i < split_operands ? own : Sharding::Replicated()));
+      operands.push_back(Operand(inst, i, plan->operand_shardings[static_cast<size_t>(i)]));
     return Clone(inst, operands, own);
   }
 

@@ -26,9 +26,11 @@ absl::Status At(const Instruction& inst, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(status.message(), ", in ", inst.Describe()));
 }
 
-bool AllOperandsIn(const Instruction& inst, const Sharding& sharding) {
-  for (const Instruction* op : inst.operands()) {
-    if (!SameDataLayout(ShardingOrReplicated(*op), sharding)) return false;
+// Whether operand i of `inst` holds its data as `shardings[i]` says.
+bool OperandsIn(const Instruction& inst, const std::vector<Sharding>& shardings) {
+  for (int64_t i = 0; i < inst.operand_count(); ++i) {
+    if (!SameDataLayout(ShardingOrReplicated(*inst.operand(i)), shardings[static_cast<size_t>(i)]))
+      return false;
   }
   return true;
 }
@@ -312,17 +314,19 @@ class Localizer {
         break;
     }
     if (IsManualLike(own)) return EmitLocal(b, inst, ops, inst.shape());
-    // A slice, pad, reverse, reduce-window or concatenate whose result
-    // stays split along a dim it changes: InsertReshards chose a halo
-    // exchange (the other plans keep such dims whole), and gave the operand
-    // (a concatenate's every operand) the same sharding.
+    // A slice, pad, reverse, reduce-window, concatenate or convolution
+    // whose result stays split along a dim it changes: InsertReshards chose
+    // a halo exchange (the other plans keep such dims whole), and gave the
+    // operands the shardings the plan names.
     if (std::optional<HaloPlan> plan = PlanHalo(inst, own);
-        plan && SameDataLayout(ShardingOrReplicated(*inst.operand(0)), own) &&
-        (inst.opcode() != Opcode::kConcatenate || AllOperandsIn(inst, own))) {
+        plan && OperandsIn(inst, plan->operand_shardings)) {
       Computation* to_apply = inst.opcode() == Opcode::kReduceWindow
                                   ? mapped_.at(inst.attr_computation("to_apply"))
                                   : nullptr;
-      absl::StatusOr<Instruction*> v = LowerHalo(b, inst, ops, own, *plan, to_apply);
+      auto emit = [&](const std::vector<Instruction*>& operands, const Shape& shape) {
+        return b.Add(CloneWith(inst, operands, shape, b.FreshName(inst.name()), mapped_));
+      };
+      absl::StatusOr<Instruction*> v = LowerHalo(b, inst, ops, own, *plan, to_apply, emit);
       if (!v.ok()) return At(inst, v.status());
       return Named(b, inst, ops[0], *v);
     }

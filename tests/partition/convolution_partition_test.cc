@@ -1,7 +1,8 @@
 // convolution under the partitioner: batch- and output-feature-split
 // convolutions run locally, an input-feature split adds an all-reduce, a
-// spatial split (which would need a halo exchange) is gathered first, and
-// grouped convolutions keep their grouped dims whole. Every case must compute
+// result split along a spatial dim exchanges halos of its input with
+// collective-permutes (a spatially split input whose result is not split is
+// gathered), and grouped convolutions keep their grouped dims whole. Every case must compute
 // what the global program computes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -68,9 +69,28 @@ TEST(ConvolutionPartitionTest, InputFeatureSplitIsAReduction) {
   EXPECT_THAT(local, ::testing::HasSubstr("all-reduce"));
 }
 
-TEST(ConvolutionPartitionTest, SpatialSplitIsGatheredFirst) {
+TEST(ConvolutionPartitionTest, SpatialSplitOfTheInputAloneIsGathered) {
   PartitionAndCheck(Module("{devices=[1,2,1,1]0,1}", "{replicated}"));
   PartitionAndCheck(Module("{devices=[1,1,2,1]0,1}", "{devices=[1,2,1,1]0,1}"));
+}
+
+TEST(ConvolutionPartitionTest, SpatialSplitOfTheResultExchangesHalos) {
+  // Rows: a 3-row window without padding, 6 input rows in blocks of 3, 4
+  // output rows in blocks of 2: block 0 reads rows 0-3 (row 3 from device
+  // 1), block 1 rows 2-5 (row 2 from device 0).
+  std::string rows = PartitionAndCheck(
+      Module("{devices=[1,2,1,1]0,1}", "{replicated}", ", sharding={devices=[1,2,1,1]0,1}"));
+  EXPECT_THAT(rows, ::testing::HasSubstr("collective-permute("));
+  EXPECT_THAT(rows, ::testing::HasSubstr("f32[4,2,4,6] convolution"));
+  // Columns: stride 2 with 2_1 padding, which the fetched windows replace
+  // (positions outside the input are zeroed before the local convolution).
+  std::string cols = PartitionAndCheck(
+      Module("{devices=[1,1,2,1]0,1}", "{replicated}", ", sharding={devices=[1,1,2,1]0,1}"));
+  EXPECT_THAT(cols, ::testing::HasSubstr("f32[4,4,2,6] convolution"));
+  EXPECT_THAT(cols, ::testing::Not(::testing::HasSubstr("pad=")));
+  for (const std::string& local : {rows, cols}) {
+    EXPECT_THAT(local, ::testing::Not(::testing::HasSubstr("all-gather")));
+  }
 }
 
 TEST(ConvolutionPartitionTest, GroupedConvolutionsPartitionAlongTheBatch) {

@@ -56,6 +56,9 @@ constexpr bool kGenerateReverse = true;
 // reduce-window (windows, strides, edge padding; init values that are not
 // the reducer's identity): along split dims these take halo exchanges.
 constexpr bool kGenerateReduceWindow = true;
+// convolution with dims in any order, strides, padding (negative too) and
+// kernel dilation: split spatial dims of its result take halo exchanges.
+constexpr bool kGenerateConvolution = true;
 constexpr bool kGenerateDynamicSlice = true;
 constexpr bool kGenerateDynamicUpdateSlice = true;
 constexpr bool kGenerateGather = true;
@@ -371,6 +374,7 @@ class ProgramGenerator {
         {kGenerateConcatenate, 3, &ProgramGenerator::Concatenate},
         {kGenerateReverse, 2, &ProgramGenerator::Reverse},
         {kGenerateReduceWindow, 2, &ProgramGenerator::ReduceWindow},
+        {kGenerateConvolution, 2, &ProgramGenerator::Convolution},
         {kGenerateDynamicSlice, 2, &ProgramGenerator::DynamicSlice},
         {kGenerateDynamicUpdateSlice, 2, &ProgramGenerator::DynamicUpdateSlice},
         {kGenerateGather, 2, &ProgramGenerator::Gather},
@@ -570,6 +574,49 @@ class ProgramGenerator {
          absl::StrCat("reduce-window(%", a.name, ", %", init, "), window={size=",
                       absl::StrJoin(size, "x"), " stride=", absl::StrJoin(stride, "x"), " pad=",
                       absl::StrJoin(pad, "x"), "}, to_apply=%", add ? "add_" : "maximum_", a.type));
+  }
+
+  void Convolution() {
+    Value a = PickRanked(3);
+    if (a.type != "f32" || a.rank() > 4) {
+      a = NewParameter("f32", {Dim(), Uniform(3, 9), Uniform(3, 9), Dim()});
+    }
+    const int64_t rank = a.rank();
+    // Labels of each tensor in a random order: batch, feature, spatial.
+    std::string lhs_labels = rank == 3 ? "bf0" : "bf01";
+    std::string out_labels = lhs_labels;
+    std::string kernel_labels = rank == 3 ? "io0" : "io01";
+    std::shuffle(lhs_labels.begin(), lhs_labels.end(), rng_);
+    std::shuffle(out_labels.begin(), out_labels.end(), rng_);
+    std::shuffle(kernel_labels.begin(), kernel_labels.end(), rng_);
+    auto lhs_dim = [&](char c) { return a.dims[lhs_labels.find(c)]; };
+    const int64_t out_features = Dim();
+    std::vector<std::string> size, stride, pad, dilate;
+    std::vector<int64_t> kernel_dims(static_cast<size_t>(rank)), out(static_cast<size_t>(rank));
+    for (int64_t k = 0; k < rank - 2; ++k) {
+      const char c = static_cast<char>('0' + k);
+      const int64_t n = lhs_dim(c);
+      int64_t w = Uniform(1, 3), st = Chance(0.3) ? 2 : 1, rd = Chance(0.2) ? 2 : 1;
+      int64_t lo = Uniform(-1, 2), hi = Uniform(-1, 2);
+      const int64_t span = (w - 1) * rd + 1;
+      if (n + lo + hi < span) lo = hi = span;
+      size.push_back(absl::StrCat(w));
+      stride.push_back(absl::StrCat(st));
+      pad.push_back(absl::StrCat(lo, "_", hi));
+      dilate.push_back(absl::StrCat(rd));
+      kernel_dims[kernel_labels.find(c)] = w;
+      out[out_labels.find(c)] = (n + lo + hi - span) / st + 1;
+    }
+    kernel_dims[kernel_labels.find('i')] = lhs_dim('f');
+    kernel_dims[kernel_labels.find('o')] = out_features;
+    out[out_labels.find('b')] = lhs_dim('b');
+    out[out_labels.find('f')] = out_features;
+    Value kernel = Need("f32", kernel_dims);
+    Emit("conv", "f32", out,
+         absl::StrCat("convolution(%", a.name, ", %", kernel.name, "), window={size=",
+                      absl::StrJoin(size, "x"), " stride=", absl::StrJoin(stride, "x"),
+                      " pad=", absl::StrJoin(pad, "x"), " rhs_dilate=", absl::StrJoin(dilate, "x"),
+                      "}, dim_labels=", lhs_labels, "_", kernel_labels, "->", out_labels));
   }
 
   std::vector<std::string> Starts(const std::vector<int64_t>& dims, const std::vector<int64_t>& sizes) {
