@@ -361,12 +361,53 @@ Sharding ConvInputSharding(const Sharding& s, const hlo::ConvDims& cd) {
   return Sharding::Tiled(s.tile_assignment().Transposed(perm), s.subgroup_types());
 }
 
-// A convolution split along a spatial dim with a real window: result
-// block i along it reads input positions [i*u*stride - pad_lo, ...) over
-// (u-1)*stride + span of them, span the dilated kernel's extent, like a
-// reduce-window of that size. The output feature stays whole (the kernel
-// is whole on every device), and so does the batch under batch groups
-// (its blocks would not map to the input's).
+// How result block i (of u, n blocks, M results) along one spatial dim of
+// a convolution reads its input (N elements): the input's dilated
+// positions [i*u*stride - pad_lo, ... + (u-1)*stride + span), span the
+// dilated kernel's extent, of which the multiples of the base dilation ld
+// are input elements. The local convolution reads the fetched input
+// elements with the same dilations and local padding `pad_lo`, `pad_hi`
+// that puts its first window where block i's starts. That padding is the
+// same on every device only when u*stride is a multiple of ld (always,
+// without base dilation); otherwise nullopt.
+struct ConvHalo {
+  DimAccess access;
+  int64_t pad_lo = 0, pad_hi = 0;
+};
+std::optional<ConvHalo> ConvAccess(const hlo::ConvWindowDim& w, int64_t N, int64_t M, int64_t n,
+                                   int64_t u) {
+  const int64_t ld = w.lhs_dilation, span = (w.size - 1) * w.rhs_dilation + 1;
+  if ((u * w.stride) % ld != 0) return std::nullopt;
+  const int64_t length = (u - 1) * w.stride + span;  // dilated positions a block reads
+  // From a block's first dilated position to its first input element.
+  const int64_t skip = ((w.pad_lo % ld) + ld) % ld;
+  if (skip >= length) return std::nullopt;
+  ConvHalo h;
+  h.access.changed = true;
+  h.access.window = (length - 1 - skip) / ld + 1;
+  h.pad_lo = skip;
+  h.pad_hi = length - skip - ((h.access.window - 1) * ld + 1);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t valid = std::clamp<int64_t>(M - i * u, 0, u);
+    const int64_t first = i * u * w.stride - w.pad_lo;  // dilated
+    const int64_t start = (first + skip) / ld;
+    const int64_t last = valid > 0 ? FloorDiv(first + (valid - 1) * w.stride + span - 1, ld) : start - 1;
+    h.access.start.push_back(start);
+    h.access.used_lo.push_back(std::max<int64_t>(start, 0));
+    h.access.used_hi.push_back(std::max(std::min(last + 1, N), std::max<int64_t>(start, 0)));
+  }
+  return h;
+}
+
+bool Pointwise(const hlo::ConvWindowDim& w) {
+  return w.size == 1 && w.stride == 1 && w.pad_lo == 0 && w.pad_hi == 0 && w.lhs_dilation == 1 &&
+         w.rhs_dilation == 1;
+}
+
+// A convolution split along a spatial dim with a real window: each block
+// of the result reads a window of the input (ConvAccess). The output
+// feature stays whole (the kernel is whole on every device), and so does
+// the batch under batch groups (its blocks would not map to the input's).
 std::optional<HaloPlan> PlanConvolution(const Instruction& inst, const Sharding& s,
                                         std::vector<int64_t>& sends) {
   absl::StatusOr<hlo::ConvDims> cd = hlo::GetConvDims(inst);
@@ -378,36 +419,21 @@ std::optional<HaloPlan> PlanConvolution(const Instruction& inst, const Sharding&
   const Shape& in = inst.operand(0)->shape();
   HaloPlan plan;
   for (size_t k = 0; k < cd->window.size(); ++k) {
-    const hlo::ConvWindowDim& w = cd->window[k];
     const int64_t od = cd->out_spatial[k], d = cd->lhs_spatial[k], n = s.TileCount(od);
-    const bool pointwise = w.size == 1 && w.stride == 1 && w.pad_lo == 0 && w.pad_hi == 0 &&
-                           w.lhs_dilation == 1 && w.rhs_dilation == 1;
-    if (n <= 1 || pointwise) continue;
-    // Base dilation would make where a block's window starts among the
-    // input's elements differ per device; left to the plans that gather.
-    if (w.lhs_dilation != 1) return std::nullopt;
+    if (n <= 1 || Pointwise(cd->window[k])) continue;
     const int64_t N = in.dim(d), M = inst.shape().dim(od), t = CeilDiv(N, n), u = CeilDiv(M, n);
     if (t == 0 || u == 0) return std::nullopt;
-    const int64_t span = (w.size - 1) * w.rhs_dilation + 1;
-    DimAccess a;
-    a.changed = true;
-    a.window = (u - 1) * w.stride + span;
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t valid = std::clamp<int64_t>(M - i * u, 0, u);
-      const int64_t start = i * u * w.stride - w.pad_lo;
-      a.start.push_back(start);
-      a.used_lo.push_back(std::max<int64_t>(start, 0));
-      a.used_hi.push_back(valid > 0 ? std::min(start + (valid - 1) * w.stride + span, N)
-                                    : std::max<int64_t>(start, 0));
-    }
-    plan.dims.push_back(PlanDim(input, in, d, n, t, u, a, sends));
+    std::optional<ConvHalo> h = ConvAccess(cd->window[k], N, M, n, u);
+    if (!h) return std::nullopt;
+    plan.dims.push_back(PlanDim(input, in, d, n, t, u, h->access, sends));
   }
   plan.operand_shardings = {input, Sharding::Replicated()};
   return plan;
 }
 
 // The input's windows fetched dim by dim, positions outside the input
-// zeroed, then the convolution with no padding on those dims.
+// zeroed, then the convolution with the local padding ConvAccess gives
+// (none without base dilation) on those dims.
 absl::StatusOr<Instruction*> LowerConvolution(LocalBuilder& b, const Instruction& inst,
                                               const std::vector<Instruction*>& operands,
                                               const Sharding& s, const HaloPlan& plan,
@@ -424,9 +450,15 @@ absl::StatusOr<Instruction*> LowerConvolution(LocalBuilder& b, const Instruction
                                               h.operand_tile, ", in ", inst.Describe()));
     }
     x = MaskOutside(b, FetchWindow(b, x, h), h, in.dim(h.dim), b.ScalarConstant(in.type(), 0));
-    const auto k = std::find(cd.lhs_spatial.begin(), cd.lhs_spatial.end(), h.dim) -
-                   cd.lhs_spatial.begin();
-    window[static_cast<size_t>(k)][2] = window[static_cast<size_t>(k)][3] = 0;
+    const size_t k = static_cast<size_t>(
+        std::find(cd.lhs_spatial.begin(), cd.lhs_spatial.end(), h.dim) - cd.lhs_spatial.begin());
+    const int64_t n = s.TileCount(cd.out_spatial[k]);
+    std::optional<ConvHalo> local = ConvAccess(cd.window[k], in.dim(h.dim),
+                                               inst.shape().dim(cd.out_spatial[k]), n,
+                                               h.result_tile);
+    if (!local) return absl::InternalError(absl::StrCat("halo exchange: no window for ", inst.Describe()));
+    window[k][2] = local->pad_lo;
+    window[k][3] = local->pad_hi;
   }
   Instruction* conv = emit({x, operands[1]}, s.ShardShape(inst.shape()));
   conv->set_attr("window", std::move(window));

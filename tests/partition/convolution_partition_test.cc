@@ -93,6 +93,29 @@ TEST(ConvolutionPartitionTest, SpatialSplitOfTheResultExchangesHalos) {
   }
 }
 
+// A transposed convolution (base dilation 2, as the gradient of a stride-2
+// one): with blocks of 8 results every block's window starts at the same
+// place among the dilated input, so each device fetches input elements
+// and convolves them with the same local padding; with blocks of 5 the
+// starts alternate, and the input is gathered instead.
+TEST(ConvolutionPartitionTest, BaseDilatedSplitExchangesHalosWhenBlocksStartAlike) {
+  auto module = [](int devices) {
+    return absl::StrCat("HloModule m, num_partitions=", devices, R"(
+ENTRY e {
+  x = f32[2,8,3] parameter(0), sharding={devices=[1,)", devices, R"(,1]<=[)", devices, R"(]}
+  k = f32[3,3,4] parameter(1), sharding={replicated}
+  ROOT c = f32[2,15,4] convolution(x, k), window={size=3 pad=1_1 lhs_dilate=2}, dim_labels=b0f_0io->b0f, sharding={devices=[1,)",
+                        devices, R"(,1]<=[)", devices, R"(]}
+})");
+  };
+  std::string aligned = PartitionAndCheck(module(2));
+  EXPECT_THAT(aligned, ::testing::HasSubstr("collective-permute("));
+  EXPECT_THAT(aligned, ::testing::HasSubstr("lhs_dilate=2"));
+  EXPECT_THAT(aligned, ::testing::Not(::testing::HasSubstr("all-gather")));
+  std::string alternating = PartitionAndCheck(module(3));
+  EXPECT_THAT(alternating, ::testing::HasSubstr("all-gather"));
+}
+
 TEST(ConvolutionPartitionTest, GroupedConvolutionsPartitionAlongTheBatch) {
   PartitionAndCheck(R"(HloModule m, num_partitions=2
 ENTRY e {

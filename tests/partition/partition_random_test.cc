@@ -57,7 +57,8 @@ constexpr bool kGenerateReverse = true;
 // the reducer's identity): along split dims these take halo exchanges.
 constexpr bool kGenerateReduceWindow = true;
 // convolution with dims in any order, strides, padding (negative too) and
-// kernel dilation: split spatial dims of its result take halo exchanges.
+// base and kernel dilation: split spatial dims of its result take halo
+// exchanges.
 constexpr bool kGenerateConvolution = true;
 constexpr bool kGenerateDynamicSlice = true;
 constexpr bool kGenerateDynamicUpdateSlice = true;
@@ -591,21 +592,22 @@ class ProgramGenerator {
     std::shuffle(kernel_labels.begin(), kernel_labels.end(), rng_);
     auto lhs_dim = [&](char c) { return a.dims[lhs_labels.find(c)]; };
     const int64_t out_features = Dim();
-    std::vector<std::string> size, stride, pad, dilate;
+    std::vector<std::string> size, stride, pad, dilate, base_dilate;
     std::vector<int64_t> kernel_dims(static_cast<size_t>(rank)), out(static_cast<size_t>(rank));
     for (int64_t k = 0; k < rank - 2; ++k) {
       const char c = static_cast<char>('0' + k);
       const int64_t n = lhs_dim(c);
       int64_t w = Uniform(1, 3), st = Chance(0.3) ? 2 : 1, rd = Chance(0.2) ? 2 : 1;
-      int64_t lo = Uniform(-1, 2), hi = Uniform(-1, 2);
-      const int64_t span = (w - 1) * rd + 1;
-      if (n + lo + hi < span) lo = hi = span;
+      int64_t ld = Chance(0.2) ? 2 : 1, lo = Uniform(-1, 2), hi = Uniform(-1, 2);
+      const int64_t span = (w - 1) * rd + 1, dilated = (n - 1) * ld + 1;
+      if (dilated + lo + hi < span) lo = hi = span;
       size.push_back(absl::StrCat(w));
       stride.push_back(absl::StrCat(st));
       pad.push_back(absl::StrCat(lo, "_", hi));
       dilate.push_back(absl::StrCat(rd));
+      base_dilate.push_back(absl::StrCat(ld));
       kernel_dims[kernel_labels.find(c)] = w;
-      out[out_labels.find(c)] = (n + lo + hi - span) / st + 1;
+      out[out_labels.find(c)] = (dilated + lo + hi - span) / st + 1;
     }
     kernel_dims[kernel_labels.find('i')] = lhs_dim('f');
     kernel_dims[kernel_labels.find('o')] = out_features;
@@ -616,7 +618,8 @@ class ProgramGenerator {
          absl::StrCat("convolution(%", a.name, ", %", kernel.name, "), window={size=",
                       absl::StrJoin(size, "x"), " stride=", absl::StrJoin(stride, "x"),
                       " pad=", absl::StrJoin(pad, "x"), " rhs_dilate=", absl::StrJoin(dilate, "x"),
-                      "}, dim_labels=", lhs_labels, "_", kernel_labels, "->", out_labels));
+                      " lhs_dilate=", absl::StrJoin(base_dilate, "x"), "}, dim_labels=",
+                      lhs_labels, "_", kernel_labels, "->", out_labels));
   }
 
   std::vector<std::string> Starts(const std::vector<int64_t>& dims, const std::vector<int64_t>& sizes) {
