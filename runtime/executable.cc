@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ir/computation.h"
+#include "hlo/ops/collective_groups.h"
 #include "hlo/ops/op_def.h"
 
 namespace sharc::runtime {
@@ -91,7 +92,6 @@ struct ExecutableStep {
   // Collectives.
   ReductionKind reduction = ReductionKind::kSum;
   int64_t dim = -1;
-  std::vector<std::pair<int64_t, int64_t>> pairs;
 };
 
 struct Executable::Program {
@@ -322,10 +322,6 @@ class ProgramBuilder {
             "the runtime permutes one operand per collective-permute; this one has ",
             inst.operand_count(), " (--backend interpreter runs it), in ", inst.Describe()));
       }
-      for (const std::vector<int64_t>& p : inst.attr_int_lists("source_target_pairs")) {
-        if (p.size() != 2) return absl::InvalidArgumentError("source_target_pairs needs pairs");
-        step.pairs.emplace_back(p[0], p[1]);
-      }
     }
     return absl::OkStatus();
   }
@@ -334,21 +330,6 @@ class ProgramBuilder {
   std::vector<std::unique_ptr<Executable::Program>>& programs_;
   absl::flat_hash_map<const hlo::Computation*, const Executable::Program*> built_;
 };
-
-// This device's replica group: the group listing it, or all devices.
-absl::StatusOr<std::vector<int64_t>> GroupOf(const hlo::Instruction& inst, int64_t device,
-                                             int64_t num_devices) {
-  const hlo::IntListList& groups = inst.attr_int_lists("replica_groups");
-  if (groups.empty()) {
-    std::vector<int64_t> all(static_cast<size_t>(num_devices));
-    for (int64_t i = 0; i < num_devices; ++i) all[static_cast<size_t>(i)] = i;
-    return all;
-  }
-  for (const std::vector<int64_t>& g : groups) {
-    if (std::find(g.begin(), g.end(), device) != g.end()) return g;
-  }
-  return absl::InvalidArgumentError(absl::StrCat("device ", device, " is in no replica group"));
-}
 
 bool ReadPred(const Buffer& b) {
   return b.size_bytes() > 0 && *static_cast<const uint8_t*>(b.data()) != 0;
@@ -626,8 +607,8 @@ class Executable::Frame {
       return absl::UnimplementedError(
           absl::StrCat("collective not supported by the runtime, in ", inst.Describe()));
     }
-    absl::StatusOr<std::vector<int64_t>> group =
-        GroupOf(inst, device_.device_id, std::max<int64_t>(device_.num_devices, 1));
+    absl::StatusOr<std::vector<int64_t>> group = hlo::CollectiveGroup(
+        inst, device_.device_id, std::max<int64_t>(device_.num_devices, 1));
     if (!group.ok()) return AtInstruction(group.status(), inst);
     CollectiveCall call{step, device_.communicator, *std::move(group), {}, {}};
     call.fp.opcode = inst.opcode();
@@ -747,16 +728,20 @@ class Executable::Frame {
     absl::StatusOr<Buffer> o = Allocate(step.inst->shape());
     if (!o.ok()) return AtInstruction(o.status(), *step.inst);
     absl::Status st;
+    // The written pairs as global device ids (collective_groups.h).
+    absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> pairs =
+        hlo::GlobalPairs(*step.inst, std::max<int64_t>(device_.num_devices, 1));
+    if (!pairs.ok()) return AtInstruction(pairs.status(), *step.inst);
     if (call.comm == nullptr) {
       ++state_.next_sequence;
       std::memset(o->data(), 0, static_cast<size_t>(o->size_bytes()));
-      for (const auto& [s, t] : step.pairs) {
+      for (const auto& [s, t] : *pairs) {
         if (s == device_.device_id && t == device_.device_id && o->size_bytes() > 0) {
           std::memcpy(o->data(), Operand(step, 0).data(), static_cast<size_t>(o->size_bytes()));
         }
       }
     } else {
-      st = call.comm->CollectivePermute(device_.device_id, NextFingerprint(call), step.pairs,
+      st = call.comm->CollectivePermute(device_.device_id, NextFingerprint(call), *pairs,
                                         Operand(step, 0), *o);
     }
     call.results.push_back(*std::move(o));

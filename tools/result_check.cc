@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "hlo/ops/collective_groups.h"
 #include "hlo/ops/convolution_dims.h"
 #include "hlo/ops/custom_call_targets.h"
 #include "hlo/ops/op_def.h"
@@ -36,6 +37,7 @@ absl::Status HasGlobalReference(const hlo::Module& module) {
   // Collectives and partition-id of the program itself (not those of
   // shard_map bodies, which the interpreter runs per mesh device) see one
   // device in the global run and N in the partitioned one.
+  const int64_t devices = module.config().num_partitions * module.config().replica_count;
   std::vector<const hlo::Computation*> stack{module.entry()};
   absl::flat_hash_set<const hlo::Computation*> seen;
   while (!stack.empty()) {
@@ -48,7 +50,11 @@ absl::Status HasGlobalReference(const hlo::Module& module) {
       const bool collective = inst->opcode() == Opcode::kPartitionId ||
                               (hlo::HasOpDef(inst->opcode()) &&
                                hlo::GetOpDef(inst->opcode()).traits.collective);
-      if (collective && !(per_device && InManualRegion(*inst))) {
+      // A collective each device runs alone (an all-reduce over the one
+      // replica of a partitioned program) is the identity in both runs.
+      const bool alone = collective && inst->opcode() != Opcode::kPartitionId &&
+                         hlo::IsSingletonCollective(*inst, devices);
+      if (collective && !alone && !(per_device && InManualRegion(*inst))) {
         return absl::UnimplementedError(absl::StrCat(
             "unsupported: --check has no global reference for %", inst->name(), " (",
             hlo::OpcodeName(inst->opcode()),

@@ -3,10 +3,10 @@
 // through EvalContext::ExchangeWithAllDevices and combines contributions in
 // replica-group order, so every device computes bit-identical results.
 //
-// With a single replica (sharc's model) every id in replica_groups and
-// source_target_pairs is a partition id, whether or not
-// use_global_device_ids is set. Empty replica_groups mean one group of all
-// partitions in order.
+// Which devices an op's replica_groups and source_target_pairs name follows
+// XLA's group modes (collective_groups.h): without a channel_id they are
+// replica ids, with one partition ids, with use_global_device_ids global
+// device ids. Empty replica_groups mean one group of all of them in order.
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -16,6 +16,7 @@
 #include "hlo/base/status_macros.h"
 #include "hlo/ir/computation.h"
 #include "hlo/ir/module.h"
+#include "hlo/ops/collective_groups.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
 
@@ -80,34 +81,10 @@ struct GroupMembership {
 
 absl::StatusOr<GroupMembership> FindGroup(const Instruction& inst, const EvalContext& ctx,
                                           int64_t num_devices) {
-  int64_t me = ctx.partition_id();
-  const IntListList& groups = inst.attr_int_lists("replica_groups");
+  const int64_t me = ctx.partition_id();
   GroupMembership m;
-  if (groups.empty()) {
-    for (int64_t i = 0; i < num_devices; ++i) m.members.push_back(i);
-    m.position = me;
-  } else {
-    bool found = false;
-    for (const std::vector<int64_t>& g : groups) {
-      auto it = std::find(g.begin(), g.end(), me);
-      if (it != g.end()) {
-        m.members = g;
-        m.position = it - g.begin();
-        found = true;
-        break;
-      }
-    }
-    if (!found) return OpError(inst, "partition ", me, " is in no replica group");
-  }
-  for (int64_t id : m.members) {
-    if (id < 0 || id >= num_devices) {
-      return OpError(inst, "replica group names device ", id, " but only ", num_devices,
-                     " devices are running");
-    }
-  }
-  if (m.position < 0 || m.position >= static_cast<int64_t>(m.members.size())) {
-    return OpError(inst, "partition ", me, " is outside the ", num_devices, " running devices");
-  }
+  ASSIGN_OR_RETURN(m.members, CollectiveGroup(inst, me, num_devices));
+  m.position = std::find(m.members.begin(), m.members.end(), me) - m.members.begin();
   return m;
 }
 
@@ -546,16 +523,13 @@ absl::StatusOr<Literal> EvaluateCollectivePermute(const Instruction& inst,
   Literal mine = PackOperands(operands);
   const Shape expected = mine.shape();
   ASSIGN_OR_RETURN(std::vector<Literal> all, ctx.ExchangeWithAllDevices(inst, std::move(mine)));
-  int64_t me = ctx.partition_id();
-  for (const std::vector<int64_t>& pair : inst.attr_int_lists("source_target_pairs")) {
-    if (pair[1] != me) continue;
-    if (pair[0] < 0 || pair[0] >= static_cast<int64_t>(all.size())) {
-      return OpError(inst, "source device ", pair[0], " is not among the ", all.size(),
-                     " running devices");
-    }
-    const Literal& received = all[static_cast<size_t>(pair[0])];
+  const int64_t me = ctx.partition_id();
+  ASSIGN_OR_RETURN(auto pairs, GlobalPairs(inst, static_cast<int64_t>(all.size())));
+  for (const auto& [source, target] : pairs) {
+    if (target != me) continue;
+    const Literal& received = all[static_cast<size_t>(source)];
     if (received.shape() != expected) {
-      return OpError(inst, "device ", pair[0], " sent ", received.shape().ToString(), ", expected ",
+      return OpError(inst, "device ", source, " sent ", received.shape().ToString(), ", expected ",
                      expected.ToString());
     }
     return received;

@@ -391,7 +391,8 @@ std::optional<ConvHalo> ConvAccess(const hlo::ConvWindowDim& w, int64_t N, int64
     const int64_t valid = std::clamp<int64_t>(M - i * u, 0, u);
     const int64_t first = i * u * w.stride - w.pad_lo;  // dilated
     const int64_t start = (first + skip) / ld;
-    const int64_t last = valid > 0 ? FloorDiv(first + (valid - 1) * w.stride + span - 1, ld) : start - 1;
+    const int64_t last =
+        valid > 0 ? FloorDiv(first + (valid - 1) * w.stride + span - 1, ld) : start - 1;
     h.access.start.push_back(start);
     h.access.used_lo.push_back(std::max<int64_t>(start, 0));
     h.access.used_hi.push_back(std::max(std::min(last + 1, N), std::max<int64_t>(start, 0)));
@@ -439,7 +440,9 @@ absl::StatusOr<Instruction*> LowerConvolution(LocalBuilder& b, const Instruction
                                               const Sharding& s, const HaloPlan& plan,
                                               const EmitLocalOp& emit) {
   ASSIGN_OR_RETURN(hlo::ConvDims cd, hlo::GetConvDims(inst));
-  if (!emit) return absl::InternalError(absl::StrCat("halo exchange: no emitter for ", inst.Describe()));
+  if (!emit) {
+    return absl::InternalError(absl::StrCat("halo exchange: no emitter for ", inst.Describe()));
+  }
   const Shape& in = inst.operand(0)->shape();
   hlo::IntListList window = inst.attr_int_lists("window");
   Instruction* x = operands[0];
@@ -456,7 +459,9 @@ absl::StatusOr<Instruction*> LowerConvolution(LocalBuilder& b, const Instruction
     std::optional<ConvHalo> local = ConvAccess(cd.window[k], in.dim(h.dim),
                                                inst.shape().dim(cd.out_spatial[k]), n,
                                                h.result_tile);
-    if (!local) return absl::InternalError(absl::StrCat("halo exchange: no window for ", inst.Describe()));
+    if (!local) {
+      return absl::InternalError(absl::StrCat("halo exchange: no window for ", inst.Describe()));
+    }
     window[k][2] = local->pad_lo;
     window[k][3] = local->pad_hi;
   }
@@ -514,7 +519,9 @@ absl::StatusOr<Instruction*> LowerHalo(LocalBuilder& b, const Instruction& inst,
                                        const std::vector<Instruction*>& operands,
                                        const Sharding& s, const HaloPlan& plan,
                                        hlo::Computation* to_apply, const EmitLocalOp& emit) {
-  if (inst.opcode() == Opcode::kConvolution) return LowerConvolution(b, inst, operands, s, plan, emit);
+  if (inst.opcode() == Opcode::kConvolution) {
+    return LowerConvolution(b, inst, operands, s, plan, emit);
+  }
   if (inst.opcode() == Opcode::kConcatenate) {
     // Each position of a block from the operand whose rows hold it.
     Instruction* x = nullptr;

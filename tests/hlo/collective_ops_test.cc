@@ -94,7 +94,10 @@ TEST_F(CollectiveTest, AllReduceCombinesInGroupOrder) {
   // subtract exposes the order: ((first - second)) with members {1,0}.
   Instruction* ar =
       t_.AddInferred(Opcode::kAllReduce, {x_},
-                     {{"replica_groups", IntListList{{1, 0}, {3, 2}}}, {"to_apply", sub_}});
+                     {{"channel_id", int64_t{1}},
+                      {"use_global_device_ids", true},
+                      {"replica_groups", IntListList{{1, 0}, {3, 2}}},
+                      {"to_apply", sub_}});
   std::vector<Literal> out = RunOnAllDevices(t_, *ar);
   for (int64_t d = 0; d < kDevices; ++d) {
     EXPECT_THAT(ToVector<float>(out[static_cast<size_t>(d)]), ElementsAre(10, 10, 10, 10));
@@ -104,7 +107,10 @@ TEST_F(CollectiveTest, AllReduceCombinesInGroupOrder) {
 TEST_F(CollectiveTest, VariadicAllReduceExchangesOnce) {
   Instruction* y = t_.Param(F32({4}));
   Instruction* ar = t_.AddInferred(Opcode::kAllReduce, {x_, y},
-                                   {{"replica_groups", kGroups}, {"to_apply", add_}});
+                                   {{"channel_id", int64_t{1}},
+                                    {"use_global_device_ids", true},
+                                    {"replica_groups", kGroups},
+                                    {"to_apply", add_}});
   EXPECT_EQ(ar->shape(), Shape::Tuple({F32({4}), F32({4})}));
   std::vector<Literal> values = DeviceValues();
   std::vector<Literal> packed;
@@ -130,7 +136,10 @@ TEST_F(CollectiveTest, AllGatherConcatenatesInGroupOrder) {
 }
 
 TEST_F(CollectiveTest, AllGatherWithoutGroupsUsesDeclaredShape) {
-  Instruction* ag = t_.Add(Opcode::kAllGather, {x_}, {{"dimensions", IntList{0}}}, F32({16}));
+  Instruction* ag = t_.Add(Opcode::kAllGather, {x_},
+                           {{"dimensions", IntList{0}}, {"channel_id", int64_t{2}},
+                            {"use_global_device_ids", true}},
+                           F32({16}));
   ASSERT_OK_AND_ASSIGN(Shape shape, t_.Infer(*ag));
   EXPECT_EQ(shape, F32({16}));
   std::vector<Literal> out = RunOnAllDevices(t_, *ag);
@@ -139,7 +148,10 @@ TEST_F(CollectiveTest, AllGatherWithoutGroupsUsesDeclaredShape) {
   Instruction* bad = t_.Add(Opcode::kAllGather, {x_}, {{"dimensions", IntList{0}}}, F32({10}));
   EXPECT_THAT(t_.Infer(*bad), Invalid("must be a multiple of"));
   // Declared for 2 devices but run on 4: reported, not silently wrong.
-  Instruction* two = t_.Add(Opcode::kAllGather, {x_}, {{"dimensions", IntList{0}}}, F32({8}));
+  Instruction* two = t_.Add(Opcode::kAllGather, {x_},
+                            {{"dimensions", IntList{0}}, {"channel_id", int64_t{3}},
+                             {"use_global_device_ids", true}},
+                            F32({8}));
   FakeEvalContext ctx(0, kDevices);
   ctx.device_values = DeviceValues();
   EXPECT_THAT(t_.Eval(*two, {DeviceValues()[0]}, &ctx), Invalid("declares f32[8]"));
@@ -177,7 +189,8 @@ TEST_F(CollectiveTest, AllToAllArrayForm) {
 
 TEST_F(CollectiveTest, AllToAllTupleForm) {
   Instruction* y = t_.Param(F32({4}));
-  Instruction* a2a = t_.AddInferred(Opcode::kAllToAll, {x_, y}, {{"replica_groups", kGroups}});
+  Instruction* a2a = t_.AddInferred(Opcode::kAllToAll, {x_, y},
+                                    {{"channel_id", int64_t{4}}, {"replica_groups", kGroups}});
   EXPECT_EQ(a2a->shape(), Shape::Tuple({F32({4}), F32({4})}));
   std::vector<Literal> values = DeviceValues();
   std::vector<Literal> packed;
@@ -255,11 +268,13 @@ TEST_F(CollectiveTest, RejectsBadGroupsAndPairs) {
 
 TEST_F(CollectiveTest, DeviceOutsideEveryGroupIsAnError) {
   Instruction* ar = t_.AddInferred(Opcode::kAllReduce, {x_},
-                                   {{"replica_groups", IntListList{{0, 1}}}, {"to_apply", add_}});
+                                   {{"channel_id", int64_t{1}},
+                                    {"use_global_device_ids", true},
+                                    {"replica_groups", IntListList{{0, 1}}},
+                                    {"to_apply", add_}});
   FakeEvalContext ctx(3, kDevices);
   ctx.device_values = DeviceValues();
-  EXPECT_THAT(t_.Eval(*ar, {DeviceValues()[3]}, &ctx),
-              Invalid("partition 3 is in no replica group"));
+  EXPECT_THAT(t_.Eval(*ar, {DeviceValues()[3]}, &ctx), Invalid("device 3 is in no replica group"));
 }
 
 // The same collectives through the parser, the verifier and the SPMD

@@ -140,7 +140,8 @@ TEST(RaggedAllToAllTest, WritesEachSendersRowsAtTheirOffsets) {
   std::vector<Instruction*> operands = {t.Param(F32({4})), t.Param(F32({4}))};
   for (int i = 0; i < 4; ++i) operands.push_back(t.Param(S32({2})));
   Instruction* a2a = t.AddInferred(Opcode::kRaggedAllToAll, operands,
-                                   {{"replica_groups", IntListList{{0, 1}}}});
+                                   {{"channel_id", int64_t{1}},
+                                    {"replica_groups", IntListList{{0, 1}}}});
   ASSERT_EQ(a2a->shape(), F32({4}));
   EXPECT_OK(t.Verify(*a2a));
   // (input, input_offsets, send_sizes, output_offsets) of each device.
@@ -240,7 +241,8 @@ TEST(CombinedCollectivePermuteTest, PermutesEveryOperandTogether) {
   Instruction* a = t.Param(F32({2}));
   Instruction* b = t.Param(S32({1}));
   Instruction* cp = t.AddInferred(Opcode::kCollectivePermute, {a, b},
-                                  {{"source_target_pairs", IntListList{{0, 1}, {1, 0}}}});
+                                  {{"channel_id", int64_t{1}},
+                                   {"source_target_pairs", IntListList{{0, 1}, {1, 0}}}});
   ASSERT_EQ(cp->shape(), Shape::Tuple({F32({2}), S32({1})}));
   EXPECT_OK(t.Verify(*cp));
   FakeEvalContext ctx(0, 2);

@@ -143,7 +143,7 @@ TEST(CollectivesTest, TupleAllToAll) {
       shapes.push_back("s32[2,3]");
     }
     absl::StrAppend(&text, "  ROOT %c = (", absl::StrJoin(shapes, ", "), ") all-to-all(",
-                    absl::StrJoin(ops, ", "), ")", GroupsAttr(layout), "\n}\n");
+                    absl::StrJoin(ops, ", "), "), channel_id=1", GroupsAttr(layout), "\n}\n");
     ExpectSameAsInterpreter(text, layout.devices, 7);
   }
 }

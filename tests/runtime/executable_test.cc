@@ -276,11 +276,11 @@ constexpr char kDivergent[] = R"(HloModule divergent, num_partitions=2
 }
 %left {
   %v = f32[4] parameter(0)
-  ROOT %grads = f32[4] all-reduce(%v), to_apply=%sum
+  ROOT %grads = f32[4] all-reduce(%v), channel_id=1, to_apply=%sum
 }
 %right {
   %v = f32[4] parameter(0)
-  ROOT %loss = f32[4] all-reduce(%v), to_apply=%sum
+  ROOT %loss = f32[4] all-reduce(%v), channel_id=1, to_apply=%sum
 }
 ENTRY %main {
   %x = f32[4] parameter(0)
@@ -329,7 +329,7 @@ ENTRY %main {
   %one = u32[] constant(1)
   %is1 = pred[] compare(%pid, %one), direction=EQ
   %c = f32[4] conditional(%is1, %x, %x), true_computation=%broken, false_computation=%fine
-  ROOT %ar = f32[4] all-reduce(%c), to_apply=%sum
+  ROOT %ar = f32[4] all-reduce(%c), channel_id=1, to_apply=%sum
 }
 )";
   ASSERT_OK_AND_ASSIGN(auto module, hlo::ParseAndVerifyModule(kText));
@@ -357,7 +357,7 @@ TEST(MeshFaultTest, DeviceThatSkipsACollectiveEndsTheRun) {
 }
 %with {
   %v = f32[4] parameter(0)
-  ROOT %total = f32[4] all-reduce(%v), to_apply=%sum
+  ROOT %total = f32[4] all-reduce(%v), channel_id=1, to_apply=%sum
 }
 %without {
   %v = f32[4] parameter(0)

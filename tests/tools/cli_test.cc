@@ -406,11 +406,14 @@ ENTRY %main {
   EXPECT_THAT(r.err, HasSubstr("--check-reference: expected interpreter or compiled, got 'halide'"));
 }
 
-// A collective of the program itself (outside manual regions) has no
-// reference: the global run has one device, where an all-reduce is the
-// identity.
-TEST_F(CliTest, RunCheckRefusesCollectivesOfTheProgram) {
-  std::string path = WriteFile("all_reduce.hlo", R"(HloModule all_reduce, num_partitions=2
+// A cross-partition collective of the program itself (outside manual
+// regions) has no reference: the global run has one device, where it is
+// the identity. One without a channel_id is cross-replica, over the one
+// replica: the identity in both runs, so it is checked (XLA's
+// TiledAllReduce keeps such an all-reduce of each device's shard as it is).
+TEST_F(CliTest, RunCheckRefusesCrossPartitionCollectivesOfTheProgram) {
+  auto module = [](const std::string& attrs) {
+    return absl::StrCat(R"(HloModule all_reduce, num_partitions=2
 
 %sum (a: f32[], b: f32[]) -> f32[] {
   %a = f32[] parameter(0)
@@ -420,12 +423,22 @@ TEST_F(CliTest, RunCheckRefusesCollectivesOfTheProgram) {
 
 ENTRY %main {
   %x = f32[4,2] parameter(0), sharding={devices=[2,1]0,1}
-  ROOT %r = f32[4,2] all-reduce(%x), replica_groups={}, to_apply=%sum, sharding={devices=[2,1]0,1}
+  ROOT %r = f32[4,2] all-reduce(%x), replica_groups={}, to_apply=%sum)",
+                        attrs, R"(, sharding={devices=[2,1]0,1}
 }
 )");
-  CommandResult r = Sharc("run " + path + " --devices 2 --random-inputs --check");
+  };
+  std::string across = WriteFile("all_reduce.hlo", module(", channel_id=1"));
+  CommandResult r = Sharc("run " + across + " --devices 2 --random-inputs --check");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("unsupported: --check has no global reference for %r (all-reduce)"));
+  std::string replicas = WriteFile("cross_replica.hlo", module(""));
+  for (const char* backend : {"halide", "interpreter"}) {
+    CommandResult c = Sharc(absl::StrCat("run ", replicas, " --devices 2 --random-inputs --check",
+                                         " --backend ", backend));
+    EXPECT_EQ(c.exit_code, 0) << c.err;
+    EXPECT_THAT(c.err, HasSubstr("check: the partitioned run matches the global program"));
+  }
 }
 
 TEST_F(CliTest, RunRefusesBf16OutputsForNpyBeforeRunning) {
