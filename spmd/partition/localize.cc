@@ -96,7 +96,8 @@ class Localizer {
   }
 
   // Padding of unevenly split dims must not reach a reduction: reduced dims
-  // get the reducer's init value, a dot's contracting dims get zero.
+  // get the reducer's init value, a dot's (or ragged-dot's) contracting dims
+  // get zero.
   void MaskPadding(LocalBuilder& b, const Instruction& inst, std::vector<Instruction*>& operands) {
     auto mask = [&](int64_t i, int64_t dim, Instruction* fill) {
       const Sharding s = ShardingOrReplicated(*inst.operand(i));
@@ -112,7 +113,7 @@ class Localizer {
       for (int64_t i = 0; i < n; ++i) {
         for (int64_t d : inst.attr_ints("dimensions")) mask(i, d, operands[n + i]);
       }
-    } else if (inst.opcode() == Opcode::kDot) {
+    } else if (inst.opcode() == Opcode::kDot || inst.opcode() == Opcode::kRaggedDot) {
       const auto& lc = inst.attr_ints("lhs_contracting_dims");
       const auto& rc = inst.attr_ints("rhs_contracting_dims");
       for (size_t k = 0; k < lc.size(); ++k) {

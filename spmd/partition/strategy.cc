@@ -38,6 +38,7 @@ std::vector<int64_t> UnsplittableFactors(const Instruction& inst, const Sharding
   // (A gather's reduction factors are split indexed dims: each device's
   // rows outside its shard are zero, split_gather.h.)
   const bool combinable = inst.opcode() == hlo::Opcode::kDot ||
+                          inst.opcode() == hlo::Opcode::kRaggedDot ||
                           inst.opcode() == hlo::Opcode::kGather ||
                           inst.opcode() == hlo::Opcode::kConvolution ||
                           (inst.opcode() == hlo::Opcode::kReduce && inst.operand_count() == 2);

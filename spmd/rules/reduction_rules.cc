@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "hlo/ops/convolution_dims.h"
+#include "hlo/ops/dot_dimension_numbers.h"
 
 namespace sharc::spmd {
 
@@ -218,6 +219,69 @@ ShardingRule ReplicatedRule(std::string reason) {
   return rule;
 }
 
+// ragged-dot: a dot whose lhs is cut into groups along its ragged dim by
+// group_sizes, which count global positions: the ragged dim stays whole in
+// every tensor (and the rhs group dim, and a contracting-mode result's
+// group dim), while the other batch, free and contracting dims split as a
+// dot's do (a split contracting dim leaves partial sums for an all-reduce).
+// group_sizes with a prefix (one size list per batch index) keeps the op
+// replicated.
+//
+//   ragged-dot(f32[m,k] x, f32[g,k,n] w, s32[g] sizes), ragged dim m:
+//   ([m!,k],[g!,k,n],[g!]) -> ([m!,n])   ! = kept whole, k a reduction
+absl::StatusOr<ShardingRule> RaggedDotRule(const Instruction& inst) {
+  const hlo::IntList& group = inst.attr_ints("rhs_group_dims");
+  auto dims_or = hlo::GetDotDims(inst, group);
+  if (!dims_or.ok()) return dims_or.status();
+  const hlo::DotDims& dd = *dims_or;
+  const hlo::Shape& lhs = inst.operand(0)->shape();
+  const hlo::Shape& rhs = inst.operand(1)->shape();
+  const hlo::Shape& sizes = inst.operand(2)->shape();
+  const hlo::IntList& ragged_dims = inst.attr_ints("lhs_ragged_dims");
+  if (sizes.rank() != 1 || ragged_dims.size() != 1) {
+    return ReplicatedRule("ragged-dot with per-batch group sizes runs replicated");
+  }
+  const int64_t ragged = ragged_dims[0];
+  auto listed = [](const hlo::IntList& v, int64_t d) {
+    return std::find(v.begin(), v.end(), d) != v.end();
+  };
+  const bool contracting_mode = listed(dd.lhs_contracting, ragged);
+  ShardingRule rule;
+  DimFactors l(lhs.rank()), r(rhs.rank()), g(1), out;
+  auto kind = [&](int64_t lhs_dim, FactorKind usual) {
+    return lhs_dim == ragged ? FactorKind::kNeedReplication : usual;
+  };
+  if (contracting_mode) {
+    out.push_back({rule.AddFactor(sizes.dim(0), FactorKind::kNeedReplication)});
+  }
+  for (size_t i = 0; i < dd.lhs_batch.size(); ++i) {
+    const int64_t f = rule.AddFactor(lhs.dim(dd.lhs_batch[i]),
+                                     kind(dd.lhs_batch[i], FactorKind::kPassThrough));
+    l[dd.lhs_batch[i]] = r[dd.rhs_batch[i]] = {f};
+    out.push_back({f});
+  }
+  for (int64_t d : dd.lhs_free) {
+    const int64_t f = rule.AddFactor(lhs.dim(d), kind(d, FactorKind::kPassThrough));
+    l[d] = {f};
+    out.push_back({f});
+  }
+  for (int64_t d : dd.rhs_free) {
+    const int64_t f = rule.AddFactor(rhs.dim(d), FactorKind::kPassThrough);
+    r[d] = {f};
+    out.push_back({f});
+  }
+  for (size_t i = 0; i < dd.lhs_contracting.size(); ++i) {
+    const int64_t f = rule.AddFactor(lhs.dim(dd.lhs_contracting[i]),
+                                     kind(dd.lhs_contracting[i], FactorKind::kReduction));
+    l[dd.lhs_contracting[i]] = r[dd.rhs_contracting[i]] = {f};
+  }
+  for (int64_t d : group) r[d] = {rule.AddFactor(rhs.dim(d), FactorKind::kNeedReplication)};
+  g[0] = {rule.AddFactor(sizes.dim(0), FactorKind::kNeedReplication)};
+  rule.operands = {l, r, g};
+  rule.results = {out};
+  return rule;
+}
+
 }  // namespace
 
 void RegisterReductionRules(ShardingRuleRegistry& registry) {
@@ -227,9 +291,7 @@ void RegisterReductionRules(ShardingRuleRegistry& registry) {
   registry.Register(Opcode::kTopK, TopKRule);
   registry.Register(Opcode::kDot, DotRule);
   registry.Register(Opcode::kConvolution, ConvolutionRule);
-  registry.Register(Opcode::kRaggedDot, [](const Instruction&) -> absl::StatusOr<ShardingRule> {
-    return ReplicatedRule("ragged-dot has no sharding rule yet: it runs replicated");
-  });
+  registry.Register(Opcode::kRaggedDot, RaggedDotRule);
   // Collectives other than all-reduce change shapes by the group size: they
   // only appear in per-device programs, after partitioning.
   for (Opcode op : {Opcode::kAllGather, Opcode::kReduceScatter, Opcode::kAllToAll,

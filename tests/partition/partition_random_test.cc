@@ -60,6 +60,9 @@ constexpr bool kGenerateReduceWindow = true;
 // base and kernel dilation: split spatial dims of its result take halo
 // exchanges.
 constexpr bool kGenerateConvolution = true;
+// ragged-dot (rows in groups of random sizes, each group with its own rhs):
+// the ragged dim stays whole, the contraction and rhs free dim split.
+constexpr bool kGenerateRaggedDot = true;
 constexpr bool kGenerateDynamicSlice = true;
 constexpr bool kGenerateDynamicUpdateSlice = true;
 constexpr bool kGenerateGather = true;
@@ -376,6 +379,7 @@ class ProgramGenerator {
         {kGenerateReverse, 2, &ProgramGenerator::Reverse},
         {kGenerateReduceWindow, 2, &ProgramGenerator::ReduceWindow},
         {kGenerateConvolution, 2, &ProgramGenerator::Convolution},
+        {kGenerateRaggedDot, 1, &ProgramGenerator::RaggedDot},
         {kGenerateDynamicSlice, 2, &ProgramGenerator::DynamicSlice},
         {kGenerateDynamicUpdateSlice, 2, &ProgramGenerator::DynamicUpdateSlice},
         {kGenerateGather, 2, &ProgramGenerator::Gather},
@@ -620,6 +624,27 @@ class ProgramGenerator {
                       " pad=", absl::StrJoin(pad, "x"), " rhs_dilate=", absl::StrJoin(dilate, "x"),
                       " lhs_dilate=", absl::StrJoin(base_dilate, "x"), "}, dim_labels=",
                       lhs_labels, "_", kernel_labels, "->", out_labels));
+  }
+
+  void RaggedDot() {
+    Value x = PickRanked(2);
+    if (x.type != "f32" || x.rank() != 2) x = NewParameter("f32", {Uniform(2, 9), Dim()});
+    const int64_t rows = x.dims[0], groups = Uniform(1, 3), n = Dim();
+    Value w = Need("f32", {groups, x.dims[1], n});
+    // Group sizes that may leave the last rows in no group.
+    std::vector<int64_t> sizes;
+    int64_t left = rows;
+    for (int64_t g = 0; g < groups; ++g) {
+      sizes.push_back(Uniform(0, static_cast<int>(left)));
+      left -= sizes.back();
+    }
+    std::string name = Fresh("sizes");
+    lines_.push_back(absl::StrCat("  %", name, " = s32[", groups, "] constant({",
+                                  absl::StrJoin(sizes, ", "), "})"));
+    Emit("rdot", "f32", {rows, n},
+         absl::StrCat("ragged-dot(%", x.name, ", %", w.name, ", %", name,
+                      "), lhs_contracting_dims={1}, rhs_contracting_dims={1}, "
+                      "lhs_ragged_dims={0}, rhs_group_dims={0}"));
   }
 
   std::vector<std::string> Starts(const std::vector<int64_t>& dims, const std::vector<int64_t>& sizes) {
