@@ -32,7 +32,7 @@ void RegisterOpsOutsideAutodiff(Registry& r) {
                                            " is expanded into primitive ops before autodiff "
                                            "(hlo/passes/expand_batch_norm.h)"));
   }
-  for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kMap, Opcode::kTopK, Opcode::kGetDimensionSize, Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast,
+  for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kMap, Opcode::kGetDimensionSize, Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast,
                     Opcode::kRaggedDot, Opcode::kRaggedAllToAll, Opcode::kStochasticConvert}) {
     r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op), " has no derivative rule yet"));
   }

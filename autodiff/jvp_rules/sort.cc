@@ -7,7 +7,8 @@
 //   ty_i[..., j, ...] = tx_i[..., perm[..., j, ...], ...]
 //
 // The gather is linear in the tangent, so reverse mode transposes it into a
-// scatter-add.
+// scatter-add. topk's values take the operand's tangent the same way, at
+// the indices it returns.
 #include "absl/strings/str_cat.h"
 #include "autodiff/builder.h"
 #include "autodiff/jvp_rule.h"
@@ -51,9 +52,11 @@ Instruction* Iota(hlo::Emitter& e, const std::vector<int64_t>& dims, int64_t dim
                {{"iota_dimension", int64_t{dim}}});
 }
 
-// t moved by `perm` along `dim`: out[i] = t[i with i_dim replaced by perm[i]].
+// t read at `perm` along `dim`: out[i] = t[i with i_dim replaced by
+// perm[i]], shaped like perm (which may be shorter along `dim`, as topk's
+// indices are).
 Instruction* TakeAlongDim(hlo::Emitter& e, Instruction* t, Instruction* perm, int64_t dim) {
-  const std::vector<int64_t>& dims = t->shape().dims();
+  const std::vector<int64_t>& dims = perm->shape().dims();
   const int64_t rank = static_cast<int64_t>(dims.size());
   std::vector<int64_t> column = dims;
   column.push_back(1);
@@ -68,7 +71,7 @@ Instruction* TakeAlongDim(hlo::Emitter& e, Instruction* t, Instruction* perm, in
                                parts, {{"dimensions", hlo::IntList{rank}}});
   hlo::IntList all;
   for (int64_t d = 0; d < rank; ++d) all.push_back(d);
-  return e.Add(Opcode::kGather, t->shape(), {t, indices},
+  return e.Add(Opcode::kGather, Shape(t->shape().type(), dims), {t, indices},
                {{"offset_dims", hlo::IntList{}},
                 {"collapsed_slice_dims", all},
                 {"start_index_map", all},
@@ -109,10 +112,27 @@ absl::StatusOr<JvpValue> SortJvp(const Instruction& inst, const JvpArgs& a, JvpC
   return JvpValue{primal, n == 1 ? tangents[0] : Tuple(ctx.tangent(), tangents)};
 }
 
+// JVP of topk: the values are the operand's at the indices topk returns,
+// so their tangent is the operand's tangent taken at those indices along
+// the last dim; the indices carry none.
+//
+//   (v, i) = topk(x), k=K      tv[..., j] = tx[..., i[..., j]]
+absl::StatusOr<JvpValue> TopKJvp(const Instruction& inst, const JvpArgs& a, JvpContext& ctx) {
+  Instruction* primal = ctx.EmitPrimal(inst, a.primals);
+  if (a.tangents.empty() || a.tangents[0] == nullptr) return JvpValue{primal, nullptr};
+  hlo::Emitter& p = ctx.primal();
+  Instruction* indices = ctx.Residual(Gte(p, primal, 1));
+  const int64_t last = inst.operand(0)->shape().rank() - 1;
+  Instruction* values = TakeAlongDim(ctx.tangent(), a.tangents[0], indices, last);
+  Instruction* no_tangent = Zeros(ctx.tangent(), inst.shape().tuple_shape(1));
+  return JvpValue{primal, Tuple(ctx.tangent(), {values, no_tangent})};
+}
+
 }  // namespace
 
 void RegisterSortAndTokenJvpRules(JvpRuleRegistry& r) {
   r.RegisterPrimalAndTangent(Opcode::kSort, SortJvp);
+  r.RegisterPrimalAndTangent(Opcode::kTopK, TopKJvp);
   // A token has no derivative; the transfers cannot run. Random draws are
   // constants to autodiff (as in JAX, where keys carry no tangent).
   for (Opcode op : {Opcode::kAfterAll, Opcode::kRng, Opcode::kRngBitGenerator,

@@ -152,6 +152,7 @@ void RegisterControlFlowTransposeRules(TransposeRuleRegistry& r) {
   // linear (its JVP gathers the tangent, and that gather is what reverse
   // mode transposes). A token carries nothing to transpose.
   r.RegisterNotLinear(Opcode::kSort);
+  r.RegisterNotLinear(Opcode::kTopK);  // likewise: its JVP gathers at its indices
   r.RegisterNotLinear(Opcode::kAfterAll);
   for (Opcode op : {Opcode::kBitcastConvert, Opcode::kRng, Opcode::kRngBitGenerator,
                     Opcode::kRngGetAndUpdateState, Opcode::kCholesky,

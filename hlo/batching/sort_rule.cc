@@ -24,7 +24,7 @@ absl::StatusOr<BatchedValue> BatchSort(const Instruction& inst,
 }
 
 // Ops that work on trailing dims (bitcast-convert, cholesky,
-// triangular-solve, fft): the batch dim leads every operand and the result.
+// triangular-solve, fft, topk): the batch dim leads every operand and the result.
 absl::StatusOr<BatchedValue> BatchLeading(const Instruction& inst,
                                           absl::Span<const BatchedValue> operands,
                                           BatchingContext& ctx) {
@@ -40,7 +40,8 @@ absl::StatusOr<BatchedValue> BatchLeading(const Instruction& inst,
 
 void RegisterSortBatchingRule(BatchingRuleRegistry& registry) {
   registry.Register(Opcode::kSort, BatchSort);
-  for (Opcode op : {Opcode::kBitcastConvert, Opcode::kCholesky, Opcode::kFft, Opcode::kTriangularSolve}) {
+  for (Opcode op : {Opcode::kBitcastConvert, Opcode::kCholesky, Opcode::kFft, Opcode::kTriangularSolve,
+                    Opcode::kTopK}) {
     registry.Register(op, BatchLeading);
   }
   registry.RegisterUnsupported(Opcode::kRng,

@@ -1,7 +1,7 @@
-// sort's derivatives: the tangent moves with the sorted elements (a gather
-// by the permutation), checked against finite differences at random points
-// (no ties, where sort is differentiable), and reverse mode transposes that
-// gather.
+// sort's and topk's derivatives: the tangent moves with the sorted (or
+// selected) elements (a gather by the permutation or the indices), checked
+// against finite differences at random points (no ties, where both are
+// differentiable), and reverse mode transposes that gather.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -38,6 +38,23 @@ ENTRY %e {
   %sv = f64[4,3] get-tuple-element(%s), index=1
   ROOT %m = f64[4,3] multiply(%sk, %sv)
 })";
+
+// The 2 largest of each row, weighted by their positions' indices.
+constexpr char kTopK[] = R"(HloModule m
+ENTRY %e {
+  %x = f64[3,5] parameter(0)
+  %t = (f64[3,2], s32[3,2]) topk(%x), k=2, largest=true
+  %v = f64[3,2] get-tuple-element(%t), index=0
+  %i = s32[3,2] get-tuple-element(%t), index=1
+  %w = f64[3,2] convert(%i)
+  ROOT %m = f64[3,2] multiply(%v, %w)
+})";
+
+TEST(SortDerivativesTest, TopKMatchesFiniteDifferencesBothWays) {
+  std::unique_ptr<hlo::Module> module = testing::Parse(kTopK);
+  ASSERT_NE(module, nullptr);
+  testing::CheckDerivatives(*module, 13, "topk");
+}
 
 TEST(SortDerivativesTest, RowsMatchFiniteDifferencesBothWays) {
   std::unique_ptr<hlo::Module> module = testing::Parse(kSortRows);

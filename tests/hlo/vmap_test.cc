@@ -959,5 +959,13 @@ TEST(VmapSortTest, EveryPatternOfBatchedOperands) {
       "  ROOT %s = (f32[3,4], s32[3,4]) sort(%p0, %p1), dimensions={0}, to_apply=%lt\n", lt));
 }
 
+// topk works on the last dim: the batch dim leads, k is unchanged.
+TEST(VmapTopKTest, BatchDimLeads) {
+  ExpectVmapMatchesSlicesForAllPatterns(
+      Entry({"f32[3,6]"}, "  ROOT %t = (f32[3,2], s32[3,2]) topk(%p0), k=2, largest=true\n"));
+  ExpectVmapMatchesSlicesForAllPatterns(
+      Entry({"f32[5]"}, "  ROOT %t = (f32[3], s32[3]) topk(%p0), k=3, largest=false\n"));
+}
+
 }  // namespace
 }  // namespace sharc::hlo
