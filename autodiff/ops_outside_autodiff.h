@@ -32,7 +32,10 @@ void RegisterOpsOutsideAutodiff(Registry& r) {
                                            " is expanded into primitive ops before autodiff "
                                            "(hlo/passes/expand_batch_norm.h)"));
   }
-  for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kMap, Opcode::kGetDimensionSize, Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast,
+  r.RegisterUnsupported(Opcode::kMap,
+                        "map whose function is not elementwise has no derivative rule yet "
+                        "(elementwise ones become array ops on load, hlo/passes/inline_map.h)");
+  for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kGetDimensionSize, Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast,
                     Opcode::kRaggedDot, Opcode::kRaggedAllToAll, Opcode::kStochasticConvert}) {
     r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op), " has no derivative rule yet"));
   }

@@ -42,7 +42,13 @@ void RegisterTokenBatchingRules(BatchingRuleRegistry& registry) {
                                          " is expanded into primitive ops before anything "
                                          "computes (hlo/passes/expand_batch_norm.h)");
   }
-  for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kMap, Opcode::kGetDimensionSize, Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast, Opcode::kRaggedDot, Opcode::kRaggedAllToAll}) {
+  registry.RegisterUnsupported(Opcode::kMap,
+                               "map whose function is not elementwise has no batching rule yet "
+                               "(elementwise ones become array ops on load, "
+                               "hlo/passes/inline_map.h)");
+  for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kGetDimensionSize,
+                    Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast, Opcode::kRaggedDot,
+                    Opcode::kRaggedAllToAll}) {
     registry.RegisterUnsupported(op, std::string(OpcodeName(op)) + " has no batching rule yet");
   }
   for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,

@@ -7,6 +7,7 @@
 #include "hlo/base/status_macros.h"
 #include "hlo/ir/computation.h"
 #include "hlo/passes/expand_batch_norm.h"
+#include "hlo/passes/inline_map.h"
 
 namespace sharc::hlo {
 namespace {
@@ -256,6 +257,9 @@ absl::Status LowerForCompute(Module& module) {
           if (inst->attr_string("custom_call_target") == "TopK") {
             RETURN_IF_ERROR(TopKCustomCallToTopK(*computation, inst));
           }
+          break;
+        case Opcode::kMap:
+          RETURN_IF_ERROR(InlineElementwiseMap(*computation, inst).status());
           break;
         case Opcode::kAddDependency:
           // One that orders a value after a transfer (an outfeed's token)

@@ -22,6 +22,7 @@
 //     from it; likewise dynamic-update-slice)
 //   %p = (f32[4], f32[8]) collective-permute(%a, %b), ...  ->  tuple(collective-permute(%a),
 //                                                                  collective-permute(%b))
+//   %y = f32[4] map(%a, %b), to_apply=%f   ->  f's elementwise ops on the arrays (inline_map.h)
 //
 // and after-all instructions that no longer order anything are dropped. A
 // fusion's value is its computation's (it records only which ops XLA's

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "hlo/passes/lower_for_compute.h"
 #include "tests/autodiff/autodiff_test_util.h"
 
 namespace sharc::autodiff {
@@ -54,6 +55,32 @@ TEST(SortDerivativesTest, TopKMatchesFiniteDifferencesBothWays) {
   std::unique_ptr<hlo::Module> module = testing::Parse(kTopK);
   ASSERT_NE(module, nullptr);
   testing::CheckDerivatives(*module, 13, "topk");
+}
+
+// A map of an elementwise function: inlined into array ops before
+// autodiff (hlo/passes/inline_map.h), so both modes differentiate it.
+constexpr char kElementwiseMap[] = R"(HloModule m
+%f (p0: f64[], p1: f64[]) -> f64[] {
+  %p0 = f64[] parameter(0)
+  %p1 = f64[] parameter(1)
+  %c = f64[] constant(3)
+  %m = f64[] multiply(%p0, %p1)
+  %s = f64[] sine(%m)
+  ROOT %r = f64[] add(%s, %c)
+}
+ENTRY %e {
+  %x = f64[3,4] parameter(0)
+  %y = f64[3,4] parameter(1)
+  ROOT %m = f64[3,4] map(%x, %y), dimensions={0,1}, to_apply=%f
+})";
+
+TEST(SortDerivativesTest, ElementwiseMapMatchesFiniteDifferencesBothWays) {
+  std::unique_ptr<hlo::Module> module = testing::Parse(kElementwiseMap);
+  ASSERT_NE(module, nullptr);
+  // What every command that loads a module does first.
+  ASSERT_TRUE(hlo::LowerForCompute(*module).ok());
+  EXPECT_EQ(module->entry()->root()->opcode(), hlo::Opcode::kAdd);
+  testing::CheckDerivatives(*module, 14, "map");
 }
 
 TEST(SortDerivativesTest, RowsMatchFiniteDifferencesBothWays) {

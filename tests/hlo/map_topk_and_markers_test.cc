@@ -12,6 +12,7 @@
 #include "hlo/text/parser.h"
 #include "hlo/text/printer.h"
 #include "hlo/verifier/runnable_types.h"
+#include "hlo/verifier/verifier.h"
 #include "tests/testlib/status_matchers.h"
 
 namespace sharc::hlo {
@@ -60,6 +61,45 @@ ENTRY %e {
   ROOT %m = f32[2,2] map(%x, %x), dimensions={1}, to_apply=%add
 })"),
               HasSubstr("must list every dim of the operands in order"));
+}
+
+// LowerForCompute turns a map of elementwise ops into those ops on the
+// arrays (same values) and keeps a map whose function calls another.
+TEST(MapTest, ElementwiseFunctionsAreInlinedOthersStay) {
+  const std::string text = R"(HloModule m
+%fma (a: f32[], b: s32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = s32[] parameter(1)
+  %bf = f32[] convert(%b)
+  %two = f32[] constant(2)
+  %ab = f32[] multiply(%a, %bf)
+  ROOT %r = f32[] add(%ab, %two)
+}
+%calls (a: f32[], b: s32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = s32[] parameter(1)
+  ROOT %c = f32[] call(%a, %b), to_apply=%fma
+}
+ENTRY %e {
+  %x = f32[2,2] parameter(0)
+  %y = s32[2,2] parameter(1)
+  %m = f32[2,2] map(%x, %y), dimensions={0,1}, to_apply=%fma
+  %n = f32[2,2] map(%x, %y), dimensions={0,1}, to_apply=%calls
+  ROOT %t = (f32[2,2], f32[2,2]) tuple(%m, %n)
+})";
+  ASSERT_OK_AND_ASSIGN(auto module, ParseAndVerifyModule(text));
+  const std::vector<Literal> args = {Literal::FromValues<float>({2, 2}, {1, 2, 3, 4}),
+                                     Literal::FromValues<int32_t>({2, 2}, {0, 1, 2, -1})};
+  ASSERT_OK_AND_ASSIGN(Literal before, Evaluate(*module, args));
+  ASSERT_OK(LowerForCompute(*module));
+  ASSERT_OK(VerifyModule(*module));
+  const Instruction* m = module->entry()->root()->operand(0);
+  EXPECT_EQ(m->opcode(), Opcode::kAdd);
+  EXPECT_EQ(m->name(), "m");
+  EXPECT_EQ(module->entry()->root()->operand(1)->opcode(), Opcode::kMap);
+  ASSERT_OK_AND_ASSIGN(Literal after, Evaluate(*module, args));
+  EXPECT_EQ(before, after);
+  EXPECT_THAT(Values<float>(after.element(0)), ElementsAre(2, 4, 8, -2));
 }
 
 TEST(TopKTest, LargestOrSmallestPerRowTiesByIndexNanFirst) {

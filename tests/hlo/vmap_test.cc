@@ -19,6 +19,7 @@
 #include "hlo/batching/batching_rule.h"
 #include "hlo/eval/interpreter.h"
 #include "hlo/ir/module.h"
+#include "hlo/passes/lower_for_compute.h"
 #include "hlo/text/parser.h"
 #include "hlo/verifier/verifier.h"
 #include "tests/testlib/status_matchers.h"
@@ -957,6 +958,25 @@ TEST(VmapSortTest, EveryPatternOfBatchedOperands) {
   ExpectVmapMatchesSlicesForAllPatterns(Entry(
       {"f32[3,4]", "s32[3,4]"},
       "  ROOT %s = (f32[3,4], s32[3,4]) sort(%p0, %p1), dimensions={0}, to_apply=%lt\n", lt));
+}
+
+// An elementwise map is inlined into array ops first (inline_map.h).
+TEST(VmapMapTest, ElementwiseMapIsBatchedAsItsOps) {
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Module> module,
+      ParseAndVerifyModule(Entry({"f32[3,2]", "f32[3,2]"},
+            "  ROOT %m = f32[3,2] map(%p0, %p1), dimensions={0,1}, to_apply=%fma\n",
+            R"(%fma (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  %two = f32[] constant(2)
+  %ab = f32[] multiply(%a, %b)
+  ROOT %r = f32[] add(%ab, %two)
+}
+)")));
+  // What every command that loads a module does first.
+  ASSERT_OK(LowerForCompute(*module));
+  ExpectVmapMatchesSlicesForAllPatterns(module->ToString());
 }
 
 // topk works on the last dim: the batch dim leads, k is unchanged.
