@@ -36,7 +36,7 @@ void RegisterOpsOutsideAutodiff(Registry& r) {
                         "map whose function is not elementwise has no derivative rule yet "
                         "(elementwise ones become array ops on load, hlo/passes/inline_map.h)");
   for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kGetDimensionSize, Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast,
-                    Opcode::kRaggedDot, Opcode::kRaggedAllToAll, Opcode::kStochasticConvert}) {
+                    Opcode::kRaggedAllToAll, Opcode::kStochasticConvert}) {
     r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op), " has no derivative rule yet"));
   }
   for (Opcode op : {Opcode::kComplex, Opcode::kReal, Opcode::kImag}) {

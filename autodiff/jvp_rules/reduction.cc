@@ -83,11 +83,25 @@ absl::StatusOr<Instruction*> BilinearJvp(const Instruction& inst, const JvpArgs&
   return out;
 }
 
+// ragged-dot is bilinear in its first two operands; its group sizes are
+// integers, with no tangent.
+absl::StatusOr<Instruction*> RaggedDotJvp(const Instruction& inst, const JvpArgs& a,
+                                          JvpContext& ctx) {
+  Instruction* out = nullptr;
+  if (a.tangents[0] != nullptr) out = SameOpOnTangents(inst, a, ctx, {true, false, false});
+  if (a.tangents[1] != nullptr) {
+    Instruction* term = SameOpOnTangents(inst, a, ctx, {false, true, false});
+    out = out == nullptr ? term : Add(ctx.tangent(), out, term);
+  }
+  return out;
+}
+
 }  // namespace
 
 void RegisterReductionJvpRules(JvpRuleRegistry& r) {
   r.Register(Opcode::kDot, BilinearJvp);
   r.Register(Opcode::kConvolution, BilinearJvp);
+  r.Register(Opcode::kRaggedDot, RaggedDotJvp);
   r.Register(Opcode::kReduce, ReduceJvp);
   r.Register(Opcode::kReduceWindow, [](const Instruction& inst, const JvpArgs& a,
                                        JvpContext& ctx) -> absl::StatusOr<Instruction*> {

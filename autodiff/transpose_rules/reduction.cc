@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "autodiff/builder.h"
 #include "autodiff/transpose_rule.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ops/op_util.h"
@@ -151,9 +152,58 @@ absl::StatusOr<std::vector<Cotangent>> ReduceWindowTranspose(const Instruction& 
   return out;
 }
 
+// ragged-dot in jax.lax.ragged_dot's form: x [m,k] cut into groups of
+// rows by sizes [g], w [g,k,n], y [m,n] = each row times its group's w.
+//   x's cotangent: ct [m,n] times w^T, row by row per group:
+//                  ragged-dot(ct, w^T [g,n,k])
+//   w's cotangent: group j's rows of x^T ct, [g,k,n]: ragged-dot(x^T, ct)
+//                  with the ragged dim contracted (XLA's contracting mode)
+// Other forms (batch dims, other dim orders) have no transpose yet.
+absl::StatusOr<std::vector<Cotangent>> RaggedDotTranspose(const Instruction& inst,
+                                                         const Cotangent& ct,
+                                                         TransposeContext& ctx) {
+  const hlo::Shape& x = inst.operand(0)->shape();
+  const hlo::Shape& w = inst.operand(1)->shape();
+  const bool plain = x.rank() == 2 && w.rank() == 3 &&
+                     inst.attr_ints("lhs_batch_dims").empty() &&
+                     inst.attr_ints("lhs_contracting_dims") == IntList{1} &&
+                     inst.attr_ints("rhs_contracting_dims") == IntList{1} &&
+                     inst.attr_ints("lhs_ragged_dims") == IntList{0} &&
+                     inst.attr_ints("rhs_group_dims") == IntList{0};
+  if (!plain) {
+    return absl::UnimplementedError(absl::StrCat(
+        "ragged-dot is transposed only in jax.lax.ragged_dot's form (lhs [m,k] ragged along m, "
+        "rhs [g,k,n]), in ", inst.Describe()));
+  }
+  if (ctx.IsLinear(inst.operand(0)) && ctx.IsLinear(inst.operand(1))) {
+    return hlo::OpError(inst, "cannot be transposed: both operands depend on the linear inputs");
+  }
+  Emitter& e = ctx.emitter();
+  ASSIGN_OR_RETURN(Instruction * sizes, ctx.Primal(inst.operand(2)));
+  std::vector<Cotangent> out = NoCotangents(inst);
+  if (ctx.IsLinear(inst.operand(0))) {
+    ASSIGN_OR_RETURN(Instruction * weights, ctx.Primal(inst.operand(1)));
+    Instruction* transposed = Transpose(e, weights, {0, 2, 1});
+    out[0] = Cotangent::Of(e.Add(Opcode::kRaggedDot, x, {ct.value, transposed, sizes},
+                                 {{"lhs_contracting_dims", IntList{1}},
+                                  {"rhs_contracting_dims", IntList{1}},
+                                  {"lhs_ragged_dims", IntList{0}},
+                                  {"rhs_group_dims", IntList{0}}}));
+  } else {
+    ASSIGN_OR_RETURN(Instruction * rows, ctx.Primal(inst.operand(0)));
+    Instruction* transposed = Transpose(e, rows, {1, 0});
+    out[1] = Cotangent::Of(e.Add(Opcode::kRaggedDot, w, {transposed, ct.value, sizes},
+                                 {{"lhs_contracting_dims", IntList{1}},
+                                  {"rhs_contracting_dims", IntList{0}},
+                                  {"lhs_ragged_dims", IntList{1}}}));
+  }
+  return out;
+}
+
 }  // namespace
 
 void RegisterReductionTransposeRules(TransposeRuleRegistry& r) {
+  r.Register(Opcode::kRaggedDot, RaggedDotTranspose);
   r.Register(Opcode::kDot, [](const Instruction& inst, const Cotangent& ct,
                               TransposeContext& ctx) -> absl::StatusOr<std::vector<Cotangent>> {
     const bool l0 = ctx.IsLinear(inst.operand(0));
