@@ -2,6 +2,14 @@
 // dim, which dot puts first; when one side is, it is a free dim of that side,
 // which dot puts after the batch dims (and, for rhs, after lhs's free dims),
 // so a transpose brings it back to dim 0.
+//
+// ragged-dot: every operand is batched (an unbatched one broadcast) and the
+// batch dim becomes the first batch dim of both sides; the group sizes
+// become [batch, ..., g], one size list per batch index (XLA's prefix form).
+// The result has it first, except in contracting mode, where the group dim
+// leads and a transpose brings the batch dim back to the front.
+#include <algorithm>
+
 #include "hlo/base/status_macros.h"
 #include "hlo/batching/batch_util.h"
 #include "hlo/batching/batching_rule.h"
@@ -55,10 +63,38 @@ absl::StatusOr<BatchedValue> BatchDot(const Instruction& inst,
   return BatchedValue{result, BatchTree::Leaf(true)};
 }
 
+absl::StatusOr<BatchedValue> BatchRaggedDot(const Instruction& inst,
+                                            absl::Span<const BatchedValue> operands,
+                                            BatchingContext& ctx) {
+  Emitter& e = ctx.emitter();
+  ASSIGN_OR_RETURN(std::vector<Instruction*> batched,
+                   MaterializeAll(e, operands, ctx.batch_size()));
+  auto dot = CloneWithOperands(inst, batched);
+  dot->clear_sharding();
+  dot->set_attr("lhs_batch_dims", PrependZero(inst.attr_ints("lhs_batch_dims")));
+  dot->set_attr("rhs_batch_dims", PrependZero(inst.attr_ints("rhs_batch_dims")));
+  for (const char* name : {"lhs_contracting_dims", "rhs_contracting_dims", "lhs_ragged_dims",
+                           "rhs_group_dims"}) {
+    if (inst.has_attr(name)) dot->set_attr(name, ShiftDims(inst.attr_ints(name)));
+  }
+  const IntList& contracting = inst.attr_ints("lhs_contracting_dims");
+  const IntList& ragged = inst.attr_ints("lhs_ragged_dims");
+  const bool contracting_mode =
+      !ragged.empty() &&
+      std::find(contracting.begin(), contracting.end(), ragged[0]) != contracting.end();
+  const int64_t position = contracting_mode ? 1 : 0;
+  std::vector<int64_t> dims = inst.shape().dims();
+  dims.insert(dims.begin() + position, ctx.batch_size());
+  dot->set_shape(Shape(inst.shape().type(), std::move(dims)));
+  Instruction* result = MoveDimToFront(e, e.Add(std::move(dot)), position);
+  return BatchedValue{result, BatchTree::Leaf(true)};
+}
+
 }  // namespace
 
 void RegisterDotBatchingRule(BatchingRuleRegistry& registry) {
   registry.Register(Opcode::kDot, BatchDot);
+  registry.Register(Opcode::kRaggedDot, BatchRaggedDot);
 }
 
 }  // namespace sharc::hlo

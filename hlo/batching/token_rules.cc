@@ -47,7 +47,7 @@ void RegisterTokenBatchingRules(BatchingRuleRegistry& registry) {
                                "(elementwise ones become array ops on load, "
                                "hlo/passes/inline_map.h)");
   for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kGetDimensionSize,
-                    Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast, Opcode::kRaggedDot,
+                    Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast,
                     Opcode::kRaggedAllToAll}) {
     registry.RegisterUnsupported(op, std::string(OpcodeName(op)) + " has no batching rule yet");
   }

@@ -979,6 +979,24 @@ TEST(VmapMapTest, ElementwiseMapIsBatchedAsItsOps) {
   ExpectVmapMatchesSlicesForAllPatterns(module->ToString());
 }
 
+// ragged-dot in its three modes, with every pattern of batched rows,
+// weights and group sizes (batched sizes give one size list per batch).
+TEST(VmapRaggedDotTest, EveryModeAndPattern) {
+  ExpectVmapMatchesSlicesForAllPatterns(Entry(
+      {"f32[6,3]", "f32[2,3,4]", "s32[2]"},
+      "  ROOT %r = f32[6,4] ragged-dot(%p0, %p1, %p2), lhs_contracting_dims={1}, "
+      "rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}\n"));
+  ExpectVmapMatchesSlicesForAllPatterns(Entry(
+      {"f32[2,5]", "f32[5,3]", "s32[2]"},
+      "  ROOT %r = f32[2,2,3] ragged-dot(%p0, %p1, %p2), lhs_contracting_dims={1}, "
+      "rhs_contracting_dims={0}, lhs_ragged_dims={1}\n"));
+  ExpectVmapMatchesSlicesForAllPatterns(Entry(
+      {"f32[3,2,4]", "f32[3,4,2]", "s32[2]"},
+      "  ROOT %r = f32[3,2,2] ragged-dot(%p0, %p1, %p2), lhs_batch_dims={0}, "
+      "rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, "
+      "lhs_ragged_dims={0}\n"));
+}
+
 // topk works on the last dim: the batch dim leads, k is unchanged.
 TEST(VmapTopKTest, BatchDimLeads) {
   ExpectVmapMatchesSlicesForAllPatterns(
