@@ -72,9 +72,12 @@ absl::Status SetDeviceCount(const std::string& name, std::optional<int64_t> devi
     return absl::OkStatus();
   }
   // A per-device program: it runs on as many devices as it is told, or as
-  // its collectives name. They count as partitions, sharc's SPMD unit.
+  // its collectives name. They are replicas when its collectives name
+  // replicas (none has a channel_id), else partitions, sharc's SPMD unit.
   int64_t count = devices.value_or(hlo::DevicesNamedByCollectives(module));
-  if (count > 1 && count <= kMaxInferredDevices) config.num_partitions = count;
+  if (count > 1 && count <= kMaxInferredDevices) {
+    (hlo::CollectivesNameReplicas(module) ? config.replica_count : config.num_partitions) = count;
+  }
   return absl::OkStatus();
 }
 

@@ -22,6 +22,21 @@ int64_t DevicesNamedByCollectives(const Module& module) {
   return largest + 1;
 }
 
+bool CollectivesNameReplicas(const Module& module) {
+  bool any = false;
+  for (const Computation* computation : module.computations()) {
+    for (const Instruction* inst : computation->instructions()) {
+      if (!HasOpDef(inst->opcode())) continue;
+      for (const AttrSpec& spec : GetOpDef(inst->opcode()).attributes) {
+        if (spec.kind != AttrKind::kReplicaGroups && spec.kind != AttrKind::kPairs) continue;
+        if (inst->has_attr("channel_id")) return false;
+        any = true;
+      }
+    }
+  }
+  return any;
+}
+
 bool HeaderDeclaresNoDevices(const ModuleConfig& config) {
   return config.num_partitions == 1 && config.replica_count == 1 && config.mesh.empty();
 }

@@ -31,8 +31,11 @@ std::optional<int64_t> DeclaredDeviceCount(const Instruction& inst) {
 }
 
 absl::Status CheckChannel(const Instruction& inst) {
-  if (inst.has_attr("channel_id") && inst.attr_int("channel_id", 0) < 1) {
-    return OpError(inst, "channel_id must be positive, got ", inst.attr_int("channel_id", 0));
+  // XLA's parser and verifier take channel_id=0 as a channel like any
+  // other (its per-device test programs write it); only negative ids are
+  // malformed.
+  if (inst.has_attr("channel_id") && inst.attr_int("channel_id", 0) < 0) {
+    return OpError(inst, "channel_id must not be negative, got ", inst.attr_int("channel_id", 0));
   }
   if (inst.attr_bool("use_global_device_ids") && !inst.has_attr("channel_id")) {
     return OpError(inst, "use_global_device_ids=true requires a channel_id");

@@ -237,8 +237,9 @@ TEST_F(CollectiveTest, RejectsBadGroupsAndPairs) {
       Invalid("replica group 1 is empty"));
   EXPECT_THAT(verify(Opcode::kAllReduce, {{"use_global_device_ids", true}, {"to_apply", add_}}),
               Invalid("requires a channel_id"));
-  EXPECT_THAT(verify(Opcode::kAllReduce, {{"channel_id", int64_t{0}}, {"to_apply", add_}}),
-              Invalid("channel_id must be positive"));
+  EXPECT_THAT(verify(Opcode::kAllReduce, {{"channel_id", int64_t{-1}}, {"to_apply", add_}}),
+              Invalid("channel_id must not be negative"));
+  EXPECT_OK(verify(Opcode::kAllReduce, {{"channel_id", int64_t{0}}, {"to_apply", add_}}));
   Computation* add_s32 = t_.BinaryComputation("add_s32", Opcode::kAdd, PrimitiveType::kS32);
   EXPECT_THAT(verify(Opcode::kAllReduce, {{"to_apply", add_s32}}),
               Invalid("to_apply computation 'add_s32'"));
