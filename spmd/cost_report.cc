@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "hlo/ops/collective_groups.h"
 #include "hlo/ops/op_def.h"
 #include "spmd/cost_model.h"
 
@@ -36,7 +37,12 @@ std::vector<const Computation*> BodiesRun(const Instruction& inst) {
   return bodies;
 }
 
+// Device 0's group, by the op's group mode (collective_groups.h): an
+// all-reduce without a channel in a partitioned module is one replica's.
 int64_t GroupSize(const Instruction& inst, int64_t num_devices) {
+  absl::StatusOr<std::vector<int64_t>> group =
+      hlo::CollectiveGroup(inst, 0, std::max<int64_t>(num_devices, 1));
+  if (group.ok()) return static_cast<int64_t>(group->size());
   const hlo::IntListList& groups = inst.attr_int_lists("replica_groups");
   if (groups.empty() || groups[0].empty()) return num_devices;
   return static_cast<int64_t>(groups[0].size());
