@@ -201,7 +201,10 @@ constexpr Opcode kTypeGeneric[] = {
     Opcode::kFft,         Opcode::kCholesky,     Opcode::kTriangularSolve,
     Opcode::kAllGather,   Opcode::kAllToAll,     Opcode::kCollectivePermute,
     Opcode::kSelect,      Opcode::kConvert,      Opcode::kDot,
-    Opcode::kReduce,      Opcode::kPartitionId,  Opcode::kReplicaId};
+    Opcode::kPartitionId, Opcode::kReplicaId};
+
+// Ops that combine elements with a reducer: complex values only add.
+constexpr Opcode kSums[] = {Opcode::kReduce, Opcode::kAllReduce, Opcode::kReduceScatter};
 
 }  // namespace
 
@@ -228,6 +231,18 @@ absl::Status CheckComplexSupported(const Instruction& inst) {
   }
   for (Opcode supported : kTypeGeneric) {
     if (op == supported) return absl::OkStatus();
+  }
+  for (Opcode sum : kSums) {
+    if (op != sum) continue;
+    const Computation* reducer = inst.attr_computation("to_apply");
+    const bool one_input = op != Opcode::kReduce || inst.operand_count() == 2;
+    if (one_input && reducer != nullptr &&
+        MatchBinaryReducer(*reducer) == std::optional<Opcode>(Opcode::kAdd)) {
+      return absl::OkStatus();
+    }
+    return absl::UnimplementedError(absl::StrCat("unsupported: complex ", OpcodeName(op),
+                                                 " other than a sum of one operand, in ",
+                                                 inst.Describe()));
   }
   return absl::UnimplementedError(absl::StrCat("unsupported: complex ", OpcodeName(op),
                                                " (sharc computes complex values with a subset of "
