@@ -113,10 +113,8 @@ std::vector<Scalar> LoadMatrix(const Literal& literal, int64_t batch, int64_t si
     const int64_t at = batch * size + i;
     if constexpr (std::is_same_v<Scalar, double>) {
       m[i] = literal.GetAsDouble(at);
-    } else if (literal.shape().type() == PrimitiveType::kC64) {
-      m[i] = std::complex<double>(literal.data<std::complex<float>>()[at]);
     } else {
-      m[i] = literal.data<std::complex<double>>()[at];
+      m[i] = GetComplex(literal, at);
     }
   }
   return m;
@@ -129,10 +127,8 @@ void StoreMatrix(const std::vector<Scalar>& m, int64_t batch, Literal& literal) 
     const int64_t at = batch * size + i;
     if constexpr (std::is_same_v<Scalar, double>) {
       literal.SetFromDouble(at, m[i]);
-    } else if (literal.shape().type() == PrimitiveType::kC64) {
-      literal.data<std::complex<float>>()[at] = std::complex<float>(m[i]);
     } else {
-      literal.data<std::complex<double>>()[at] = m[i];
+      SetComplex(literal, at, m[i]);
     }
   }
 }
