@@ -47,6 +47,7 @@ const JvpRule* FindJvpRule(Opcode opcode) {
     RegisterMapReduceJvpRules(*r);
     RegisterShardMapJvpRules(*r);
     RegisterSortAndTokenJvpRules(*r);
+    RegisterLinalgJvpRules(*r);
     return r;
   }();
   return registry->Find(opcode);

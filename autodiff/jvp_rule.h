@@ -117,5 +117,6 @@ void RegisterMapReduceJvpRules(JvpRuleRegistry& registry);     // mapreduce.cc
 void RegisterSourceJvpRules(JvpRuleRegistry& registry);        // control_flow.cc
 void RegisterShardMapJvpRules(JvpRuleRegistry& registry);      // shard_map.cc
 void RegisterSortAndTokenJvpRules(JvpRuleRegistry& registry);  // sort.cc
+void RegisterLinalgJvpRules(JvpRuleRegistry& registry);        // linalg.cc
 
 }  // namespace sharc::autodiff

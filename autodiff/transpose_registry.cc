@@ -47,6 +47,7 @@ const TransposeRule* FindTransposeRule(Opcode opcode) {
     RegisterWhileTransposeRule(*r);
     RegisterMapReduceTransposeRules(*r);
     RegisterShardMapTransposeRules(*r);
+    RegisterLinalgTransposeRules(*r);
     return r;
   }();
   return registry->Find(opcode);

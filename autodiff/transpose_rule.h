@@ -94,5 +94,6 @@ void RegisterControlFlowTransposeRules(TransposeRuleRegistry& registry);  // con
 void RegisterWhileTransposeRule(TransposeRuleRegistry& registry);         // while.cc
 void RegisterMapReduceTransposeRules(TransposeRuleRegistry& registry);    // mapreduce.cc
 void RegisterShardMapTransposeRules(TransposeRuleRegistry& registry);     // shard_map.cc
+void RegisterLinalgTransposeRules(TransposeRuleRegistry& registry);       // linalg.cc
 
 }  // namespace sharc::autodiff

@@ -1,5 +1,7 @@
 #include "codegen/kernel_graph.h"
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -138,6 +140,14 @@ absl::Status CheckLowerable(const hlo::Instruction& inst) {
     return LoweringError(inst, absl::StrCat("op ", hlo::OpcodeName(inst.opcode()), " has no lowering rule"));
   }
   if (!rule->lower) return LoweringError(inst, rule->unsupported_reason);
+  // Halide has no complex type: such values run on the interpreter's
+  // kernels (hlo/ops/complex_semantics.cc).
+  auto is_complex = [](const hlo::Instruction* value) {
+    return value->shape().is_array() && hlo::IsComplex(value->shape().type());
+  };
+  if (is_complex(&inst) || std::any_of(inst.operands().begin(), inst.operands().end(), is_complex)) {
+    return LoweringError(inst, "complex values have no Halide lowering");
+  }
   // The op's own reason first: it says more than the generic checks below.
   if (rule->supports) {
     if (absl::Status s = rule->supports(inst); !s.ok()) return s;

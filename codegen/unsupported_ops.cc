@@ -50,7 +50,7 @@ void RegisterUnsupportedOps(LoweringTable& table) {
   table.AddUnsupported(Opcode::kRng,
                        "rng has no Halide lowering (the default backend draws on the "
                        "interpreter's kernels)");
-  for (Opcode op : {Opcode::kRngBitGenerator, Opcode::kRngGetAndUpdateState, Opcode::kCholesky, Opcode::kFft, Opcode::kTriangularSolve}) {
+  for (Opcode op : {Opcode::kRngBitGenerator, Opcode::kRngGetAndUpdateState}) {
     table.AddUnsupported(op, std::string(hlo::OpcodeName(op)) + " cannot run in sharc yet");
   }
   for (Opcode op : {Opcode::kAllGatherDone, Opcode::kAllGatherStart, Opcode::kAllReduceDone, Opcode::kAllReduceStart, Opcode::kAsyncDone, Opcode::kAsyncStart, Opcode::kAsyncUpdate, Opcode::kCollectivePermuteDone, Opcode::kCollectivePermuteStart, Opcode::kCopyDone, Opcode::kCopyStart}) {
@@ -69,7 +69,8 @@ void RegisterUnsupportedOps(LoweringTable& table) {
   }
   for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kMap,
                     Opcode::kTopK, Opcode::kGetDimensionSize, Opcode::kRaggedDot,
-                    Opcode::kStochasticConvert, Opcode::kReal, Opcode::kImag}) {
+                    Opcode::kStochasticConvert, Opcode::kReal, Opcode::kImag,
+                    Opcode::kCholesky, Opcode::kTriangularSolve, Opcode::kFft}) {
     table.AddUnsupported(op, std::string(hlo::OpcodeName(op)) +
                                  " has no Halide lowering yet (the default backend runs it on "
                                  "the interpreter's kernels)");
@@ -77,7 +78,8 @@ void RegisterUnsupportedOps(LoweringTable& table) {
   table.AddUnsupported(Opcode::kSetDimensionSize,
                        "set-dimension-size cannot run: sharc keeps dynamic dims at their bound");
   table.AddUnsupported(Opcode::kComplex,
-                       "complex makes complex numbers, which sharc does not compute with yet");
+                       "complex has no Halide lowering (complex values run on the interpreter's "
+                       "kernels on the default backend)");
   table.AddUnsupported(Opcode::kAfterAll, "after-all makes a token, which holds no data");
   for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
                     Opcode::kInfeed, Opcode::kOutfeed}) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <type_traits>
 
@@ -147,6 +148,10 @@ absl::Status CheckReduction(hlo::PrimitiveType type, ReductionKind kind) {
   if (type == hlo::PrimitiveType::kInvalid) {
     return absl::InvalidArgumentError("cannot reduce values of invalid element type");
   }
+  if (hlo::IsComplex(type) && kind != ReductionKind::kSum) {
+    return absl::InvalidArgumentError(absl::StrCat("unsupported: complex reduction '",
+                                                   ReductionKindName(kind), "' (only sums)"));
+  }
   if (hlo::IsFloatingPoint(type) && (kind == ReductionKind::kAnd || kind == ReductionKind::kOr)) {
     return absl::InvalidArgumentError(absl::StrCat("reduction '", ReductionKindName(kind),
                                                    "' is not defined on ",
@@ -158,6 +163,17 @@ absl::Status CheckReduction(hlo::PrimitiveType type, ReductionKind kind) {
 void ReduceElements(hlo::PrimitiveType type, ReductionKind kind, const void* const* inputs,
                     int64_t num_inputs, int64_t offset, int64_t count, void* out) {
   if (count <= 0 || num_inputs <= 0) return;
+  // Complex values only add (CheckReduction), in their own precision.
+  if (type == hlo::PrimitiveType::kC64) {
+    return ReduceLoop<std::complex<float>>(inputs, num_inputs, offset, count,
+                                           static_cast<std::complex<float>*>(out),
+                                           [](auto a, auto b) { return a + b; });
+  }
+  if (type == hlo::PrimitiveType::kC128) {
+    return ReduceLoop<std::complex<double>>(inputs, num_inputs, offset, count,
+                                            static_cast<std::complex<double>*>(out),
+                                            [](auto a, auto b) { return a + b; });
+  }
   hlo::DispatchPrimitiveType(type, [&](auto t) {
     using T = decltype(t);
     ReduceTyped<T>(kind, inputs, num_inputs, offset, count, static_cast<T*>(out));

@@ -1,5 +1,6 @@
 #include "spmd/cost_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <vector>
@@ -42,6 +43,30 @@ OpCost DotCost(const Instruction& inst) {
   double k = 1;
   for (int64_t d : inst.attr_ints("lhs_contracting_dims")) k *= inst.operand(0)->shape().dim(d);
   return {2.0 * Elements(inst.shape()) * k, 0, IoBytes(inst)};
+}
+
+// n^3 / 3 multiply-adds per n x n matrix, as LAPACK counts potrf.
+OpCost CholeskyCost(const Instruction& inst) {
+  const double n = static_cast<double>(inst.shape().dim(inst.shape().rank() - 1));
+  if (n == 0) return {};
+  return {Elements(inst.shape()) / (n * n) * (n * n * n / 3.0), Elements(inst.shape()) / n,
+          IoBytes(inst)};
+}
+
+// m^2 multiply-adds per right-hand side of m unknowns: m * (result elements).
+OpCost TriangularSolveCost(const Instruction& inst) {
+  const hlo::Shape& a = inst.operand(0)->shape();
+  return {static_cast<double>(a.dim(a.rank() - 1)) * Elements(inst.shape()), 0, IoBytes(inst)};
+}
+
+// A fast transform's 5 n log2 n per signal of n = prod(fft_length) points,
+// as FFTW counts it (the reference evaluator sums directly; this is the cost
+// a real backend pays).
+OpCost FftCost(const Instruction& inst) {
+  double n = 1;
+  for (int64_t length : inst.attr_ints("fft_length")) n *= static_cast<double>(length);
+  const double points = std::max(Elements(inst.operand(0)->shape()), Elements(inst.shape()));
+  return {n > 1 ? 5 * points * std::log2(n) : 0, 0, IoBytes(inst)};
 }
 
 // 2 * (result elements) * (kernel window elements) * (input features per
@@ -155,8 +180,9 @@ std::vector<CostFn> BuildTable() {
   set(Opcode::kRng, PerElement);
   set(Opcode::kRngBitGenerator, PerElement);
   set(Opcode::kRngGetAndUpdateState, Free);
-  // Estimates only (sharc does not run them yet): one flop per element.
-  for (Opcode op : {Opcode::kCholesky, Opcode::kFft, Opcode::kTriangularSolve}) set(op, PerElement);
+  set(Opcode::kCholesky, CholeskyCost);
+  set(Opcode::kTriangularSolve, TriangularSolveCost);
+  set(Opcode::kFft, FftCost);
   for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
                     Opcode::kInfeed, Opcode::kOutfeed}) {
     set(op, MovesData);

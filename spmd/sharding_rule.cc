@@ -29,6 +29,7 @@ const ShardingRuleRegistry& Registry() {
     RegisterGatherScatterRules(*r);
     RegisterStructuralRules(*r);
     RegisterSortRules(*r);
+    RegisterLinalgRules(*r);
     RegisterMapReduceRules(*r);
     RegisterShardMapRules(*r);
     return r;

@@ -76,6 +76,7 @@ void RegisterReductionRules(ShardingRuleRegistry& registry);
 void RegisterGatherScatterRules(ShardingRuleRegistry& registry);
 void RegisterStructuralRules(ShardingRuleRegistry& registry);
 void RegisterSortRules(ShardingRuleRegistry& registry);
+void RegisterLinalgRules(ShardingRuleRegistry& registry);
 void RegisterMapReduceRules(ShardingRuleRegistry& registry);
 void RegisterShardMapRules(ShardingRuleRegistry& registry);
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "hlo/eval/complex_values.h"
 
 namespace sharc::tools {
 namespace {
@@ -58,13 +59,15 @@ std::string SummarizeArray(const hlo::Literal& array) {
     text += hlo::FormatElement(array, i);
   }
   text += ", ...}";
+  // Complex numbers have no order: their magnitudes summarize them.
+  const bool complex = hlo::IsComplex(array.shape().type());
   double min = std::numeric_limits<double>::infinity();
   double max = -min;
   double sum = 0;
   int64_t count = 0;
   bool saw_nan = false;
   for (int64_t i = 0; i < n; ++i) {
-    double v = array.GetAsDouble(i);
+    double v = complex ? std::abs(hlo::GetComplex(array, i)) : array.GetAsDouble(i);
     if (std::isnan(v)) {
       saw_nan = true;
       continue;
@@ -74,6 +77,7 @@ std::string SummarizeArray(const hlo::Literal& array) {
     sum += v;
     ++count;
   }
+  if (complex) text += " |z|:";
   absl::StrAppendFormat(&text, " min=%.6g max=%.6g mean=%.6g", min, max,
                         count > 0 ? sum / static_cast<double>(count) : std::nan(""));
   if (saw_nan) text += " (has NaN; excluded from min/max/mean)";

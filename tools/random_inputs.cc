@@ -1,5 +1,6 @@
 #include "tools/random_inputs.h"
 
+#include <complex>
 #include <vector>
 
 namespace sharc::tools {
@@ -31,6 +32,15 @@ void Fill(hlo::Literal& literal, SplitMix64& rng) {
     uint64_t bits = rng.Next();
     if (hlo::IsFloatingPoint(type)) {
       literal.SetFromDouble(i, (static_cast<int64_t>(bits % 512) - 256) / 256.0);
+    } else if (hlo::IsComplex(type)) {
+      // Both parts as a float's, from the two halves of the draw.
+      const double re = (static_cast<int64_t>(bits % 512) - 256) / 256.0;
+      const double im = (static_cast<int64_t>((bits >> 32) % 512) - 256) / 256.0;
+      if (type == hlo::PrimitiveType::kC64) {
+        literal.data<std::complex<float>>()[i] = std::complex<float>(re, im);
+      } else {
+        literal.data<std::complex<double>>()[i] = std::complex<double>(re, im);
+      }
     } else if (hlo::IsSignedInteger(type)) {
       literal.SetFromInt64(i, static_cast<int64_t>(bits % 16) - 8);
     } else if (hlo::IsUnsignedInteger(type)) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -26,6 +28,19 @@ bool InManualRegion(const Instruction& inst) {
     if (leaf.IsManual() || leaf.HasManualSubgroup()) return true;
   }
   return false;
+}
+
+// A complex array [d...] as the array [d..., 2] of its parts (the same bytes).
+hlo::Literal ComplexParts(const hlo::Literal& complex) {
+  std::vector<int64_t> dims = complex.shape().dims();
+  dims.push_back(2);
+  const hlo::PrimitiveType part = complex.shape().type() == hlo::PrimitiveType::kC64
+                                      ? hlo::PrimitiveType::kF32
+                                      : hlo::PrimitiveType::kF64;
+  hlo::Literal parts(hlo::Shape(part, dims));
+  std::memcpy(parts.untyped_data(), complex.untyped_data(),
+              static_cast<size_t>(complex.size_bytes()));
+  return parts;
 }
 
 }  // namespace
@@ -129,6 +144,12 @@ std::string FirstMismatch(const hlo::Literal& got, const hlo::Literal& want,
                           const std::string& where, int64_t reduction_length, double& max_diff) {
   if (got.shape() != want.shape()) {
     return absl::StrCat(where, ": shape ", got.shape().ToString(), " vs ", want.shape().ToString());
+  }
+  if (!got.is_tuple() && hlo::IsComplex(got.shape().type())) {
+    // Each part to its float type's tolerance.
+    return FirstMismatch(ComplexParts(got), ComplexParts(want),
+                         absl::StrCat(where, " (as [real, imag] pairs)"), reduction_length,
+                         max_diff);
   }
   if (got.is_tuple()) {
     for (size_t i = 0; i < got.elements().size(); ++i) {

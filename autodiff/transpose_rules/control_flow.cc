@@ -155,8 +155,7 @@ void RegisterControlFlowTransposeRules(TransposeRuleRegistry& r) {
   r.RegisterNotLinear(Opcode::kTopK);  // likewise: its JVP gathers at its indices
   r.RegisterNotLinear(Opcode::kAfterAll);
   for (Opcode op : {Opcode::kBitcastConvert, Opcode::kRng, Opcode::kRngBitGenerator,
-                    Opcode::kRngGetAndUpdateState, Opcode::kCholesky,
-                    Opcode::kTriangularSolve}) {
+                    Opcode::kRngGetAndUpdateState}) {
     r.RegisterNotLinear(op);
   }
   r.RegisterUnsupported(Opcode::kFft, "fft has no transpose rule yet (sharc does not run it)");

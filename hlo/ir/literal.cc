@@ -1,6 +1,7 @@
 #include "hlo/ir/literal.h"
 
 #include <cmath>
+#include <complex>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -27,7 +28,11 @@ Literal Literal::Tuple(std::vector<Literal> elements) {
   return l;
 }
 
+// A complex element reads as its real part and is set to (value, 0): the
+// partitioner's masks and the result summaries use these on any array.
 double Literal::GetAsDouble(int64_t i) const {
+  if (shape_.type() == PrimitiveType::kC64) return data<std::complex<float>>()[i].real();
+  if (shape_.type() == PrimitiveType::kC128) return data<std::complex<double>>()[i].real();
   return DispatchPrimitiveType(shape_.type(), [&](auto t) -> double {
     using T = decltype(t);
     if constexpr (kIsLowPrecisionFloat<T>) {
@@ -50,6 +55,14 @@ int64_t Literal::GetAsInt64(int64_t i) const {
 }
 
 void Literal::SetFromDouble(int64_t i, double v) {
+  if (shape_.type() == PrimitiveType::kC64) {
+    data<std::complex<float>>()[i] = std::complex<float>(static_cast<float>(v), 0);
+    return;
+  }
+  if (shape_.type() == PrimitiveType::kC128) {
+    data<std::complex<double>>()[i] = std::complex<double>(v, 0);
+    return;
+  }
   DispatchPrimitiveType(shape_.type(), [&](auto t) {
     using T = decltype(t);
     if constexpr (kIsLowPrecisionFloat<T>) {

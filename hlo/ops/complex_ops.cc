@@ -4,11 +4,11 @@
 //   %z = c64[2] complex(f32[2] %re, f32[2] %im)
 //   %re = f32[2] real(c64[2] %z)
 //
-// sharc reads, prints and verifies them; it stores no complex values yet
-// (primitive_type.h), so a module that makes one is refused by `run`
-// (CheckRunnableTypes) before any of these evaluate. As in XLA, real and imag
-// also take real floats: real(x) is x and imag(x) is zero, and those run.
+// As in XLA, real and imag also take real floats: real(x) is x and imag(x)
+// is zero. The other ops that compute with complex values are in
+// complex_semantics.cc.
 #include "hlo/base/status_macros.h"
+#include "hlo/eval/complex_values.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
 
@@ -37,22 +37,32 @@ absl::StatusOr<Shape> InferComponent(const Instruction& inst) {
   return OpError(inst, "needs a complex or floating-point operand, got ", z.ToString());
 }
 
-// Only real floats reach here: complex values are refused before running.
 absl::StatusOr<Literal> EvaluateComponent(const Instruction& inst,
                                           absl::Span<const Literal* const> operands,
                                           EvalContext&) {
   RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
   ASSIGN_OR_RETURN(Shape shape, InferComponent(inst));
-  if (IsComplex(inst.operand(0)->shape().type())) {
-    return OpError(inst, "cannot run: sharc stores no complex values");
+  const Literal& z = *operands[0];
+  if (!IsComplex(z.shape().type())) {
+    return inst.opcode() == Opcode::kReal ? z : Literal(shape);
   }
-  if (inst.opcode() == Opcode::kReal) return *operands[0];
-  return Literal(shape);
+  Literal out(shape);
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    const Complex128 v = GetComplex(z, i);
+    out.SetFromDouble(i, inst.opcode() == Opcode::kReal ? v.real() : v.imag());
+  }
+  return out;
 }
 
 absl::StatusOr<Literal> EvaluateComplex(const Instruction& inst,
                                         absl::Span<const Literal* const> operands, EvalContext&) {
-  return OpError(inst, "cannot run: sharc stores no complex values");
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  ASSIGN_OR_RETURN(Shape shape, InferComplex(inst));
+  Literal out(shape);
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    SetComplex(out, i, Complex128(operands[0]->GetAsDouble(i), operands[1]->GetAsDouble(i)));
+  }
+  return out;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_join.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/eval/complex_values.h"
 #include "hlo/ops/dot_dimension_numbers.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
@@ -109,6 +110,8 @@ std::vector<Acc> ToAccumulator(const Literal& literal) {
   for (int64_t i = 0; i < literal.num_elements(); ++i) {
     if constexpr (std::is_same_v<Acc, double>) {
       values[static_cast<size_t>(i)] = literal.GetAsDouble(i);
+    } else if constexpr (std::is_same_v<Acc, Complex128>) {
+      values[static_cast<size_t>(i)] = GetComplex(literal, i);
     } else {
       values[static_cast<size_t>(i)] = static_cast<uint64_t>(literal.GetAsInt64(i));
     }
@@ -116,8 +119,9 @@ std::vector<Acc> ToAccumulator(const Literal& literal) {
   return values;
 }
 
-// Accumulates in Acc (double for float results, uint64 -- wrapping -- for
-// integer results) and rounds once when storing.
+// Accumulates in Acc (double for float results, complex<double> for complex
+// ones, uint64 -- wrapping -- for integer results) and rounds once when
+// storing.
 template <typename Acc>
 Literal ComputeDot(const Shape& result_shape, const Literal& lhs_value, const Literal& rhs_value,
                    const DotDims& dd) {
@@ -161,6 +165,8 @@ Literal ComputeDot(const Shape& result_shape, const Literal& lhs_value, const Li
     }
     if constexpr (std::is_same_v<Acc, double>) {
       result.SetFromDouble(out_index, sum);
+    } else if constexpr (std::is_same_v<Acc, Complex128>) {
+      SetComplex(result, out_index, sum);
     } else {
       result.SetFromInt64(out_index, static_cast<int64_t>(sum));
     }
@@ -177,6 +183,9 @@ absl::StatusOr<Literal> EvaluateDot(const Instruction& inst,
   ASSIGN_OR_RETURN(Shape result_shape, InferDot(inst));
   if (IsFloatingPoint(result_shape.type())) {
     return ComputeDot<double>(result_shape, *operands[0], *operands[1], dd);
+  }
+  if (IsComplex(result_shape.type())) {
+    return ComputeDot<Complex128>(result_shape, *operands[0], *operands[1], dd);
   }
   return ComputeDot<uint64_t>(result_shape, *operands[0], *operands[1], dd);
 }

@@ -1,6 +1,5 @@
-// Linear algebra XLA has as ops, which sharc reads, verifies and partitions
-// but has no evaluator for yet (OpDef::cannot_run says so when `run` meets
-// one):
+// Linear algebra XLA has as ops, with their reference evaluators (the
+// arithmetic is in hlo/eval/linalg_kernels.h and hlo/eval/complex_values.h):
 //
 //   cholesky(a), lower=b                 a: [..., n, n] -> same shape
 //   triangular-solve(a, b), left_side=, lower=, unit_diagonal=, transpose_a=
@@ -8,11 +7,15 @@
 //                                        -> b's shape
 //   fft(x), fft_type=FFT|IFFT|RFFT|IRFFT, fft_length={...}
 //                                        over the last len(fft_length) dims
+#include <complex>
+#include <type_traits>
 #include <string>
 
 #include "absl/strings/str_join.h"
 
 #include "hlo/base/status_macros.h"
+#include "hlo/eval/complex_values.h"
+#include "hlo/eval/linalg_kernels.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
 
@@ -101,33 +104,137 @@ absl::StatusOr<Shape> InferFft(const Instruction& inst) {
   return inferred;
 }
 
+// Matrix `batch` of the [..., rows, cols] array `literal`, in double (or
+// complex<double> for c64/c128). Batch dims lead, so a matrix is contiguous.
+template <typename Scalar>
+std::vector<Scalar> LoadMatrix(const Literal& literal, int64_t batch, int64_t size) {
+  std::vector<Scalar> m(static_cast<size_t>(size));
+  for (int64_t i = 0; i < size; ++i) {
+    const int64_t at = batch * size + i;
+    if constexpr (std::is_same_v<Scalar, double>) {
+      m[i] = literal.GetAsDouble(at);
+    } else {
+      m[i] = GetComplex(literal, at);
+    }
+  }
+  return m;
+}
+
+template <typename Scalar>
+void StoreMatrix(const std::vector<Scalar>& m, int64_t batch, Literal& literal) {
+  const int64_t size = static_cast<int64_t>(m.size());
+  for (int64_t i = 0; i < size; ++i) {
+    const int64_t at = batch * size + i;
+    if constexpr (std::is_same_v<Scalar, double>) {
+      literal.SetFromDouble(at, m[i]);
+    } else {
+      SetComplex(literal, at, m[i]);
+    }
+  }
+}
+
+// Number of matrices in a [..., rows, cols] shape.
+int64_t BatchCount(const Shape& shape) {
+  int64_t count = 1;
+  for (int64_t d = 0; d + 2 < shape.rank(); ++d) count *= shape.dim(d);
+  return count;
+}
+
+template <typename Scalar>
+Literal CholeskyEach(const Instruction& inst, const Literal& a) {
+  Literal result(a.shape());
+  const int64_t n = a.shape().dim(a.shape().rank() - 1);
+  for (int64_t b = 0; b < BatchCount(a.shape()); ++b) {
+    StoreMatrix(CholeskyFactor(LoadMatrix<Scalar>(a, b, n * n), n, inst.attr_bool("lower")), b,
+                result);
+  }
+  return result;
+}
+
+absl::StatusOr<Literal> EvaluateCholesky(const Instruction& inst,
+                                         absl::Span<const Literal* const> operands, EvalContext&) {
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  ASSIGN_OR_RETURN(Shape shape, InferCholesky(inst));
+  if (IsComplex(shape.type())) return CholeskyEach<std::complex<double>>(inst, *operands[0]);
+  return CholeskyEach<double>(inst, *operands[0]);
+}
+
+TriangularSolveFlags SolveFlags(const Instruction& inst) {
+  TriangularSolveFlags flags;
+  flags.left_side = inst.attr_bool("left_side");
+  flags.lower = inst.attr_bool("lower");
+  flags.unit_diagonal = inst.attr_bool("unit_diagonal");
+  const std::string transpose =
+      inst.has_attr("transpose_a") ? inst.attr_string("transpose_a") : "NO_TRANSPOSE";
+  flags.transpose = transpose == "TRANSPOSE" ? TriangularTranspose::kTranspose
+                    : transpose == "ADJOINT" ? TriangularTranspose::kAdjoint
+                                             : TriangularTranspose::kNone;
+  return flags;
+}
+
+template <typename Scalar>
+Literal SolveEach(const Instruction& inst, const Literal& a, const Literal& b) {
+  Literal result(b.shape());
+  const TriangularSolveFlags flags = SolveFlags(inst);
+  const int64_t r = a.shape().rank();
+  const int64_t m = a.shape().dim(r - 1);
+  const int64_t k = flags.left_side ? b.shape().dim(r - 1) : b.shape().dim(r - 2);
+  for (int64_t i = 0; i < BatchCount(a.shape()); ++i) {
+    StoreMatrix(SolveTriangular(LoadMatrix<Scalar>(a, i, m * m), LoadMatrix<Scalar>(b, i, m * k),
+                                m, k, flags),
+                i, result);
+  }
+  return result;
+}
+
+absl::StatusOr<Literal> EvaluateTriangularSolve(const Instruction& inst,
+                                                absl::Span<const Literal* const> operands,
+                                                EvalContext&) {
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  ASSIGN_OR_RETURN(Shape shape, InferTriangularSolve(inst));
+  if (IsComplex(shape.type())) {
+    return SolveEach<std::complex<double>>(inst, *operands[0], *operands[1]);
+  }
+  return SolveEach<double>(inst, *operands[0], *operands[1]);
+}
+
+absl::StatusOr<Literal> EvaluateFft(const Instruction& inst,
+                                    absl::Span<const Literal* const> operands, EvalContext&) {
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  ASSIGN_OR_RETURN(Shape shape, InferFft(inst));
+  Literal result(shape);
+  FourierTransform(*operands[0], inst.attr_string("fft_type"), inst.attr_ints("fft_length"),
+                   result);
+  return result;
+}
+
 void Add(OpRegistry& registry, Opcode opcode, int operands, std::vector<AttrSpec> attrs,
-         InferShapeFn infer) {
+         InferShapeFn infer, EvaluateFn evaluate) {
   OpDef def;
   def.opcode = opcode;
   def.min_operands = operands;
   def.max_operands = operands;
   def.attributes = std::move(attrs);
   def.infer_shape = std::move(infer);
-  def.cannot_run = "sharc has no evaluator for it yet";
-  def.evaluate = CannotRunEvaluator();
+  def.evaluate = std::move(evaluate);
   registry.Register(std::move(def));
 }
 
 }  // namespace
 
 void RegisterLinalgOps(OpRegistry& registry) {
-  Add(registry, Opcode::kCholesky, 1, {{"lower", AttrKind::kBool}}, InferCholesky);
+  Add(registry, Opcode::kCholesky, 1, {{"lower", AttrKind::kBool}}, InferCholesky,
+      EvaluateCholesky);
   Add(registry, Opcode::kTriangularSolve, 2,
       {{"left_side", AttrKind::kBool},
        {"lower", AttrKind::kBool},
        {"unit_diagonal", AttrKind::kBool},
        {"transpose_a", AttrKind::kEnum}},
-      InferTriangularSolve);
+      InferTriangularSolve, EvaluateTriangularSolve);
   Add(registry, Opcode::kFft, 1,
       {{"fft_type", AttrKind::kEnum, /*required=*/true},
        {"fft_length", AttrKind::kIntList, /*required=*/true}},
-      InferFft);
+      InferFft, EvaluateFft);
 }
 
 }  // namespace sharc::hlo

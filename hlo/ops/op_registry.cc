@@ -1,5 +1,6 @@
 #include <memory>
 
+#include "hlo/ops/complex_semantics.h"
 #include "hlo/ops/op_def.h"
 
 namespace sharc::hlo {
@@ -57,6 +58,8 @@ const OpRegistry& Registry() {
     RegisterRaggedDotOp(*r);
     RegisterStochasticConvertOp(*r);
     RegisterComplexOps(*r);
+    // Last: it wraps definitions the calls above registered.
+    AddComplexSemantics(*r);
     return r;
   }();
   return *registry;

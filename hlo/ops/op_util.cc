@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <type_traits>
 
 #include "absl/strings/str_join.h"
@@ -224,6 +225,15 @@ T CombineScalars(Opcode op, T a, T b) {
 
 void ApplyBinaryReducer(Opcode op, Literal& dst, int64_t dst_index, const Literal& src,
                         int64_t src_index) {
+  // Complex values only add (CheckComplexSupported refuses other reducers).
+  if (dst.shape().type() == PrimitiveType::kC64) {
+    dst.data<std::complex<float>>()[dst_index] += src.data<std::complex<float>>()[src_index];
+    return;
+  }
+  if (dst.shape().type() == PrimitiveType::kC128) {
+    dst.data<std::complex<double>>()[dst_index] += src.data<std::complex<double>>()[src_index];
+    return;
+  }
   DispatchPrimitiveType(dst.shape().type(), [&](auto t) {
     using T = decltype(t);
     T& d = dst.data<T>()[dst_index];

@@ -124,7 +124,11 @@ int64_t StartIndex(const Literal& literal) {
 // The strided copy kernel: for every index i in the box `dims`,
 //   dst[dst_offset + <i, dst_strides>] = src[src_offset + <i, src_strides>].
 // Strides may be 0 (broadcast) or negative (reverse). Elements are moved as
-// raw bits of their width, so NaN payloads survive.
+// raw bits of their width, so NaN payloads survive; c128's 16 bytes move as
+// one Bytes16.
+struct Bytes16 {
+  uint64_t parts[2];
+};
 
 template <typename W>
 void StridedCopyTyped(const W* src, int64_t src_offset, absl::Span<const int64_t> src_strides,
@@ -182,6 +186,7 @@ void StridedCopy(const Literal& src, int64_t src_offset, absl::Span<const int64_
     case 2: return run(uint16_t{});
     case 4: return run(uint32_t{});
     case 8: return run(uint64_t{});
+    case 16: return run(Bytes16{});  // c128
   }
 }
 
@@ -199,6 +204,7 @@ void FillWithScalar(const Literal& value, Literal& out) {
     case 2: return run(uint16_t{});
     case 4: return run(uint32_t{});
     case 8: return run(uint64_t{});
+    case 16: return run(Bytes16{});  // c128
   }
 }
 

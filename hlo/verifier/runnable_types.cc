@@ -1,6 +1,8 @@
 #include "hlo/verifier/runnable_types.h"
 
 #include "absl/strings/str_cat.h"
+#include "hlo/base/status_macros.h"
+#include "hlo/ops/complex_semantics.h"
 #include "hlo/ops/op_def.h"
 
 namespace sharc::hlo {
@@ -14,8 +16,10 @@ PrimitiveType FirstUnrunnableType(const Shape& shape, bool allow_tokens) {
     return PrimitiveType::kInvalid;
   }
   if (allow_tokens && shape.type() == PrimitiveType::kToken) return PrimitiveType::kInvalid;
-  return shape.is_array() && !IsRunnableType(shape.type()) ? shape.type()
-                                                           : PrimitiveType::kInvalid;
+  // Complex values run in the ops CheckComplexSupported accepts.
+  return shape.is_array() && !IsRunnableType(shape.type()) && !IsComplex(shape.type())
+             ? shape.type()
+             : PrimitiveType::kInvalid;
 }
 
 namespace {
@@ -30,7 +34,10 @@ absl::Status CheckTypes(const Module& module, bool allow_tokens) {
             "only), in ", inst->Describe()));
       }
       PrimitiveType type = FirstUnrunnableType(inst->shape(), allow_tokens);
-      if (type == PrimitiveType::kInvalid) continue;
+      if (type == PrimitiveType::kInvalid) {
+        RETURN_IF_ERROR(CheckComplexSupported(*inst));
+        continue;
+      }
       return absl::InvalidArgumentError(absl::StrCat(
           "value '%", inst->name(), "' has element type ", PrimitiveTypeName(type),
           ", which sharc reads and verifies but cannot compute with, in ", inst->Describe()));

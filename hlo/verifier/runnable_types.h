@@ -21,7 +21,9 @@ absl::Status CheckRunnableTypes(const Module& module);
 absl::Status CheckPartitionableTypes(const Module& module);
 
 // The first element type in `shape` (any tuple leaf) that is not runnable
-// (tokens aside with `allow_tokens`), or kInvalid if there is none.
+// (tokens aside with `allow_tokens`), or kInvalid if there is none. Complex
+// types count as runnable here: the ops that compute with them are checked
+// one by one (CheckComplexSupported, hlo/ops/complex_semantics.h).
 PrimitiveType FirstUnrunnableType(const Shape& shape, bool allow_tokens = false);
 
 }  // namespace sharc::hlo

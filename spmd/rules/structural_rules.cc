@@ -67,10 +67,6 @@ void RegisterStructuralRules(ShardingRuleRegistry& registry) {
     registry.Register(op, replicated(absl::StrCat(hlo::OpcodeName(op),
                                                   " advances one random state")));
   }
-  for (Opcode op : {Opcode::kCholesky, Opcode::kFft, Opcode::kTriangularSolve}) {
-    registry.Register(op, replicated(absl::StrCat(hlo::OpcodeName(op),
-                                                  " has no sharding rule yet")));
-  }
   for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
                     Opcode::kInfeed, Opcode::kOutfeed}) {
     registry.Register(op, replicated(absl::StrCat(hlo::OpcodeName(op),

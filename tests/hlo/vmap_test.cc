@@ -455,6 +455,25 @@ TEST(VmapDotTest, MatmulBatchMatmulAndVectorDot) {
       Entry({"s32[2]", "s32[3]"}, "  ROOT %r = s32[2,3] dot(%p0, %p1)\n"));
 }
 
+// cholesky and triangular-solve take batch dims leading: the vmapped dim
+// becomes one more. The matrices get a large diagonal so that every slice
+// factors (no NaNs that would hide a misplaced slice).
+TEST(VmapLinalgTest, CholeskyAndTriangularSolveTakeTheBatchDimFirst) {
+  const std::string diagonal =
+      "  %d = f32[2,3,3] constant({ { {20,0,0},{0,20,0},{0,0,20} }, "
+      "{ {20,0,0},{0,20,0},{0,0,20} } })\n  %a = f32[2,3,3] add(%p0, %d)\n";
+  ExpectVmapMatchesSlicesForAllPatterns(
+      Entry({"f32[2,3,3]"}, diagonal + "  ROOT %c = f32[2,3,3] cholesky(%a), lower=false\n"));
+  ExpectVmapMatchesSlicesForAllPatterns(
+      Entry({"f32[2,3,3]", "f32[2,3,2]"},
+            diagonal + "  ROOT %x = f32[2,3,2] triangular-solve(%a, %p1), left_side=true, "
+                       "lower=true, transpose_a=TRANSPOSE\n"));
+  ExpectVmapMatchesSlicesForAllPatterns(
+      Entry({"f32[2,3,3]", "f32[2,4,3]"},
+            diagonal + "  ROOT %x = f32[2,4,3] triangular-solve(%a, %p1), left_side=false, "
+                       "lower=false, unit_diagonal=true, transpose_a=NO_TRANSPOSE\n"));
+}
+
 TEST(VmapDotTest, BatchDimIsADotBatchDimOnlyWhenBothSidesAreBatched) {
   const std::string text = Entry(
       {"f32[2,3]", "f32[3,4]"},

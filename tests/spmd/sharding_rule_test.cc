@@ -140,6 +140,35 @@ ENTRY e {
             "([i,j],[],[])->([i,j]) {i:need-replication}");
 }
 
+// cholesky, triangular-solve and fft: the leading batch dims pass through;
+// every matrix or signal dim stays whole on each device.
+TEST(ShardingRuleTest, LinalgOpsSplitOnlyTheirBatchDims) {
+  EXPECT_EQ(RuleOf(R"(HloModule m
+ENTRY e {
+  a = f32[4,3,3] parameter(0)
+  ROOT c = f32[4,3,3] cholesky(a), lower=true
+})",
+                   "c"),
+            "([i,j,k])->([i,l,m]) {j:need-replication, k:need-replication, "
+            "l:need-replication, m:need-replication}");
+  EXPECT_EQ(RuleOf(R"(HloModule m
+ENTRY e {
+  a = f32[4,3,3] parameter(0)
+  b = f32[4,3,2] parameter(1)
+  ROOT x = f32[4,3,2] triangular-solve(a, b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE
+})",
+                   "x"),
+            "([i,j,k],[i,l,m])->([i,n,o]) {j:need-replication, k:need-replication, "
+            "l:need-replication, m:need-replication, n:need-replication, o:need-replication}");
+  EXPECT_EQ(RuleOf(R"(HloModule m
+ENTRY e {
+  x = f32[4,2,8] parameter(0)
+  ROOT f = c64[4,2,5] fft(x), fft_type=RFFT, fft_length={8}
+})",
+                   "f"),
+            "([i,j,k])->([i,j,l]) {k:need-replication, l:need-replication}");
+}
+
 TEST(ShardingRuleTest, ControlFlowIsDataFlow) {
   EXPECT_EQ(RuleOf(R"(HloModule m
 ENTRY e {

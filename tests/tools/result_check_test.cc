@@ -2,6 +2,7 @@
 // and the length of the module's reductions.
 #include "tools/result_check.h"
 
+#include <complex>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,28 @@ ENTRY main {
 }
 )"));
   EXPECT_EQ(LongestReduction(*module), 4096);
+}
+
+}  // namespace
+}  // namespace sharc::tools
+
+namespace sharc::tools {
+namespace {
+
+// Complex results are compared part by part, each to its float type's
+// tolerance: a wrong imaginary part is found, f32 rounding of c64 is not.
+TEST(ResultCheckTest, ComplexPartsAreComparedEach) {
+  auto c64 = [](std::vector<std::complex<float>> values) {
+    hlo::Literal l(hlo::Shape(hlo::PrimitiveType::kC64, {static_cast<int64_t>(values.size())}));
+    for (size_t i = 0; i < values.size(); ++i) l.data<std::complex<float>>()[i] = values[i];
+    return l;
+  };
+  double max_diff = 0;
+  EXPECT_EQ(FirstMismatch(c64({{1, 2}, {3, 4}}), c64({{1, 2}, {3, 4.0000005f}}), "result", 1,
+                          max_diff),
+            "");
+  EXPECT_EQ(FirstMismatch(c64({{1, 2}, {3, 4}}), c64({{1, 2}, {3, -4}}), "result", 1, max_diff),
+            "result (as [real, imag] pairs) element 3: partitioned 4, global -4");
 }
 
 }  // namespace
