@@ -14,13 +14,6 @@ InfeedSource::InfeedSource(std::vector<hlo::Literal> leaves, MakeFn make)
 
 namespace {
 
-int64_t LeafCount(const hlo::Shape& shape) {
-  if (!shape.is_tuple()) return 1;
-  int64_t n = 0;
-  for (const hlo::Shape& s : shape.tuple_shapes()) n += LeafCount(s);
-  return n;
-}
-
 // A value of `shape` from consecutive leaves starting at `next`.
 hlo::Literal FromLeaves(const hlo::Shape& shape, std::vector<hlo::Literal>& leaves, size_t& next) {
   if (!shape.is_tuple()) return std::move(leaves[next++]);
@@ -41,7 +34,7 @@ absl::StatusOr<std::optional<hlo::Literal>> InfeedSource::Value(int64_t index,
   }
   const size_t left = leaves_.size() - next_leaf_;
   if (left > 0) {
-    const int64_t needed = LeafCount(shape);
+    const int64_t needed = shape.leaf_count();
     if (static_cast<int64_t>(left) < needed) {
       return absl::InvalidArgumentError(absl::StrCat(
           "infeed value #", index, " is ", shape.ToString(), ", ", needed,

@@ -217,13 +217,6 @@ absl::Status SplitCombinedPermute(Computation& computation, Instruction* inst) {
       .status();
 }
 
-int64_t LeafCount(const Shape& shape) {
-  if (!shape.is_tuple()) return 1;
-  int64_t n = 0;
-  for (const Shape& s : shape.tuple_shapes()) n += LeafCount(s);
-  return n;
-}
-
 // `value` with each array leaf behind a "Sharding" annotation of its leaf
 // sharding (leaves[next...]); a tuple is taken apart and put together again,
 // so that every annotation is an array (as kernels and the partitioner's
@@ -275,7 +268,7 @@ absl::Status MoveOutfeedShardingToData(Computation& computation, Instruction* ou
   } else {
     return absl::OkStatus();  // the verifier has said what is wrong
   }
-  if (static_cast<int64_t>(leaves.size()) != LeafCount(data->shape())) return absl::OkStatus();
+  if (static_cast<int64_t>(leaves.size()) != data->shape().leaf_count()) return absl::OkStatus();
   size_t next = 0;
   outfeed->ReplaceOperand(0, AnnotateLeaves(computation, data, leaves, next, outfeed));
   outfeed->clear_sharding();
