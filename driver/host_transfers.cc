@@ -43,6 +43,7 @@ absl::StatusOr<std::optional<hlo::Literal>> InfeedSource::Value(int64_t index,
     values_.push_back(FromLeaves(shape, leaves_, next_leaf_));
   } else if (make_) {
     values_.push_back(make_(shape, index));
+    ++made_;
   } else {
     return std::nullopt;
   }
@@ -52,6 +53,11 @@ absl::StatusOr<std::optional<hlo::Literal>> InfeedSource::Value(int64_t index,
 int64_t InfeedSource::unread_leaves() const {
   absl::MutexLock lock(&mu_);
   return static_cast<int64_t>(leaves_.size() - next_leaf_);
+}
+
+int64_t InfeedSource::made_values() const {
+  absl::MutexLock lock(&mu_);
+  return made_;
 }
 
 std::vector<std::unique_ptr<hlo::HostQueues>> MakeDeviceQueues(int64_t num_devices,

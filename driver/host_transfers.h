@@ -47,6 +47,8 @@ class InfeedSource {
 
   // Leaves given but never read (after a run: more --infeed files than pops).
   int64_t unread_leaves() const;
+  // Values `make` made so far.
+  int64_t made_values() const;
 
  private:
   mutable absl::Mutex mu_;
@@ -54,6 +56,7 @@ class InfeedSource {
   size_t next_leaf_ ABSL_GUARDED_BY(mu_) = 0;
   MakeFn make_;
   std::vector<hlo::Literal> values_ ABSL_GUARDED_BY(mu_);
+  int64_t made_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // A run's host side: where its infeeds read from, and (filled by the run)

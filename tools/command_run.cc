@@ -685,6 +685,10 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (const int64_t unread = (*infeed)->unread_leaves(); unread > 0) {
     err << "note: " << unread << " --infeed array(s) were not read\n";
   }
+  if (const int64_t made = (*infeed)->made_values(); made > 0) {
+    err << "note: " << made << " infeed value(s) filled with random inputs (seed "
+        << settings->seed << ")\n";
+  }
   return ReportOutputs(*result, host.outfeed, output_dir, out, err);
 }
 
