@@ -547,6 +547,17 @@ absl::StatusOr<std::unique_ptr<InfeedSource>> MakeInfeedSource(const hlo::Module
   return std::make_unique<InfeedSource>(std::move(leaves), std::move(make));
 }
 
+// After the run: --infeed files never read, values --random-inputs made.
+void NoteInfeedUse(const InfeedSource& infeed, uint64_t seed, std::ostream& err) {
+  if (const int64_t unread = infeed.unread_leaves(); unread > 0) {
+    err << "note: " << unread << " --infeed array(s) were not read\n";
+  }
+  if (const int64_t made = infeed.made_values(); made > 0) {
+    err << "note: " << made << " infeed value(s) filled with random inputs (seed " << seed
+        << ")\n";
+  }
+}
+
 // The run's inputs into `arguments`: none on another MPI process (they come
 // from process 0), random ones with --random-inputs, else one --input per
 // parameter. On failure, the exit code.
@@ -682,13 +693,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     }
   }
 
-  if (const int64_t unread = (*infeed)->unread_leaves(); unread > 0) {
-    err << "note: " << unread << " --infeed array(s) were not read\n";
-  }
-  if (const int64_t made = (*infeed)->made_values(); made > 0) {
-    err << "note: " << made << " infeed value(s) filled with random inputs (seed "
-        << settings->seed << ")\n";
-  }
+  NoteInfeedUse(**infeed, settings->seed, err);
   return ReportOutputs(*result, host.outfeed, output_dir, out, err);
 }
 
