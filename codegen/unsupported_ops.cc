@@ -37,9 +37,12 @@ void RegisterUnsupportedOps(LoweringTable& table) {
                        "interpreter's kernel, which sorts each row with std::stable_sort on a "
                        "permutation when the comparator is a compare LT/GT of one operand and "
                        "calls the comparator per comparison otherwise");
-  table.AddUnsupported(Opcode::kAddDependency,
-                       "add-dependency is dropped before computing (hlo/passes/lower_for_compute.h) "
-                              "unless it orders a value after a transfer, which cannot run");
+  // Tokens and the host queues are steps of the runtime's schedule, never kernels.
+  for (Opcode op : {Opcode::kAfterAll, Opcode::kAddDependency, Opcode::kInfeed, Opcode::kOutfeed}) {
+    table.AddUnsupported(op, std::string(hlo::OpcodeName(op)) +
+                                 " is run by the runtime's schedule (runtime/executable.h), not "
+                                 "by a kernel");
+  }
   for (Opcode op : {Opcode::kFusion, Opcode::kOptimizationBarrier, Opcode::kDomain}) {
     table.AddUnsupported(op, std::string(hlo::OpcodeName(op)) +
                                  " is rewritten before codegen (hlo/passes/lower_for_compute.h)");
@@ -80,12 +83,9 @@ void RegisterUnsupportedOps(LoweringTable& table) {
   table.AddUnsupported(Opcode::kComplex,
                        "complex has no Halide lowering (complex values run on the interpreter's "
                        "kernels on the default backend)");
-  table.AddUnsupported(Opcode::kAfterAll, "after-all makes a token, which holds no data");
-  for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
-                    Opcode::kInfeed, Opcode::kOutfeed}) {
+  for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone}) {
     table.AddUnsupported(op, std::string(hlo::OpcodeName(op)) +
-                                 " transfers data to another program or the host, which sharc "
-                                 "cannot run");
+                                 " transfers data to another program, which sharc cannot run");
   }
   for (Opcode op : {Opcode::kShardMap, Opcode::kAxisIndex, Opcode::kNamedAllGather,
                     Opcode::kNamedAllGatherInvariant, Opcode::kNamedAllToAll, Opcode::kPBroadcast,

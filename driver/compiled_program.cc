@@ -203,10 +203,19 @@ absl::StatusOr<std::vector<std::vector<runtime::Buffer>>> CompiledProgram::Split
   return device_args;
 }
 
-absl::StatusOr<hlo::Literal> CompiledProgram::Run(const std::vector<hlo::Literal>& args) {
+absl::StatusOr<hlo::Literal> CompiledProgram::Run(const std::vector<hlo::Literal>& args,
+                                                  HostTransfers* host) {
   const int64_t n = options_.num_devices;
   const hlo::Computation& entry = *propagated_->entry();
   std::vector<hlo::Literal> parts;
+  // One device of the global program, or the partitioned program's devices.
+  std::vector<std::unique_ptr<hlo::HostQueues>> queues =
+      MakeDeviceQueues(partitioned_ ? n : 1, host != nullptr ? host->infeed : nullptr);
+  if (LaunchedByMpirun() && UsesHostQueues(*per_device_)) {
+    return absl::UnimplementedError(
+        "infeed and outfeed under mpirun: only process 0 has the host's values; run the "
+        "devices in one process");
+  }
   if (LaunchedByMpirun()) {
     absl::StatusOr<std::vector<hlo::Literal>> gathered =
         RunOnMpiProcesses(*per_device_, entry, args, *engine_->executable, n,
@@ -223,17 +232,19 @@ absl::StatusOr<hlo::Literal> CompiledProgram::Run(const std::vector<hlo::Literal
   } else if (engine_->executable != nullptr) {
     ASSIGN_OR_RETURN(std::vector<std::vector<runtime::Buffer>> device_args, SplitArguments(args));
     last_stats_.clear();
+    engine_->mesh->set_host_queues(Pointers(queues));
     absl::StatusOr<std::vector<runtime::Buffer>> outputs =
         engine_->mesh->RunBuffers(*engine_->executable, device_args, &last_stats_);
+    engine_->mesh->set_host_queues({});
     if (!outputs.ok()) return RunFailed(n, outputs.status());
     for (const runtime::Buffer& b : *outputs) {
       ASSIGN_OR_RETURN(hlo::Literal l, DeviceResultLiteral(b));
       parts.push_back(std::move(l));
     }
   } else if (!partitioned_) {
-    absl::StatusOr<hlo::Literal> evaluated = hlo::Evaluate(*per_device_, args);
+    absl::StatusOr<hlo::Literal> evaluated = hlo::Evaluate(*per_device_, args, queues[0].get());
     if (!evaluated.ok()) return RunFailed(n, evaluated.status());
-    return evaluated;
+    parts.push_back(*std::move(evaluated));
   } else {
     std::vector<std::vector<hlo::Literal>> device_args(static_cast<size_t>(n));
     for (int64_t i = 0; i < entry.num_parameters(); ++i) {
@@ -250,10 +261,16 @@ absl::StatusOr<hlo::Literal> CompiledProgram::Run(const std::vector<hlo::Literal
     hlo::SpmdOptions spmd_options;
     spmd_options.num_devices = n;
     spmd_options.collective_timeout = options_.collective_timeout;
+    spmd_options.host_queues = Pointers(queues);
     absl::StatusOr<std::vector<hlo::Literal>> evaluated =
         hlo::EvaluateSpmd(*per_device_, device_args, spmd_options);
     if (!evaluated.ok()) return RunFailed(n, evaluated.status());
     parts = *std::move(evaluated);
+  }
+  if (host != nullptr) {
+    absl::StatusOr<std::vector<hlo::Literal>> outfed = GlobalOutfeed(queues);
+    if (!outfed.ok()) return Prefix(outfed.status(), "assembling the outfeed");
+    host->outfeed = *std::move(outfed);
   }
   const hlo::Instruction& root = *entry.root();
   if (!partitioned_) return std::move(parts[0]);
@@ -294,8 +311,20 @@ absl::StatusOr<runtime::Buffer> CompiledProgram::RunOnBuffers(std::vector<runtim
   return std::move((*outputs)[0]);
 }
 
+namespace {
+
+// Timed and profiled runs have no host to feed or drain the queues.
+absl::Status RefuseHostQueues(const hlo::Module& module, absl::string_view what) {
+  if (!UsesHostQueues(module)) return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat(
+      what, " runs the program again without a host, and this one has an infeed or outfeed"));
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<double>> CompiledProgram::TimeRuns(
     const std::vector<hlo::Literal>& args, int64_t iterations) {
+  RETURN_IF_ERROR(RefuseHostQueues(*per_device_, "timing (--iterations)"));
   std::vector<double> seconds;
   if (engine_->executable == nullptr || LaunchedByMpirun()) {
     // Nothing stays compiled in the interpreter's own modes: time whole runs.
@@ -325,6 +354,7 @@ absl::StatusOr<Profile> CompiledProgram::ProfileRuns(const std::vector<hlo::Lite
         "own SPMD mode or under mpirun");
   }
   if (iterations < 1) return absl::InvalidArgumentError("profiling needs at least one run");
+  RETURN_IF_ERROR(RefuseHostQueues(*per_device_, "profiling"));
   ASSIGN_OR_RETURN(std::vector<std::vector<runtime::Buffer>> device_args, SplitArguments(args));
   // Every thread the program's kernels and devices may use.
   int64_t per_device = engine_->mesh->threads_per_device();

@@ -31,6 +31,7 @@
 #include "hlo/passes/pipeline.h"
 #include "runtime/executable.h"
 #include "spmd/cost_report.h"
+#include "driver/host_transfers.h"
 #include "driver/profile.h"
 
 namespace sharc::driver {
@@ -78,8 +79,12 @@ class CompiledProgram {
   // shardings) and returns the assembled global result. Run failures are
   // Aborted; inputs that do not fit are InvalidArgument. Under mpirun the
   // processes other than the first pass no arguments and get an empty
-  // literal. Not safe to call from two threads at once.
-  absl::StatusOr<hlo::Literal> Run(const std::vector<hlo::Literal>& args);
+  // literal. Not safe to call from two threads at once. The program's
+  // infeeds read `host->infeed` and its outfeeds' global values land in
+  // `host->outfeed` (driver/host_transfers.h); without `host` an infeed
+  // finds its queue empty and outfed values are dropped.
+  absl::StatusOr<hlo::Literal> Run(const std::vector<hlo::Literal>& args,
+                                   HostTransfers* host = nullptr);
 
   // True when the program runs on one device of this process with compiled
   // kernels, so that RunOnBuffers can take the caller's memory as it is.

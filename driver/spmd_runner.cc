@@ -51,7 +51,7 @@ absl::StatusOr<hlo::Literal> RunPartitioned(const hlo::Module& global,
   absl::StatusOr<std::unique_ptr<CompiledProgram>> program =
       CompiledProgram::Compile(global, program_options);
   if (!program.ok()) return program.status();
-  absl::StatusOr<hlo::Literal> result = (*program)->Run(args);
+  absl::StatusOr<hlo::Literal> result = (*program)->Run(args, options.host);
   if (!result.ok() || !IsMainProcess()) return result;
   if (options.timed_iterations > 0) {
     absl::StatusOr<std::vector<double>> seconds =

@@ -41,6 +41,8 @@ struct PartitionedRunOptions {
   Profile* profile = nullptr;
   // Verifying, dumping around the compiler's passes (hlo/passes/pipeline.h).
   hlo::PipelineOptions pipeline = hlo::DefaultPipelineOptions();
+  // The host's side of infeeds and outfeeds (driver/host_transfers.h).
+  HostTransfers* host = nullptr;
 };
 
 // True when this process was started by mpirun as one of several

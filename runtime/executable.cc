@@ -29,6 +29,10 @@ enum class ScheduleStepKind {
   kWhile,
   kConditional,
   kCall,
+  kToken,
+  kForward,
+  kInfeed,
+  kOutfeed,
 };
 
 namespace {
@@ -47,6 +51,10 @@ const char* ScheduleStepKindName(ScheduleStepKind kind) {
     case ScheduleStepKind::kWhile: return "while";
     case ScheduleStepKind::kConditional: return "conditional";
     case ScheduleStepKind::kCall: return "call";
+    case ScheduleStepKind::kToken: return "token";
+    case ScheduleStepKind::kForward: return "forward";
+    case ScheduleStepKind::kInfeed: return "infeed";
+    case ScheduleStepKind::kOutfeed: return "outfeed";
   }
   return "?";
 }
@@ -108,6 +116,8 @@ bool RunsWithoutKernel(const hlo::Instruction& inst) {
     case Opcode::kParameter: case Opcode::kConstant: case Opcode::kPartitionId:
     case Opcode::kReplicaId: case Opcode::kTuple: case Opcode::kGetTupleElement:
     case Opcode::kWhile: case Opcode::kConditional: case Opcode::kCall:
+    case Opcode::kAfterAll: case Opcode::kAddDependency: case Opcode::kInfeed:
+    case Opcode::kOutfeed:
       return true;
     case Opcode::kReshape:
       return inst.shape().is_array() && inst.operand(0)->shape().is_array();
@@ -217,6 +227,20 @@ class ProgramBuilder {
         return absl::OkStatus();
       case Opcode::kTuple:
         step.kind = ScheduleStepKind::kTuple;
+        return absl::OkStatus();
+      // Ordering: a token is an empty value; add-dependency is its value.
+      case Opcode::kAfterAll:
+        step.kind = ScheduleStepKind::kToken;
+        return absl::OkStatus();
+      case Opcode::kAddDependency:
+        step.kind = ScheduleStepKind::kForward;
+        return absl::OkStatus();
+      // The device's host queues (DeviceContext::host_queues).
+      case Opcode::kInfeed:
+        step.kind = ScheduleStepKind::kInfeed;
+        return absl::OkStatus();
+      case Opcode::kOutfeed:
+        step.kind = ScheduleStepKind::kOutfeed;
         return absl::OkStatus();
       case Opcode::kReshape:
         // Row-major reshapes keep every element where it is: the result
@@ -463,6 +487,10 @@ class Executable::Frame {
       case ScheduleStepKind::kWhile: return &Frame::While;
       case ScheduleStepKind::kConditional: return &Frame::Conditional;
       case ScheduleStepKind::kCall: return &Frame::Call;
+      case ScheduleStepKind::kToken: return &Frame::Token;
+      case ScheduleStepKind::kForward: return &Frame::Forward;
+      case ScheduleStepKind::kInfeed: return &Frame::Infeed;
+      case ScheduleStepKind::kOutfeed: return &Frame::Outfeed;
     }
     return &Frame::Unknown;
   }
@@ -509,6 +537,39 @@ class Executable::Frame {
     elements.reserve(step.operands.size());
     for (size_t i = 0; i < step.operands.size(); ++i) elements.push_back(Operand(step, i));
     return Buffer::Tuple(std::move(elements));
+  }
+
+  absl::StatusOr<Buffer> Token(const ExecutableStep&) { return TokenBuffer(); }
+
+  absl::StatusOr<Buffer> Forward(const ExecutableStep& step) { return Operand(step, 0); }
+
+  absl::StatusOr<hlo::HostQueues*> Queues(const ExecutableStep& step) const {
+    if (device_.host_queues == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("device ", device_.device_id, " has no host queues, in ",
+                       step.inst->Describe()));
+    }
+    return device_.host_queues;
+  }
+
+  absl::StatusOr<Buffer> Infeed(const ExecutableStep& step) {
+    ASSIGN_OR_RETURN(hlo::HostQueues * queues, Queues(step));
+    ASSIGN_OR_RETURN(hlo::Literal value, queues->PopInfeed(*step.inst));
+    ASSIGN_OR_RETURN(Buffer data, Buffer::FromLiteral(value));
+    ASSIGN_OR_RETURN(Buffer token, TokenBuffer());
+    return Buffer::Tuple({std::move(data), std::move(token)});
+  }
+
+  absl::StatusOr<Buffer> Outfeed(const ExecutableStep& step) {
+    ASSIGN_OR_RETURN(hlo::HostQueues * queues, Queues(step));
+    absl::StatusOr<hlo::Literal> value = Operand(step, 0).ToLiteral();
+    if (!value.ok()) return AtInstruction(value.status(), *step.inst);
+    queues->PushOutfeed(*std::move(value));
+    return TokenBuffer();
+  }
+
+  static absl::StatusOr<Buffer> TokenBuffer() {
+    return Buffer::Allocate(hlo::Shape::Scalar(hlo::PrimitiveType::kToken));
   }
 
   absl::StatusOr<Buffer> Reshape(const ExecutableStep& step) {

@@ -1,8 +1,9 @@
 // An Executable is a per-device hlo::Module turned into schedules of steps,
 // one per computation the entry reaches through control flow: kernel
 // launches, collectives (run through a Communicator), partition-id and
-// replica-id (answered by the device), tuple plumbing (zero-copy) and
-// control flow (while, conditional, call). Each value lives in a slot that
+// replica-id (answered by the device), tuple plumbing (zero-copy), tokens,
+// infeed and outfeed (the device's host queues) and control flow (while,
+// conditional, call). Each value lives in a slot that
 // is released right after its last use, so a device holds only live values.
 //
 // One Executable is shared by all devices of a mesh: Run is const and keeps
@@ -16,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "hlo/eval/host_queues.h"
 #include "hlo/ir/module.h"
 #include "runtime/buffer.h"
 #include "runtime/buffer_pool.h"
@@ -32,6 +34,8 @@ struct DeviceContext {
   Communicator* communicator = nullptr;  // may be null on a single device
   // Record a StepEvent for every kernel launch and collective.
   bool profile = false;
+  // What its infeeds pop and its outfeeds push (none: they fail).
+  hlo::HostQueues* host_queues = nullptr;
 };
 
 // One kernel launch or collective of a profiled run, timed on the steady
@@ -56,7 +60,8 @@ struct ExecutionStats {
 // parameters, constants, partition and replica ids, tuple plumbing,
 // row-major reshapes of arrays (the result aliases the operand's memory),
 // while, conditional and call (a fusion call asks its factory for a kernel
-// first; callers that care check that), and collectives. Kernel factories
+// first; callers that care check that), collectives, tokens (after-all,
+// add-dependency) and the host queues' infeed and outfeed. Kernel factories
 // are asked for everything else.
 bool RunsWithoutKernel(const hlo::Instruction& inst);
 

@@ -66,6 +66,9 @@ absl::StatusOr<std::vector<Buffer>> DeviceMesh::RunLocalBuffers(
     context.num_devices = n;
     context.communicator = &communicator;
     context.profile = profiling_;
+    if (static_cast<size_t>(d) < host_queues_.size()) {
+      context.host_queues = host_queues_[static_cast<size_t>(d)];
+    }
     absl::StatusOr<Buffer>& result = results[static_cast<size_t>(i)];
     result = executable.Run(context, arguments[static_cast<size_t>(i)],
                             &device_stats[static_cast<size_t>(i)]);

@@ -47,6 +47,9 @@ class DeviceMesh {
   // (ExecutionStats::events, DeviceContext::profile).
   void set_profiling(bool on) { profiling_ = on; }
   int threads_per_device() const { return threads_per_device_; }
+  // The host queues device d's infeeds and outfeeds use in the runs that
+  // follow: queues[d] (none when empty; each outlives those runs).
+  void set_host_queues(std::vector<hlo::HostQueues*> queues) { host_queues_ = std::move(queues); }
 
   // Runs `executable` on every device; `arguments[d]` are device d's entry
   // arguments. Returns, per device, the root's value: the elements of a tuple
@@ -76,6 +79,7 @@ class DeviceMesh {
   MeshOptions options_;
   int threads_per_device_ = 1;
   bool profiling_ = false;
+  std::vector<hlo::HostQueues*> host_queues_;
 };
 
 // max(1, hardware_concurrency / devices): the OpenMP threads each device may use.

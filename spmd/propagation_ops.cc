@@ -97,6 +97,7 @@ const OpPropagation& PropagationOf(const Instruction& inst, State& state) {
     const std::string& target = inst.attr_string("custom_call_target");
     if (target == hlo::kShardingTarget) return kShardingCall;
     if (hlo::IsManualRegionMarker(target)) return kManualMarker;
+    if (hlo::IsMemorySpaceAnnotation(target) && inst.shape().is_array()) return kElementwise;
     return kWhole;
   }
   const auto& table = Table();

@@ -33,12 +33,15 @@
 #include "tools/random_inputs.h"
 #include "tools/per_device_reference.h"
 #include "tools/result_check.h"
+#include "driver/host_transfers.h"
 #include "driver/spmd_runner.h"
 
 namespace sharc::tools {
 
 using driver::CompileOptions;
 using driver::DescribeDeviceMesh;
+using driver::HostTransfers;
+using driver::InfeedSource;
 using driver::IsMainProcess;
 using driver::LaunchedByMpirun;
 using driver::LoadModule;
@@ -55,7 +58,7 @@ using driver::kExitUsage;
 namespace {
 
 constexpr absl::string_view kUsage =
-    R"(usage: sharc run FILE [--input X.npy]... [--random-inputs[=SEED]]
+    R"(usage: sharc run FILE [--input X.npy]... [--infeed X.npy]... [--random-inputs[=SEED]]
                  [--devices N] [--backend halide|interpreter] [--output-dir DIR]
                  [--collective-timeout DURATION] [--iterations K]
                  [--profile] [--profile-json FILE] [--trace FILE]
@@ -70,10 +73,21 @@ the first 8 and min/max/mean). A tuple result gives one output per leaf
 Inputs are the global (unpartitioned) arrays, one .npy file per entry
 parameter in parameter order; dtype and shape must match the parameter.
 
+A module's infeeds read global values from the host, in the order they run
+(--infeed, or random with --random-inputs); every device reads the whole
+value. Its outfeeds' global values print after the results as outfeed0,
+outfeed1, ... (one per array: a tuple outfed gives one per leaf).
+
 flags:
   --input X.npy            an entry argument (repeat once per parameter)
+  --infeed X.npy           an array the module's infeeds read (repeat, in the
+                           order they are read; an infeed of a tuple takes
+                           one file per leaf). An infeed with none left
+                           fails the run naming it and the device
   --random-inputs[=SEED]   fill every parameter with small deterministic
-                           values instead (SEED defaults to 0)
+                           values instead (SEED defaults to 0), and every
+                           infeed value after the --infeed files (value k
+                           is seeded after the parameters)
   --devices N              number of devices (default 1: run the global
                            program as written). With N > 1: propagate
                            shardings, partition for N devices and run the
@@ -104,7 +118,8 @@ flags:
   --profile-json FILE      the same as JSON (schema_version 1)
   --trace FILE             the last profiled run as a Chrome trace (one track
                            per device; chrome://tracing or Perfetto)
-  --output-dir DIR         also write DIR/out0.npy, DIR/out1.npy, ...
+  --output-dir DIR         also write DIR/out0.npy, DIR/out1.npy, ... and
+                           DIR/outfeed0.npy, ...
   --mesh AXES              named mesh, e.g. clients=2,data=2 (overrides the
                            header's; runs on its devices unless --devices)
   --mapreduce-mode M       lowering of MapReduce blocks: annotated (default),
@@ -124,6 +139,8 @@ flags:
                            mean magnitude; more for reductions over 1024
                            terms, as partial sums add in another order); a
                            mismatch exits 3 naming the output and element.
+                           Outfed values are compared the same way (the
+                           reference reads the same infeed values).
                            A program with manual regions is compared with
                            its per-device reference instead: the regions
                            kept, every other value replicated, run on the
@@ -152,6 +169,7 @@ namespace {
 
 constexpr FlagSpec kFlags[] = {
     {"input", FlagKind::kValue, /*repeated=*/true},
+    {"infeed", FlagKind::kValue, /*repeated=*/true},
     {"random-inputs", FlagKind::kOptionalValue},
     {"devices", FlagKind::kValue},
     {"backend", FlagKind::kValue},
@@ -243,7 +261,7 @@ absl::Status CheckWritable(const hlo::Shape& shape, int64_t& index) {
     return absl::OkStatus();
   }
   absl::StatusOr<std::string> descr = runtime::NpyDescrFor(shape.type());
-  if (!descr.ok()) {
+  if (!descr.ok() && shape.type() != hlo::PrimitiveType::kToken) {  // a token is not written
     return absl::InvalidArgumentError(
         absl::StrCat("--output-dir: output out", index, " (", shape.ToString(),
                      ") cannot be saved as .npy: ", descr.status().message()));
@@ -281,6 +299,7 @@ struct RunSettings {
   int64_t iterations = 0;
   bool profiling = false;
   std::vector<std::string> input_paths;
+  std::vector<std::string> infeed_paths;
   bool random = false;
   uint64_t seed = 0;
   // --check-reference=compiled: the global program on one device with the
@@ -312,6 +331,7 @@ absl::StatusOr<RunSettings> ReadRunSettings(const ParsedArgs& args) {
   }
   settings.profiling = args.Has("profile") || args.Has("profile-json") || args.Has("trace");
   settings.input_paths = args.GetAll("input");
+  settings.infeed_paths = args.GetAll("infeed");
   settings.random = args.Has("random-inputs");
   if (auto value = args.Get("check-reference")) {
     if (*value != "interpreter" && *value != "compiled") {
@@ -355,8 +375,9 @@ std::vector<hlo::Literal> RandomArguments(const hlo::Computation& entry, uint64_
 absl::StatusOr<hlo::Literal> ReferenceResult(const hlo::Module& written,
                                              const std::vector<hlo::Literal>& arguments,
                                              const PartitionedRunOptions& run_options,
-                                             bool compiled_reference) {
+                                             bool compiled_reference, HostTransfers* host) {
   PartitionedRunOptions options;
+  options.host = host;
   options.num_devices = run_options.num_devices;
   options.collective_timeout = run_options.collective_timeout;
   options.pipeline = run_options.pipeline;
@@ -364,7 +385,7 @@ absl::StatusOr<hlo::Literal> ReferenceResult(const hlo::Module& written,
   if (HasManualRegions(written)) {
     return RunPartitioned(*PerDeviceReference(written), arguments, options);
   }
-  if (!compiled_reference) return hlo::Evaluate(written, arguments);
+  if (!compiled_reference) return driver::EvaluateWithHost(written, arguments, host);
   // The global program on one device, compiled like the run.
   options.num_devices = 1;
   options.backend = run_options.backend;
@@ -379,8 +400,11 @@ absl::Status CheckAgainstReference(const hlo::Module& written,
                                    bool compiled_reference, const hlo::Literal& result,
                                    std::ostream& err) {
   const bool per_device = HasManualRegions(written);
-  absl::StatusOr<hlo::Literal> reference =
-      ReferenceResult(written, arguments, run_options, compiled_reference);
+  // The reference reads the run's infeed values (the source keeps them).
+  HostTransfers reference_host;
+  if (run_options.host != nullptr) reference_host.infeed = run_options.host->infeed;
+  absl::StatusOr<hlo::Literal> reference = ReferenceResult(written, arguments, run_options,
+                                                           compiled_reference, &reference_host);
   if (!reference.ok()) {
     return absl::Status(reference.status().code(),
                         absl::StrCat("--check: the ", per_device ? "per-device" : "global",
@@ -390,6 +414,19 @@ absl::Status CheckAgainstReference(const hlo::Module& written,
   std::string mismatch =
       FirstMismatch(result, *reference, "result", LongestReduction(written), max_diff);
   if (!mismatch.empty()) return absl::InternalError(absl::StrCat("--check failed: ", mismatch));
+  const std::vector<hlo::Literal> no_outfeed;
+  const std::vector<hlo::Literal>& outfed =
+      run_options.host != nullptr ? run_options.host->outfeed : no_outfeed;
+  if (outfed.size() != reference_host.outfeed.size()) {
+    return absl::InternalError(absl::StrCat("--check failed: the run outfed ", outfed.size(),
+                                            " value(s), the reference ",
+                                            reference_host.outfeed.size()));
+  }
+  for (size_t k = 0; k < outfed.size(); ++k) {
+    mismatch = FirstMismatch(outfed[k], reference_host.outfeed[k], absl::StrCat("outfeed value #", k),
+                             LongestReduction(written), max_diff);
+    if (!mismatch.empty()) return absl::InternalError(absl::StrCat("--check failed: ", mismatch));
+  }
   err << "check: the partitioned run matches the "
       << (per_device           ? "per-device reference (manual regions kept, everything else replicated)"
           : compiled_reference ? "global program compiled for one device"
@@ -402,15 +439,17 @@ absl::Status CheckAgainstReference(const hlo::Module& written,
 // mesh device inside it), then `iterations` timed runs more.
 absl::StatusOr<hlo::Literal> Interpret(const hlo::Module& module,
                                        const std::vector<hlo::Literal>& arguments,
-                                       int64_t iterations, std::vector<double>& run_seconds) {
-  absl::StatusOr<hlo::Literal> result = hlo::Evaluate(module, arguments);
+                                       int64_t iterations, std::vector<double>& run_seconds,
+                                       HostTransfers* host) {
+  absl::StatusOr<hlo::Literal> result = driver::EvaluateWithHost(module, arguments, host);
   if (!result.ok()) {
     return absl::Status(result.status().code(),
                         absl::StrCat("evaluation failed: ", result.status().message()));
   }
   for (int64_t i = 0; i < iterations; ++i) {
     const absl::Time start = absl::Now();
-    RETURN_IF_ERROR(hlo::Evaluate(module, arguments).status());
+    HostTransfers again{host->infeed, {}};
+    RETURN_IF_ERROR(driver::EvaluateWithHost(module, arguments, &again).status());
     run_seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
   }
   return result;
@@ -442,9 +481,14 @@ void PrintMedian(std::vector<double> run_seconds, std::ostream& out) {
 
 // Prints a summary of every result leaf and, with --output-dir, writes
 // each as outI.npy.
-int ReportOutputs(const hlo::Literal& result, const std::optional<std::string>& output_dir,
-                  std::ostream& out, std::ostream& err) {
+int ReportOutputs(const hlo::Literal& result, const std::vector<hlo::Literal>& outfed,
+                  const std::optional<std::string>& output_dir, std::ostream& out,
+                  std::ostream& err) {
   std::vector<const hlo::Literal*> leaves = FlattenLeaves(result);
+  std::vector<const hlo::Literal*> outfed_leaves;
+  for (const hlo::Literal& value : outfed) {
+    for (const hlo::Literal* leaf : FlattenLeaves(value)) outfed_leaves.push_back(leaf);
+  }
   if (leaves.empty()) out << "(no outputs: the result is an empty tuple)\n";
   if (output_dir) {
     std::error_code ec;
@@ -455,11 +499,14 @@ int ReportOutputs(const hlo::Literal& result, const std::optional<std::string>& 
                   kExitInputError);
     }
   }
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    out << "out" << i << " = " << SummarizeArray(*leaves[i]) << "\n";
-    if (output_dir) {
-      std::string file = (std::filesystem::path(*output_dir) / absl::StrCat("out", i, ".npy"));
-      if (absl::Status st = runtime::WriteNpyFile(file, *leaves[i]); !st.ok()) {
+  const std::pair<const char*, const std::vector<const hlo::Literal*>*> groups[] = {
+      {"out", &leaves}, {"outfeed", &outfed_leaves}};
+  for (const auto& [name, group] : groups) {
+    for (size_t i = 0; i < group->size(); ++i) {
+      out << name << i << " = " << SummarizeArray(*(*group)[i]) << "\n";
+      if (!output_dir || (*group)[i]->shape().type() == hlo::PrimitiveType::kToken) continue;
+      std::string file = (std::filesystem::path(*output_dir) / absl::StrCat(name, i, ".npy"));
+      if (absl::Status st = runtime::WriteNpyFile(file, *(*group)[i]); !st.ok()) {
         return Fail(err, st.message(), kExitInputError);
       }
     }
@@ -467,7 +514,48 @@ int ReportOutputs(const hlo::Literal& result, const std::optional<std::string>& 
   if (output_dir && !leaves.empty()) {
     out << "wrote " << leaves.size() << " output(s) to " << *output_dir << "/out*.npy\n";
   }
+  if (output_dir && !outfed_leaves.empty()) {
+    out << "wrote " << outfed_leaves.size() << " outfed array(s) to " << *output_dir
+        << "/outfeed*.npy\n";
+  }
   return kExitOk;
+}
+
+// What the module's infeeds read: the --infeed files, then (with
+// --random-inputs) random values, value k seeded after the parameters.
+absl::StatusOr<std::unique_ptr<InfeedSource>> MakeInfeedSource(const hlo::Module& module,
+                                                              const RunSettings& settings) {
+  if (!settings.infeed_paths.empty() && !driver::UsesHostQueues(module)) {
+    return absl::InvalidArgumentError("--infeed: the module has no infeed");
+  }
+  std::vector<hlo::Literal> leaves;
+  for (const std::string& path : settings.infeed_paths) {
+    absl::StatusOr<hlo::Literal> leaf = runtime::ReadNpyFile(path);
+    if (!leaf.ok()) {
+      return absl::Status(leaf.status().code(),
+                          absl::StrCat("--infeed: ", leaf.status().message()));
+    }
+    leaves.push_back(*std::move(leaf));
+  }
+  InfeedSource::MakeFn make;
+  if (settings.random) {
+    const uint64_t first_stream = static_cast<uint64_t>(module.entry()->num_parameters());
+    make = [seed = settings.seed, first_stream](const hlo::Shape& shape, int64_t index) {
+      return MakeRandomLiteral(shape, seed, first_stream + static_cast<uint64_t>(index));
+    };
+  }
+  return std::make_unique<InfeedSource>(std::move(leaves), std::move(make));
+}
+
+// After the run: --infeed files never read, values --random-inputs made.
+void NoteInfeedUse(const InfeedSource& infeed, uint64_t seed, std::ostream& err) {
+  if (const int64_t unread = infeed.unread_leaves(); unread > 0) {
+    err << "note: " << unread << " --infeed array(s) were not read\n";
+  }
+  if (const int64_t made = infeed.made_values(); made > 0) {
+    err << "note: " << made << " infeed value(s) filled with random inputs (seed " << seed
+        << ")\n";
+  }
 }
 
 // The run's inputs into `arguments`: none on another MPI process (they come
@@ -548,6 +636,10 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
 
   std::vector<hlo::Literal> arguments;
   if (std::optional<int> failed = ReadArguments(entry, *settings, arguments, err)) return *failed;
+  absl::StatusOr<std::unique_ptr<InfeedSource>> infeed = MakeInfeedSource(**module, *settings);
+  if (!infeed.ok()) return Fail(err, infeed.status().message(), kExitInputError);
+  HostTransfers host{infeed->get(), {}};
+  run_options.host = &host;
 
   std::vector<double> run_seconds;
   absl::StatusOr<hlo::Literal> result;
@@ -591,7 +683,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   } else {
     // The reference interpreter on the global program (shard_map bodies run
     // per mesh device inside it).
-    result = Interpret(*prepared, arguments, settings->iterations, run_seconds);
+    result = Interpret(*prepared, arguments, settings->iterations, run_seconds, &host);
     if (!result.ok()) return Fail(err, result.status().message(), kExitRuntimeFailure);
   }
   PrintMedian(run_seconds, out);
@@ -601,7 +693,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     }
   }
 
-  return ReportOutputs(*result, output_dir, out, err);
+  NoteInfeedUse(**infeed, settings->seed, err);
+  return ReportOutputs(*result, host.outfeed, output_dir, out, err);
 }
 
 }  // namespace

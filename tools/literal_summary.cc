@@ -47,6 +47,7 @@ std::vector<const hlo::Literal*> FlattenLeaves(const hlo::Literal& literal) {
 }
 
 std::string SummarizeArray(const hlo::Literal& array) {
+  if (array.shape().type() == hlo::PrimitiveType::kToken) return "token[]";  // no data
   const int64_t n = array.num_elements();
   if (n <= kFullPrintLimit) {
     if (array.shape().rank() < 2) return array.ToString();

@@ -85,8 +85,12 @@ class Rendezvous {
 
 class DeviceInterpreter : public EvalContext {
  public:
-  DeviceInterpreter(int64_t partition_id, int64_t num_partitions, Rendezvous* rendezvous)
-      : partition_id_(partition_id), num_partitions_(num_partitions), rendezvous_(rendezvous) {}
+  DeviceInterpreter(int64_t partition_id, int64_t num_partitions, Rendezvous* rendezvous,
+                    HostQueues* host_queues)
+      : partition_id_(partition_id),
+        num_partitions_(num_partitions),
+        rendezvous_(rendezvous),
+        host_queues_(host_queues) {}
 
   absl::StatusOr<Literal> Call(const Computation& computation,
                                absl::Span<const Literal* const> args) override {
@@ -94,6 +98,7 @@ class DeviceInterpreter : public EvalContext {
   }
   int64_t partition_id() const override { return partition_id_; }
   int64_t num_partitions() const override { return num_partitions_; }
+  HostQueues* host_queues() override { return host_queues_; }
 
   absl::StatusOr<std::vector<Literal>> ExchangeWithAllDevices(const Instruction& instruction,
                                                               Literal value) override {
@@ -159,6 +164,7 @@ class DeviceInterpreter : public EvalContext {
   int64_t partition_id_;
   int64_t num_partitions_;
   Rendezvous* rendezvous_;
+  HostQueues* host_queues_;
   int64_t next_round_ = 0;
 };
 
@@ -171,9 +177,10 @@ std::vector<const Literal*> Pointers(const std::vector<Literal>& args) {
 
 }  // namespace
 
-absl::StatusOr<Literal> Evaluate(const Module& module, const std::vector<Literal>& args) {
+absl::StatusOr<Literal> Evaluate(const Module& module, const std::vector<Literal>& args,
+                                 HostQueues* host_queues) {
   if (module.entry() == nullptr) return absl::InvalidArgumentError("module has no entry");
-  DeviceInterpreter interpreter(/*partition_id=*/0, /*num_partitions=*/1, nullptr);
+  DeviceInterpreter interpreter(/*partition_id=*/0, /*num_partitions=*/1, nullptr, host_queues);
   std::vector<const Literal*> ptrs = Pointers(args);
   return interpreter.EvaluateComputation(*module.entry(), ptrs);
 }
@@ -194,6 +201,10 @@ absl::StatusOr<std::vector<Literal>> EvaluateComputationSpmd(
     return absl::InvalidArgumentError(
         absl::StrCat("expected arguments for ", n, " devices, got ", args.size()));
   }
+  if (!options.host_queues.empty() && static_cast<int64_t>(options.host_queues.size()) != n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected host queues for ", n, " devices, got ", options.host_queues.size()));
+  }
   Rendezvous rendezvous(n, options.collective_timeout);
   std::vector<absl::StatusOr<Literal>> results(static_cast<size_t>(n),
                                                absl::UnknownError("not run"));
@@ -201,7 +212,9 @@ absl::StatusOr<std::vector<Literal>> EvaluateComputationSpmd(
   threads.reserve(static_cast<size_t>(n));
   for (int64_t d = 0; d < n; ++d) {
     threads.emplace_back([&, d] {
-      DeviceInterpreter interpreter(d, n, &rendezvous);
+      DeviceInterpreter interpreter(
+          d, n, &rendezvous,
+          options.host_queues.empty() ? nullptr : options.host_queues[static_cast<size_t>(d)]);
       std::vector<const Literal*> ptrs = Pointers(args[static_cast<size_t>(d)]);
       results[static_cast<size_t>(d)] = interpreter.EvaluateComputation(computation, ptrs);
       if (!results[static_cast<size_t>(d)].ok()) {

@@ -10,19 +10,25 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "hlo/eval/host_queues.h"
 #include "hlo/ir/literal.h"
 #include "hlo/ir/module.h"
 
 namespace sharc::hlo {
 
 // Evaluates the entry computation of `module` on `args` (one per entry
-// parameter). The module is expected to be verified.
-absl::StatusOr<Literal> Evaluate(const Module& module, const std::vector<Literal>& args);
+// parameter). The module is expected to be verified. Its infeeds pop from
+// and its outfeeds push to `host_queues` (an infeed or outfeed without
+// them is an error).
+absl::StatusOr<Literal> Evaluate(const Module& module, const std::vector<Literal>& args,
+                                 HostQueues* host_queues = nullptr);
 
 struct SpmdOptions {
   int64_t num_devices = 1;
   // A collective whose peers do not all arrive within this time fails.
   absl::Duration collective_timeout = absl::Seconds(60);
+  // Device d's host queues are host_queues[d] (none if empty).
+  std::vector<HostQueues*> host_queues;
 };
 
 // Runs `module` on `options.num_devices` simulated devices; `args[d]` holds

@@ -23,6 +23,21 @@ inline constexpr std::string_view kFullToShardShapeTarget = "SPMDFullToShardShap
 // Leaving one: per-device blocks -> global value.
 inline constexpr std::string_view kShardToFullShapeTarget = "SPMDShardToFullShape";
 
+// XLA's memory-space annotations (host offloading: xla/service/memory_annotations.h
+// and JAX's device_put to a memory kind): they say where a value lives, and
+// its value is its operand's. sharc's devices have one memory.
+inline constexpr std::string_view kMoveToHostTarget = "MoveToHost";
+inline constexpr std::string_view kMoveToDeviceTarget = "MoveToDevice";
+inline constexpr std::string_view kPinToDeviceTarget = "PinToDevice";
+inline constexpr std::string_view kPinToDeviceSramTarget = "PinToDeviceSram";
+inline constexpr std::string_view kAnnotateDevicePlacementTarget = "annotate_device_placement";
+
+inline bool IsMemorySpaceAnnotation(std::string_view target) {
+  return target == kMoveToHostTarget || target == kMoveToDeviceTarget ||
+         target == kPinToDeviceTarget || target == kPinToDeviceSramTarget ||
+         target == kAnnotateDevicePlacementTarget;
+}
+
 // True for a custom-call to `target`.
 inline bool IsCustomCallTo(const Instruction& inst, std::string_view target) {
   return inst.opcode() == Opcode::kCustomCall && inst.attr_string("custom_call_target") == target;

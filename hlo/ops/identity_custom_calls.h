@@ -15,9 +15,11 @@ inline bool IsShardingAnnotationTarget(std::string_view target) {
          target == kShardBarrierToTarget;
 }
 
-// Those, and the SPMD partitioner's global-view ops.
+// Those, the SPMD partitioner's global-view ops and the memory-space
+// annotations (MoveToHost, MoveToDevice, ...).
 inline bool IsIdentityCustomCallTarget(std::string_view target) {
-  return IsShardingAnnotationTarget(target) || IsSpmdGlobalViewTarget(target);
+  return IsShardingAnnotationTarget(target) || IsSpmdGlobalViewTarget(target) ||
+         IsMemorySpaceAnnotation(target);
 }
 
 }  // namespace sharc::hlo

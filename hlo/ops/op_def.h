@@ -26,6 +26,7 @@
 namespace sharc::hlo {
 
 class Computation;
+class HostQueues;
 
 // How the operand list is written in text.
 enum class OperandSyntax {
@@ -59,6 +60,9 @@ class EvalContext {
   // the interpreter's timeout, naming the collective).
   virtual absl::StatusOr<std::vector<Literal>> ExchangeWithAllDevices(
       const Instruction& instruction, Literal value) = 0;
+  // This device's host queues (hlo/eval/host_queues.h), which infeed pops
+  // and outfeed pushes; null where the run has none (inside a kernel).
+  virtual HostQueues* host_queues() { return nullptr; }
 };
 
 using InferShapeFn = std::function<absl::StatusOr<Shape>(const Instruction&)>;

@@ -1,23 +1,26 @@
 // Ordering and the outside world. A token (`token[]`) orders side effects
-// and carries no value:
+// and carries no value (it computes as an empty value, so it can sit in
+// tuples, loop states and parameters):
 //   after-all(values...)        -> token[]   joins orderings (usually of tokens)
 //   add-dependency(x, token)    -> x         x, ordered after the token
 //   opt-barrier(x)              -> x         a barrier XLA's scheduler may not move work across
-// and the transfers to other programs and to the host, which sharc reads,
-// verifies and partitions but cannot run (its devices talk only to each
-// other through collectives):
+// the host queues of a device (hlo/eval/host_queues.h):
+//   infeed(token)               -> (T, token[])   pops the next value the host transferred
+//   outfeed(data, token)        -> token[]        pushes data for the host
+// and the transfers to other programs, which sharc reads, verifies and
+// partitions but cannot run (its devices talk only to each other through
+// collectives, and to their host):
 //   send(data, token)           -> (data, u32[], token[])   send-done(send) -> token[]
 //   recv(token)                 -> (T, u32[], token[])      recv-done(recv) -> (T, token[])
-//   infeed(token)               -> (T, token[])
-//   outfeed(data, token)        -> token[]
 // Before anything computes, hlo/passes/lower_for_compute.h replaces
 // add-dependency and opt-barrier by their value and drops after-all that
-// orders nothing; a token that is still alive then stops `run` at the op
-// that needs it.
+// orders nothing.
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/eval/host_queues.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
 
@@ -58,6 +61,11 @@ absl::StatusOr<Shape> DeclaredWithToken(const Instruction& inst, int64_t extra_u
 
 // XLA accepts any values here (the token comes after they are computed).
 absl::StatusOr<Shape> InferAfterAll(const Instruction&) { return TokenShape(); }
+
+absl::StatusOr<Literal> EvaluateAfterAll(const Instruction&, absl::Span<const Literal* const>,
+                                         EvalContext&) {
+  return Literal(TokenShape());
+}
 
 // ------------------------------------------------------- add-dependency --
 
@@ -123,6 +131,37 @@ absl::StatusOr<Shape> InferOutfeed(const Instruction& inst) {
   return TokenShape();
 }
 
+absl::StatusOr<HostQueues*> QueuesOf(const Instruction& inst, EvalContext& ctx) {
+  HostQueues* queues = ctx.host_queues();
+  if (queues == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        OpcodeName(inst.opcode()), " needs a device's host queues, which this evaluation has "
+        "none of, in ", inst.Describe()));
+  }
+  return queues;
+}
+
+absl::StatusOr<Literal> EvaluateInfeed(const Instruction& inst,
+                                       absl::Span<const Literal* const> operands,
+                                       EvalContext& ctx) {
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  ASSIGN_OR_RETURN(HostQueues * queues, QueuesOf(inst, ctx));
+  ASSIGN_OR_RETURN(Literal value, queues->PopInfeed(inst));
+  std::vector<Literal> result;
+  result.push_back(std::move(value));
+  result.push_back(Literal(TokenShape()));
+  return Literal::Tuple(std::move(result));
+}
+
+absl::StatusOr<Literal> EvaluateOutfeed(const Instruction& inst,
+                                        absl::Span<const Literal* const> operands,
+                                        EvalContext& ctx) {
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  ASSIGN_OR_RETURN(HostQueues * queues, QueuesOf(inst, ctx));
+  queues->PushOutfeed(*operands[0]);
+  return Literal(TokenShape());
+}
+
 absl::Status VerifyOutfeed(const Instruction& inst) {
   // XLA writes the data's shape again (with its layout); it must agree.
   if (!inst.has_attr("outfeed_shape")) return absl::OkStatus();
@@ -174,23 +213,29 @@ void AddForwarding(OpRegistry& registry, Opcode opcode, int min_operands, int ma
 }  // namespace
 
 void RegisterTokenOps(OpRegistry& registry) {
-  // after-all has no value to compute; it is evaluated only if a token is
-  // computed at all, which CheckRunnableTypes refuses first.
-  Add(registry, Opcode::kAfterAll, 0, -1, InferAfterAll);
+  {
+    OpDef def = Def(Opcode::kAfterAll, 0, -1, InferAfterAll);
+    def.evaluate = EvaluateAfterAll;
+    registry.Register(std::move(def));
+  }
   AddForwarding(registry, Opcode::kAddDependency, 2, 2, InferAddDependency);
   AddForwarding(registry, Opcode::kOptimizationBarrier, 1, 1, InferOptBarrier);
   // domain marks where XLA's sharding domains meet; its value is its
   // operand's (lower_for_compute.h forwards it). `domain=` is kept as written.
   AddForwarding(registry, Opcode::kDomain, 1, 1, InferOptBarrier, {{"domain", AttrKind::kEnum}});
   const std::string kOtherProgram =
-      "it transfers data to or from another program or the host, and sharc's devices talk only "
-      "to each other (through collectives)";
+      "it transfers data to or from another program, and sharc's devices talk only to each "
+      "other (through collectives) and to their host (infeed, outfeed)";
   Add(registry, Opcode::kSend, 2, 2, InferSend, TransferAttrs(), kOtherProgram);
   Add(registry, Opcode::kSendDone, 1, 1, InferSendDone, TransferAttrs(), kOtherProgram);
   Add(registry, Opcode::kRecv, 1, 1, InferRecv, TransferAttrs(), kOtherProgram);
   Add(registry, Opcode::kRecvDone, 1, 1, InferRecvDone, TransferAttrs(), kOtherProgram);
-  const std::string kHost = "it reads from or writes to a host queue, which sharc does not have";
-  Add(registry, Opcode::kInfeed, 1, 1, InferInfeed, {{"infeed_config", AttrKind::kString}}, kHost);
+  {
+    OpDef def = Def(Opcode::kInfeed, 1, 1, InferInfeed, {{"infeed_config", AttrKind::kString}});
+    def.traits.side_effecting = true;  // each pops the next value: never removed nor duplicated
+    def.evaluate = EvaluateInfeed;
+    registry.Register(std::move(def));
+  }
   {
     OpDef def;
     def.opcode = Opcode::kOutfeed;
@@ -200,8 +245,7 @@ void RegisterTokenOps(OpRegistry& registry) {
     def.infer_shape = InferOutfeed;
     def.verify = VerifyOutfeed;
     def.traits.side_effecting = true;
-    def.cannot_run = kHost;
-    def.evaluate = CannotRunEvaluator();
+    def.evaluate = EvaluateOutfeed;
     registry.Register(std::move(def));
   }
 }

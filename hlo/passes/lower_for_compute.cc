@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ir/computation.h"
+#include "hlo/ops/custom_call_targets.h"
 #include "hlo/passes/expand_batch_norm.h"
 #include "hlo/passes/inline_map.h"
 
@@ -217,6 +218,64 @@ absl::Status SplitCombinedPermute(Computation& computation, Instruction* inst) {
       .status();
 }
 
+// `value` with each array leaf behind a "Sharding" annotation of its leaf
+// sharding (leaves[next...]); a tuple is taken apart and put together again,
+// so that every annotation is an array (as kernels and the partitioner's
+// copies need).
+Instruction* AnnotateLeaves(Computation& computation, Instruction* value,
+                            const std::vector<Sharding>& leaves, size_t& next,
+                            Instruction* before) {
+  const Shape& shape = value->shape();
+  if (!shape.is_tuple()) {
+    std::unique_ptr<Instruction> annotation = Instruction::Create(
+        Opcode::kCustomCall, absl::StrCat(value->name(), ".sharding"), shape, {value});
+    annotation->set_attr("custom_call_target", std::string(kShardingTarget));
+    annotation->set_sharding(leaves[next++]);
+    annotation->set_location(before->location());
+    return computation.AddInstructionBefore(std::move(annotation), before);
+  }
+  std::vector<Instruction*> elements;
+  for (int64_t i = 0; i < shape.tuple_size(); ++i) {
+    std::unique_ptr<Instruction> element =
+        Instruction::Create(Opcode::kGetTupleElement, absl::StrCat(value->name(), ".", i),
+                            shape.tuple_shape(i), {value});
+    element->set_attr("index", i);
+    Instruction* added = computation.AddInstructionBefore(std::move(element), before);
+    elements.push_back(AnnotateLeaves(computation, added, leaves, next, before));
+  }
+  return computation.AddInstructionBefore(
+      Instruction::Create(Opcode::kTuple, absl::StrCat(value->name(), ".annotated"), shape,
+                          elements),
+      before);
+}
+
+// XLA writes an outfeed's sharding for what it sends (its data, or the
+// tuple (data, token)); the outfeed's own value is a token. The sharding
+// moves onto "Sharding" annotations of the data's leaves, where propagation
+// reads it.
+absl::Status MoveOutfeedShardingToData(Computation& computation, Instruction* outfeed) {
+  if (!outfeed->sharding() || outfeed->sharding()->Validate(outfeed->shape(), 0).ok()) {
+    return absl::OkStatus();
+  }
+  const Sharding& written = *outfeed->sharding();
+  Instruction* data = outfeed->operand(0);
+  std::vector<Sharding> leaves;
+  if (written.Validate(data->shape(), 0).ok()) {
+    leaves = written.IsTuple() ? written.tuple_elements() : std::vector<Sharding>{written};
+  } else if (written.IsTuple() &&
+             written.Validate(Shape::Tuple({data->shape(), outfeed->shape()}), 0).ok()) {
+    leaves = written.tuple_elements();
+    leaves.pop_back();  // the token's
+  } else {
+    return absl::OkStatus();  // the verifier has said what is wrong
+  }
+  if (static_cast<int64_t>(leaves.size()) != data->shape().leaf_count()) return absl::OkStatus();
+  size_t next = 0;
+  outfeed->ReplaceOperand(0, AnnotateLeaves(computation, data, leaves, next, outfeed));
+  outfeed->clear_sharding();
+  return absl::OkStatus();
+}
+
 // A token made by after-all from values and from tokens that order
 // nothing themselves orders nothing (values have no side effects).
 bool OrdersNothing(const Instruction* token) {
@@ -261,10 +320,12 @@ absl::Status LowerForCompute(Module& module) {
         case Opcode::kMap:
           RETURN_IF_ERROR(InlineElementwiseMap(*computation, inst).status());
           break;
+        case Opcode::kOutfeed:
+          RETURN_IF_ERROR(MoveOutfeedShardingToData(*computation, inst));
+          break;
         case Opcode::kAddDependency:
           // One that orders a value after a transfer (an outfeed's token)
-          // stays: it keeps the transfer in the program, which then cannot
-          // run and says so, but partitions with it.
+          // stays: it keeps the transfer in the program, before the value.
           if (OrdersNothing(inst->operand(1))) RETURN_IF_ERROR(ForwardValue(*computation, inst));
           break;
         default:

@@ -20,6 +20,10 @@
 //   %s = f32[2,4] dynamic-slice(%x, s32[2] %v), ...      ->  dynamic-slice(%x, %v0, %v1), ...
 //     (start indices as one vector, XLA's older form, become scalars sliced
 //     from it; likewise dynamic-update-slice)
+//   %o = token[] outfeed(%x, %t), sharding={devices=[2]0,1}
+//                                   ->  %o = token[] outfeed(custom-call(%x), %t) with the
+//     sharding on a "Sharding" custom-call of each array leaf of the data (XLA writes an
+//     outfeed's sharding for its data, or for (data, token))
 //   %p = (f32[4], f32[8]) collective-permute(%a, %b), ...  ->  tuple(collective-permute(%a),
 //                                                                  collective-permute(%b))
 //   %y = f32[4] map(%a, %b), to_apply=%f   ->  f's elementwise ops on the arrays (inline_map.h)

@@ -24,7 +24,8 @@ PrimitiveType FirstUnrunnableType(const Shape& shape, bool allow_tokens) {
 
 namespace {
 
-absl::Status CheckTypes(const Module& module, bool allow_tokens) {
+// Tokens compute as empty values (hlo/ops/token_ops.cc).
+absl::Status CheckTypes(const Module& module) {
   for (const Computation* computation : module.computations()) {
     for (const Instruction* inst : computation->instructions()) {
       if (inst->shape().has_dynamic_dims()) {
@@ -33,7 +34,7 @@ absl::Status CheckTypes(const Module& module, bool allow_tokens) {
             ", which sharc reads and verifies but cannot compute with (it runs static shapes "
             "only), in ", inst->Describe()));
       }
-      PrimitiveType type = FirstUnrunnableType(inst->shape(), allow_tokens);
+      PrimitiveType type = FirstUnrunnableType(inst->shape(), /*allow_tokens=*/true);
       if (type == PrimitiveType::kInvalid) {
         RETURN_IF_ERROR(CheckComplexSupported(*inst));
         continue;
@@ -60,11 +61,11 @@ absl::Status CheckRunnableTypes(const Module& module) {
           "; sharc reads, verifies and partitions it, in ", inst->Describe()));
     }
   }
-  return CheckTypes(module, /*allow_tokens=*/false);
+  return CheckTypes(module);
 }
 
 absl::Status CheckPartitionableTypes(const Module& module) {
-  return CheckTypes(module, /*allow_tokens=*/true);
+  return CheckTypes(module);
 }
 
 }  // namespace sharc::hlo

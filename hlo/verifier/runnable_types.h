@@ -10,14 +10,14 @@
 namespace sharc::hlo {
 
 // Unimplemented naming the first instruction of an op that cannot run
-// (send, recv, infeed, outfeed: OpDef::cannot_run) and why; else
-// InvalidArgument naming the first value (instruction, its text and
-// location) whose shape holds a type that is not runnable or a bounded
-// dynamic dimension.
+// (send, recv: OpDef::cannot_run) and why; else InvalidArgument naming the
+// first value (instruction, its text and location) whose shape holds a type
+// that is not runnable or a bounded dynamic dimension. Tokens run (as
+// empty values).
 absl::Status CheckRunnableTypes(const Module& module);
 
-// The same for propagating and partitioning, which move no values: tokens
-// and the ops that pass them (send, recv, infeed, outfeed) are accepted.
+// The same for propagating and partitioning, which move no values: the ops
+// that cannot run (send, recv) are accepted too.
 absl::Status CheckPartitionableTypes(const Module& module);
 
 // The first element type in `shape` (any tuple leaf) that is not runnable

@@ -347,6 +347,9 @@ class ReshardInserter {
         // manual values) runs on each device's own values, like every op
         // there: replicating its operands would mean leaving the region.
         if (IsManualLike(own)) return ManualClone(inst, own);
+        // A memory-space annotation (MoveToHost, ...) is its operand, element
+        // for element: its pointwise rule splits it like its operand.
+        if (hlo::IsMemorySpaceAnnotation(inst.attr_string("custom_call_target"))) break;
         return DefaultAction(inst);
       }
       default:

@@ -75,7 +75,11 @@ void RegisterStructuralRules(ShardingRuleRegistry& registry) {
   }
   registry.Register(Opcode::kCustomCall, [](const Instruction& inst) -> absl::StatusOr<ShardingRule> {
     const std::string& target = inst.attr_string("custom_call_target");
-    if (target == hlo::kShardingTarget && inst.shape().is_array()) return PointwiseRule(inst);
+    // A memory-space annotation keeps its operand's value: element for element.
+    if ((target == hlo::kShardingTarget || hlo::IsMemorySpaceAnnotation(target)) &&
+        inst.shape().is_array()) {
+      return PointwiseRule(inst);
+    }
     ShardingRule rule;
     if (hlo::IsManualRegionMarker(target)) {
       rule.kind = ShardingRule::Kind::kManualBoundary;

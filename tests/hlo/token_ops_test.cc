@@ -1,6 +1,7 @@
-// Tokens, fusion and the ops sharc reads but cannot run: parsing, the
-// verifier's errors, the rewrite before computing (LowerForCompute), and
-// the refusal that names the op that stops a run.
+// Tokens, fusion and the ops sharc reads but cannot run (send, recv):
+// parsing, the verifier's errors, the rewrite before computing
+// (LowerForCompute), and the refusal that names the op that stops a run.
+// Infeed and outfeed run: host_queues_test.cc.
 #include <string>
 
 #include <gmock/gmock.h>
@@ -106,7 +107,7 @@ TEST(TokenOpsTest, RunIsStoppedByTheTransferNotByItsToken) {
   EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("'%s' (send) stops the run: it transfers data to or from another "
-                        "program or the host"));
+                        "program"));
   // Propagating and partitioning move no values: tokens are fine there.
   EXPECT_OK(CheckPartitionableTypes(*module));
 }
