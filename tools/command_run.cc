@@ -63,7 +63,7 @@ constexpr absl::string_view kUsage =
                  [--collective-timeout DURATION] [--iterations K]
                  [--profile] [--profile-json FILE] [--trace FILE]
                  [--verify-passes] [--dump-to DIR --dump-pass-re RE] [--pass-timings]
-                 [--check [--check-reference interpreter|compiled]]
+                 [--check [--check-reference auto|interpreter|compiled]]
 
 Runs the entry computation of an HLO module and prints a summary of each
 result: its shape and its values (all of them up to 64 elements, otherwise
@@ -141,16 +141,20 @@ flags:
                            mismatch exits 3 naming the output and element.
                            Outfed values are compared the same way (the
                            reference reads the same infeed values).
-                           A program with manual regions is compared with
-                           its per-device reference instead: the regions
-                           kept, every other value replicated, run on the
+                           A program with manual regions or collectives of
+                           its own is compared with its per-device reference
+                           instead: the regions and those collectives kept,
+                           every other value replicated, run on the
                            interpreter's kernels. Refused (exit 2) where
-                           neither is a reference: collectives or
-                           partition-id outside manual regions
-  --check-reference R      interpreter (default): the global program on the
-                           reference interpreter; compiled: compiled for one
-                           device with the run's kernels (large convolutions
-                           and dots; checks the partitioning, not the kernels)
+                           neither is a reference: partition-id outside
+                           manual regions
+  --check-reference R      interpreter: the global program on the reference
+                           interpreter; compiled: compiled for one device
+                           with the run's kernels (checks the partitioning,
+                           not the kernels); auto (default): compiled when
+                           the cost model counts more than 2e8 FLOPs plus
+                           bytes in the global program (the interpreter
+                           would take minutes), else the interpreter
   -h, --help               show this text
 
 exit codes: 0 ok, 1 invalid module or inputs or partitioning failed,
@@ -302,9 +306,10 @@ struct RunSettings {
   std::vector<std::string> infeed_paths;
   bool random = false;
   uint64_t seed = 0;
-  // --check-reference=compiled: the global program on one device with the
-  // run's kernels instead of the reference interpreter.
-  bool compiled_reference = false;
+  // --check-reference: the global program on one device with the run's
+  // kernels ("compiled") or on the reference interpreter ("interpreter");
+  // "auto" picks by the global program's cost (result_check.h).
+  std::string check_reference = "auto";
 };
 
 absl::StatusOr<RunSettings> ReadRunSettings(const ParsedArgs& args) {
@@ -334,11 +339,11 @@ absl::StatusOr<RunSettings> ReadRunSettings(const ParsedArgs& args) {
   settings.infeed_paths = args.GetAll("infeed");
   settings.random = args.Has("random-inputs");
   if (auto value = args.Get("check-reference")) {
-    if (*value != "interpreter" && *value != "compiled") {
+    if (*value != "interpreter" && *value != "compiled" && *value != "auto") {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--check-reference: expected interpreter or compiled, got '", *value, "'"));
+          "--check-reference: expected auto, interpreter or compiled, got '", *value, "'"));
     }
-    settings.compiled_reference = *value == "compiled";
+    settings.check_reference = *value;
   }
   if (settings.random && !settings.input_paths.empty()) {
     return absl::InvalidArgumentError("--input and --random-inputs cannot be combined");
@@ -382,7 +387,7 @@ absl::StatusOr<hlo::Literal> ReferenceResult(const hlo::Module& written,
   options.collective_timeout = run_options.collective_timeout;
   options.pipeline = run_options.pipeline;
   options.backend = driver::Backend::kInterpreter;
-  if (HasManualRegions(written)) {
+  if (NeedsPerDeviceReference(written)) {
     return RunPartitioned(*PerDeviceReference(written), arguments, options);
   }
   if (!compiled_reference) return driver::EvaluateWithHost(written, arguments, host);
@@ -399,7 +404,7 @@ absl::Status CheckAgainstReference(const hlo::Module& written,
                                    const PartitionedRunOptions& run_options,
                                    bool compiled_reference, const hlo::Literal& result,
                                    std::ostream& err) {
-  const bool per_device = HasManualRegions(written);
+  const bool per_device = NeedsPerDeviceReference(written);
   // The reference reads the run's infeed values (the source keeps them).
   HostTransfers reference_host;
   if (run_options.host != nullptr) reference_host.infeed = run_options.host->infeed;
@@ -428,7 +433,8 @@ absl::Status CheckAgainstReference(const hlo::Module& written,
     if (!mismatch.empty()) return absl::InternalError(absl::StrCat("--check failed: ", mismatch));
   }
   err << "check: the partitioned run matches the "
-      << (per_device           ? "per-device reference (manual regions kept, everything else replicated)"
+      << (per_device ? "per-device reference (manual regions and the program's collectives kept, "
+                       "everything else replicated)"
           : compiled_reference ? "global program compiled for one device"
                                : "global program")
       << " (max abs difference " << max_diff << ")\n";
@@ -674,8 +680,11 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     }
     if (!IsMainProcess()) return kExitOk;
     if (partition && parsed->Has("check")) {
+      const bool compiled_reference =
+          settings->check_reference == "compiled" ||
+          (settings->check_reference == "auto" && InterpreterReferenceIsSlow(**module));
       if (absl::Status st = CheckAgainstReference(**module, arguments, run_options,
-                                                  settings->compiled_reference, *result, err);
+                                                  compiled_reference, *result, err);
           !st.ok()) {
         return Fail(err, st.message(), kExitRuntimeFailure);
       }

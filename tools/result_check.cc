@@ -7,10 +7,12 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "hlo/base/status_macros.h"
 #include "hlo/ops/collective_groups.h"
 #include "hlo/ops/convolution_dims.h"
 #include "hlo/ops/custom_call_targets.h"
 #include "hlo/ops/op_def.h"
+#include "spmd/cost_model.h"
 #include "tools/per_device_reference.h"
 
 namespace sharc::tools {
@@ -45,13 +47,17 @@ hlo::Literal ComplexParts(const hlo::Literal& complex) {
 
 }  // namespace
 
-absl::Status HasGlobalReference(const hlo::Module& module) {
-  // With manual regions the reference is the per-device one
-  // (per_device_reference.h), whose regions run their collectives per device.
-  const bool per_device = HasManualRegions(module);
-  // Collectives and partition-id of the program itself (not those of
-  // shard_map bodies, which the interpreter runs per mesh device) see one
-  // device in the global run and N in the partitioned one.
+namespace {
+
+// Calls `visit` on each collective and partition-id of the program itself:
+// in the entry and the bodies it calls (not shard_map bodies, which the
+// interpreter runs per mesh device), outside manual regions (whose
+// collectives the per-device reference runs as written), and not one each
+// device runs alone (an all-reduce over the one replica of a partitioned
+// program is the identity in every run). Stops at the first error.
+template <typename Visit>
+absl::Status ForEachProgramCollective(const hlo::Module& module, Visit visit) {
+  const bool regions = HasManualRegions(module);
   const int64_t devices = module.config().num_partitions * module.config().replica_count;
   std::vector<const hlo::Computation*> stack{module.entry()};
   absl::flat_hash_set<const hlo::Computation*> seen;
@@ -60,20 +66,14 @@ absl::Status HasGlobalReference(const hlo::Module& module) {
     stack.pop_back();
     if (comp == nullptr || !seen.insert(comp).second) continue;
     for (const Instruction* inst : comp->instructions()) {
-      // The op table says which ops are collectives (named ones live only
-      // in shard_map bodies, which this walk does not enter).
+      // The op table says which ops are collectives.
       const bool collective = inst->opcode() == Opcode::kPartitionId ||
                               (hlo::HasOpDef(inst->opcode()) &&
                                hlo::GetOpDef(inst->opcode()).traits.collective);
-      // A collective each device runs alone (an all-reduce over the one
-      // replica of a partitioned program) is the identity in both runs.
       const bool alone = collective && inst->opcode() != Opcode::kPartitionId &&
                          hlo::IsSingletonCollective(*inst, devices);
-      if (collective && !alone && !(per_device && InManualRegion(*inst))) {
-        return absl::UnimplementedError(absl::StrCat(
-            "unsupported: --check has no global reference for %", inst->name(), " (",
-            hlo::OpcodeName(inst->opcode()),
-            "): the global program runs it on one device; run without --check"));
+      if (collective && !alone && !(regions && InManualRegion(*inst))) {
+        RETURN_IF_ERROR(visit(*inst));
       }
       const Opcode op = inst->opcode();
       if (op == Opcode::kCall || op == Opcode::kWhile || op == Opcode::kConditional) {
@@ -82,6 +82,46 @@ absl::Status HasGlobalReference(const hlo::Module& module) {
     }
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status HasGlobalReference(const hlo::Module& module) {
+  // A collective of the program runs, in both the partitioned run and the
+  // per-device reference, on every device's copy of its operands. Only
+  // partition-id has no reference: its value is the device's, which no
+  // sharding of the program decides.
+  return ForEachProgramCollective(module, [](const Instruction& inst) -> absl::Status {
+    if (inst.opcode() != Opcode::kPartitionId) return absl::OkStatus();
+    return absl::UnimplementedError(absl::StrCat(
+        "unsupported: --check has no global reference for %", inst.name(),
+        " (partition-id): the global program runs it on one device; run without --check"));
+  });
+}
+
+bool NeedsPerDeviceReference(const hlo::Module& module) {
+  if (HasManualRegions(module)) return true;
+  bool any = false;
+  ForEachProgramCollective(module, [&](const Instruction&) {
+    any = true;
+    return absl::OkStatus();
+  }).IgnoreError();
+  return any;
+}
+
+bool InterpreterReferenceIsSlow(const hlo::Module& module) {
+  // About a second of the interpreter's work on this machine's dots and
+  // convolutions, which run far slower than compiled kernels.
+  constexpr double kBudget = 2e8;
+  double work = 0;
+  for (const hlo::Computation* comp : module.computations()) {
+    for (const Instruction* inst : comp->instructions()) {
+      if (!spmd::HasCostFunction(inst->opcode())) continue;
+      const spmd::OpCost cost = spmd::CostOf(*inst);
+      work += cost.flops + cost.bytes_accessed;
+    }
+  }
+  return work > kBudget;
 }
 
 int64_t LongestReduction(const hlo::Module& module) {

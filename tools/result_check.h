@@ -22,11 +22,24 @@ struct CheckTolerance {
 };
 
 // OK if --check has a reference for the module: the global (unpartitioned)
-// program, or for a module with manual regions the per-device reference
-// (per_device_reference.h). Collectives and partition-id outside manual
-// regions see one device in the global run and N in the partitioned one:
-// Unimplemented, naming the instruction.
+// program, or the per-device reference (per_device_reference.h) when
+// NeedsPerDeviceReference. A partition-id outside manual regions has none
+// (the global run has one device, the partitioned one N): Unimplemented,
+// naming the instruction.
 absl::Status HasGlobalReference(const hlo::Module& module);
+
+// Whether --check compares with the per-device reference (everything
+// replicated but manual regions and the program's own collectives, run on
+// every device) rather than the global program: the module has manual
+// regions, or collectives of its own that devices run together (an
+// all-reduce of the program, not of a shard_map body).
+bool NeedsPerDeviceReference(const hlo::Module& module);
+
+// Whether the reference interpreter would take minutes on the global
+// program: the cost model counts more than 2e8 FLOPs plus bytes accessed
+// over its instructions (a loop body counted once). --check-reference=auto
+// then compiles the global program for one device instead.
+bool InterpreterReferenceIsSlow(const hlo::Module& module);
 
 // The number of terms the module's longest reduction adds (dot contracting
 // dims, reduce dims, reduce-window windows), at least 1.

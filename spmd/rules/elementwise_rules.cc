@@ -2,6 +2,10 @@
 // operand of full rank and the result.
 #include "spmd/sharding_rule.h"
 
+#include "hlo/ir/computation.h"
+#include "hlo/ir/module.h"
+#include "hlo/ops/collective_groups.h"
+
 namespace sharc::spmd {
 
 using hlo::Opcode;
@@ -20,9 +24,6 @@ void RegisterElementwiseRules(ShardingRuleRegistry& registry) {
       Opcode::kDivide, Opcode::kMaximum, Opcode::kMinimum, Opcode::kMultiply, Opcode::kOr,
       Opcode::kPower, Opcode::kRemainder, Opcode::kSelect, Opcode::kShiftLeft,
       Opcode::kShiftRightArithmetic, Opcode::kShiftRightLogical, Opcode::kSubtract, Opcode::kXor,
-      // Per-device collective that keeps shapes: each element reduces with
-      // the same element on the other devices.
-      Opcode::kAllReduce,
   };
   for (Opcode op : kPointwise) {
     registry.Register(op, [](const hlo::Instruction& inst) -> absl::StatusOr<ShardingRule> {
@@ -35,6 +36,27 @@ void RegisterElementwiseRules(ShardingRuleRegistry& registry) {
       return PointwiseRule(inst);
     });
   }
+  // An all-reduce of the program keeps shapes, but splitting it is the
+  // identity only where each device reduces alone (no channel_id: over the
+  // one replica, XLA's cross-replica all-reduce, which GSPMD partitions
+  // elementwise). A cross-partition one adds the devices' whole values, as
+  // GSPMD requires: it runs replicated (in manual regions it runs on each
+  // device's value as it is, whatever the rule).
+  registry.Register(Opcode::kAllReduce, [](const hlo::Instruction& inst)
+                                            -> absl::StatusOr<ShardingRule> {
+    const hlo::Module* module = inst.parent() == nullptr ? nullptr : inst.parent()->parent();
+    const int64_t devices =
+        module == nullptr ? 1 : module->config().num_partitions * module->config().replica_count;
+    if (inst.shape().is_array() && hlo::IsSingletonCollective(inst, devices)) {
+      return PointwiseRule(inst);
+    }
+    ShardingRule rule;
+    rule.kind = ShardingRule::Kind::kReplicated;
+    rule.reason = inst.shape().is_array()
+                      ? "a cross-partition all-reduce adds each device's whole value"
+                      : "variadic form with a tuple result";
+    return rule;
+  });
 }
 
 }  // namespace sharc::spmd

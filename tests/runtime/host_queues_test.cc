@@ -35,7 +35,7 @@ ENTRY %main {
   %in = (f32[3], token[]) infeed(%t0)
   %x = f32[3] get-tuple-element(%in), index=0
   %t1 = token[] get-tuple-element(%in), index=1
-  %s = f32[3] all-reduce(%x), to_apply=%sum
+  %s = f32[3] all-reduce(%x), channel_id=1, to_apply=%sum
   %o = token[] outfeed(%s, %t1)
   %d = f32[3] add-dependency(%s, %o)
   ROOT %r = (f32[3], token[]) tuple(%d, %o)

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "hlo/ir/literal.h"
 #include "runtime/npy.h"
 #include "tests/testlib/status_matchers.h"
@@ -403,16 +404,18 @@ ENTRY %main {
   EXPECT_THAT(r.err, HasSubstr("matches the global program compiled for one device"));
   r = Sharc("run " + path + " --devices 2 --random-inputs --check --check-reference halide");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--check-reference: expected interpreter or compiled, got 'halide'"));
+  EXPECT_THAT(r.err, HasSubstr("--check-reference: expected auto, interpreter or compiled, got 'halide'"));
 }
 
 // A cross-partition collective of the program itself (outside manual
-// regions) has no reference: the global run has one device, where it is
-// the identity. One without a channel_id is cross-replica, over the one
-// replica: the identity in both runs, so it is checked (XLA's
+// regions) runs on every device's copy of its operand: --check compares
+// with the per-device reference, everything replicated and the collective
+// kept. One without a channel_id is cross-replica, over the one replica:
+// the identity in both runs, compared with the global program (XLA's
 // TiledAllReduce keeps such an all-reduce of each device's shard as it is).
-TEST_F(CliTest, RunCheckRefusesCrossPartitionCollectivesOfTheProgram) {
-  auto module = [](const std::string& attrs) {
+// partition-id has no reference.
+TEST_F(CliTest, RunCheckComparesTheProgramsCollectivesWithThePerDeviceReference) {
+  auto module = [](const std::string& op, const std::string& attrs) {
     return absl::StrCat(R"(HloModule all_reduce, num_partitions=2
 
 %sum (a: f32[], b: f32[]) -> f32[] {
@@ -423,22 +426,33 @@ TEST_F(CliTest, RunCheckRefusesCrossPartitionCollectivesOfTheProgram) {
 
 ENTRY %main {
   %x = f32[4,2] parameter(0), sharding={devices=[2,1]0,1}
-  ROOT %r = f32[4,2] all-reduce(%x), replica_groups={}, to_apply=%sum)",
-                        attrs, R"(, sharding={devices=[2,1]0,1}
+  %r = f32[4,2] )", op, attrs, R"(, sharding={devices=[2,1]0,1}
+  %id = u32[] partition-id()
+  ROOT %t = (f32[4,2], u32[]) tuple(%r, %id)
 }
 )");
   };
-  std::string across = WriteFile("all_reduce.hlo", module(", channel_id=1"));
-  CommandResult r = Sharc("run " + across + " --devices 2 --random-inputs --check");
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("unsupported: --check has no global reference for %r (all-reduce)"));
-  std::string replicas = WriteFile("cross_replica.hlo", module(""));
+  const std::string ar = "all-reduce(%x), replica_groups={}, to_apply=%sum";
+  auto strip_id = [](std::string text) {
+    return absl::StrReplaceAll(text, {{"  %id = u32[] partition-id()\n", ""},
+                                      {"(f32[4,2], u32[]) tuple(%r, %id)", "(f32[4,2]) tuple(%r)"}});
+  };
+  std::string across = WriteFile("all_reduce.hlo", strip_id(module(ar, ", channel_id=1")));
+  std::string replicas = WriteFile("cross_replica.hlo", strip_id(module(ar, "")));
   for (const char* backend : {"halide", "interpreter"}) {
+    CommandResult a = Sharc(absl::StrCat("run ", across, " --devices 2 --random-inputs --check",
+                                         " --backend ", backend));
+    EXPECT_EQ(a.exit_code, 0) << a.err;
+    EXPECT_THAT(a.err, HasSubstr("check: the partitioned run matches the per-device reference"));
     CommandResult c = Sharc(absl::StrCat("run ", replicas, " --devices 2 --random-inputs --check",
                                          " --backend ", backend));
     EXPECT_EQ(c.exit_code, 0) << c.err;
     EXPECT_THAT(c.err, HasSubstr("check: the partitioned run matches the global program"));
   }
+  std::string id = WriteFile("partition_id.hlo", module(ar, ""));
+  CommandResult r = Sharc("run " + id + " --devices 2 --random-inputs --check");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("unsupported: --check has no global reference for %id (partition-id)"));
 }
 
 TEST_F(CliTest, RunRefusesBf16OutputsForNpyBeforeRunning) {
