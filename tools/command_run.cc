@@ -33,6 +33,7 @@
 #include "tools/random_inputs.h"
 #include "tools/per_device_reference.h"
 #include "tools/result_check.h"
+#include "tools/run_memory.h"
 #include "driver/host_transfers.h"
 #include "driver/spmd_runner.h"
 
@@ -271,27 +272,6 @@ absl::Status CheckWritable(const hlo::Shape& shape, int64_t& index) {
                      ") cannot be saved as .npy: ", descr.status().message()));
   }
   ++index;
-  return absl::OkStatus();
-}
-
-// The interpreter materialises every value, so a module whose single value
-// exceeds the machine's memory is refused up front instead of dying in the
-// allocator (or, with overcommit, in the OOM killer) halfway through.
-absl::Status CheckFitsInMemory(const hlo::Module& module) {
-  long pages = ::sysconf(_SC_PHYS_PAGES);
-  long page_size = ::sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page_size <= 0) return absl::OkStatus();
-  const int64_t memory = static_cast<int64_t>(pages) * page_size;
-  for (const hlo::Computation* computation : module.computations()) {
-    for (const hlo::Instruction* instruction : computation->instructions()) {
-      int64_t bytes = instruction->shape().byte_size();
-      if (bytes > memory) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "%", instruction->name(), " (", instruction->shape().ToString(), ") needs ", bytes,
-            " bytes but this machine has ", memory, " bytes of memory"));
-      }
-    }
-  }
   return absl::OkStatus();
 }
 
@@ -622,7 +602,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return kExitInputError;
   }
   const hlo::Computation& entry = *(*module)->entry();
-  if (absl::Status fits = CheckFitsInMemory(**module); !fits.ok()) {
+  if (absl::Status fits = CheckValuesFitInMemory(**module); !fits.ok()) {
     return Fail(err, fits.message(), kExitInputError);
   }
   // What runs has its MapReduce blocks lowered (--mapreduce-mode); the module
@@ -630,6 +610,11 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   std::unique_ptr<hlo::Module> prepared = (*module)->Clone();
   if (absl::Status st = PrepareModule(*prepared, *compile); !st.ok()) {
     return Fail(err, st.message(), kExitInputError);
+  }
+  if (absl::Status fits = CheckRunFitsInMemory(*prepared, LaunchedByMpirun() ? 1 : devices,
+                                                **module, parsed->Has("check"));
+      !fits.ok()) {
+    return Fail(err, fits.message(), kExitInputError);
   }
 
   std::optional<std::string> output_dir = parsed->Get("output-dir");

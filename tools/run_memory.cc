@@ -1,0 +1,66 @@
+#include "tools/run_memory.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "hlo/ir/computation.h"
+#include "spmd/cost_report.h"
+
+namespace sharc::tools {
+
+int64_t PhysicalMemoryBytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  int64_t memory = pages <= 0 || page_size <= 0 ? 0 : static_cast<int64_t>(pages) * page_size;
+  // A smaller budget, for sharing the machine (and for tests).
+  int64_t limit = 0;
+  if (const char* text = std::getenv("SHARC_MEMORY_LIMIT");
+      text != nullptr && absl::SimpleAtoi(text, &limit) && limit > 0) {
+    memory = memory == 0 ? limit : std::min(memory, limit);
+  }
+  return memory;
+}
+
+absl::Status CheckValuesFitInMemory(const hlo::Module& module) {
+  const int64_t memory = PhysicalMemoryBytes();
+  if (memory == 0) return absl::OkStatus();
+  for (const hlo::Computation* computation : module.computations()) {
+    for (const hlo::Instruction* instruction : computation->instructions()) {
+      const int64_t bytes = instruction->shape().byte_size();
+      if (bytes > memory) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "%", instruction->name(), " (", instruction->shape().ToString(), ") needs ", bytes,
+            " bytes but this machine has ", memory, " bytes of memory"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckRunFitsInMemory(const hlo::Module& per_device, int64_t devices,
+                                  const hlo::Module& global, bool with_reference) {
+  const int64_t memory = PhysicalMemoryBytes();
+  if (memory == 0) return absl::OkStatus();
+  // Liveness peaks of the entries (spmd/cost_report.h); a module the
+  // analysis cannot take is left to run.
+  absl::StatusOr<spmd::CostReport> local = spmd::AnalyzeCost(per_device, nullptr, 0);
+  absl::StatusOr<spmd::CostReport> whole = spmd::AnalyzeCost(global, nullptr, 0);
+  if (!local.ok() || !whole.ok()) return absl::OkStatus();
+  const int64_t devices_bytes = devices * local->peak_memory_in_bytes;
+  const int64_t global_bytes = whole->argument_size_in_bytes + whole->output_size_in_bytes;
+  const int64_t reference_bytes = with_reference ? whole->peak_memory_in_bytes : 0;
+  const int64_t need = devices_bytes + global_bytes + reference_bytes;
+  if (need <= memory / 100 * 85) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the run needs about ", need, " bytes but this machine has ", memory,
+      " bytes of memory: ", devices, " device(s) x ", local->peak_memory_in_bytes,
+      " bytes at their peak, ", global_bytes, " bytes of global inputs and result",
+      with_reference ? absl::StrCat(", ", reference_bytes, " bytes for --check's reference")
+                     : std::string()));
+}
+
+}  // namespace sharc::tools
