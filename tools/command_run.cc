@@ -275,6 +275,21 @@ absl::Status CheckWritable(const hlo::Shape& shape, int64_t& index) {
   return absl::OkStatus();
 }
 
+// The module as it runs: a clone with its MapReduce blocks lowered
+// (--mapreduce-mode) and, on several devices, partitioned; the module as
+// written stays the reference for --check (the blocks' own semantics).
+// Refused when a value or the run does not fit the memory (run_memory.h).
+absl::StatusOr<std::unique_ptr<hlo::Module>> PrepareForRun(const hlo::Module& written,
+                                                           const CompileOptions& compile,
+                                                           int64_t devices, bool check) {
+  RETURN_IF_ERROR(CheckValuesFitInMemory(written));
+  std::unique_ptr<hlo::Module> prepared = written.Clone();
+  RETURN_IF_ERROR(PrepareModule(*prepared, compile));
+  RETURN_IF_ERROR(
+      CheckRunFitsInMemory(*prepared, LaunchedByMpirun() ? 1 : devices, written, check));
+  return prepared;
+}
+
 // The flags that shape a run, read and checked before the module is
 // loaded (errors are usage errors).
 struct RunSettings {
@@ -602,20 +617,9 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return kExitInputError;
   }
   const hlo::Computation& entry = *(*module)->entry();
-  if (absl::Status fits = CheckValuesFitInMemory(**module); !fits.ok()) {
-    return Fail(err, fits.message(), kExitInputError);
-  }
-  // What runs has its MapReduce blocks lowered (--mapreduce-mode); the module
-  // as written stays the reference for --check (the blocks' own semantics).
-  std::unique_ptr<hlo::Module> prepared = (*module)->Clone();
-  if (absl::Status st = PrepareModule(*prepared, *compile); !st.ok()) {
-    return Fail(err, st.message(), kExitInputError);
-  }
-  if (absl::Status fits = CheckRunFitsInMemory(*prepared, LaunchedByMpirun() ? 1 : devices,
-                                                **module, parsed->Has("check"));
-      !fits.ok()) {
-    return Fail(err, fits.message(), kExitInputError);
-  }
+  absl::StatusOr<std::unique_ptr<hlo::Module>> prepared =
+      PrepareForRun(**module, *compile, devices, parsed->Has("check"));
+  if (!prepared.ok()) return Fail(err, prepared.status().message(), kExitInputError);
 
   std::optional<std::string> output_dir = parsed->Get("output-dir");
   int64_t leaf_index = 0;
@@ -656,7 +660,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
           << (backend == "interpreter" ? "reference-interpreter" : "Halide") << " kernels)\n";
     }
     SetCompiledRunOptions(*settings, run_seconds, profile, err, run_options);
-    result = RunPartitioned(*prepared, arguments, run_options);
+    result = RunPartitioned(**prepared, arguments, run_options);
     if (!result.ok()) {
       const absl::Status& st = result.status();
       return Fail(err, st.message(), absl::IsAborted(st)    ? kExitRuntimeFailure
@@ -677,7 +681,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   } else {
     // The reference interpreter on the global program (shard_map bodies run
     // per mesh device inside it).
-    result = Interpret(*prepared, arguments, settings->iterations, run_seconds, &host);
+    result = Interpret(**prepared, arguments, settings->iterations, run_seconds, &host);
     if (!result.ok()) return Fail(err, result.status().message(), kExitRuntimeFailure);
   }
   PrintMedian(run_seconds, out);
