@@ -13,26 +13,14 @@
 #include "spmd/cost_model.h"
 #include "spmd/partition/partitioner.h"
 #include "spmd/propagation.h"
-#include "tests/partition/partition_test_util.h"
+#include "tests/partition/partition_and_check.h"
 #include "tests/testlib/status_matchers.h"
 
 namespace sharc::spmd {
 namespace {
 
-// Propagates, partitions, and checks the per-device program against the
-// global one; returns the per-device program's text.
 std::string PartitionAndCheck(const std::string& text) {
-  auto global = hlo::ParseAndVerifyModule(text);
-  EXPECT_TRUE(global.ok()) << global.status();
-  if (!global.ok()) return "";
-  auto propagated = PropagateShardings(**global);
-  EXPECT_TRUE(propagated.ok()) << propagated.status();
-  auto local = PartitionModule(**global);
-  EXPECT_TRUE(local.ok()) << local.status();
-  if (!local.ok()) return "";
-  EXPECT_OK(hlo::VerifyModule(**local));
-  EXPECT_OK(testing_util::ExpectPartitionedMatchesGlobal(**global, **local, /*seed=*/3));
-  return (*local)->ToString();
+  return testing_util::PartitionAndCheck(text, testing_util::Propagation::kPropagate, /*seed=*/3);
 }
 
 std::string Module(const std::string& lhs_sharding, const std::string& rhs_sharding,

@@ -10,7 +10,7 @@
 #include "hlo/verifier/verifier.h"
 #include "spmd/partition/partitioner.h"
 #include "spmd/propagation.h"
-#include "tests/partition/partition_test_util.h"
+#include "tests/partition/partition_and_check.h"
 #include "tests/testlib/status_matchers.h"
 
 namespace sharc::spmd {
@@ -19,18 +19,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string PartitionAndCheck(const std::string& text) {
-  auto global = hlo::ParseAndVerifyModule(text);
-  EXPECT_TRUE(global.ok()) << global.status();
-  if (!global.ok()) return "";
-  EXPECT_OK(PropagateShardings(**global).status());
-  auto local = PartitionModule(**global);
-  EXPECT_TRUE(local.ok()) << local.status();
-  if (!local.ok()) return "";
-  EXPECT_OK(hlo::VerifyModule(**local));
-  EXPECT_OK(testing_util::ExpectPartitionedMatchesGlobal(**global, **local, /*seed=*/5));
-  return (*local)->ToString();
-}
+using testing_util::PartitionAndCheck;
 
 // Rows 0-4 use w[0], none w[1], rows 5-11 w[2], rows 12-15 nothing.
 std::string NonContracting(const std::string& x, const std::string& w, const std::string& out) {

@@ -9,7 +9,7 @@
 #include "hlo/text/parser.h"
 #include "hlo/verifier/verifier.h"
 #include "spmd/partition/partitioner.h"
-#include "tests/partition/partition_test_util.h"
+#include "tests/partition/partition_and_check.h"
 #include "tests/testlib/status_matchers.h"
 
 namespace sharc::spmd {
@@ -17,18 +17,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Partitions (shardings as written, no propagation) and checks the
-// per-device program against the global one; returns its text.
+// Shardings as written, no propagation.
 std::string PartitionAndCheck(const std::string& text) {
-  auto global = hlo::ParseAndVerifyModule(text);
-  EXPECT_TRUE(global.ok()) << global.status();
-  if (!global.ok()) return "";
-  auto local = PartitionModule(**global);
-  EXPECT_TRUE(local.ok()) << local.status();
-  if (!local.ok()) return "";
-  EXPECT_OK(hlo::VerifyModule(**local));
-  EXPECT_OK(testing_util::ExpectPartitionedMatchesGlobal(**global, **local, /*seed=*/5));
-  return (*local)->ToString();
+  return testing_util::PartitionAndCheck(text, testing_util::Propagation::kAsWritten);
 }
 
 std::string SortModule(int dim, const std::string& sharding) {
