@@ -9,7 +9,10 @@
 // one compare LT/GT of an operand's two parameters (what JAX and XLA emit for
 // sort, argsort and top-k) sort natively: one operand by its values
 // (std::sort on the row, SortRowsByValue), several with std::sort on
-// (key, index) pairs giving each row's permutation; any other comparator is called through the
+// (key, index) pairs giving each row's permutation; a comparator that
+// compares the same elementwise function of both elements (JAX's total-order
+// float comparison, sort_key_function.h) sorts by that function's values,
+// computed once per element; any other comparator is called through the
 // interpreter once per comparison, which gives the same order (std::
 // stable_sort sees the same answers) but is much slower.
 #include <algorithm>
@@ -25,6 +28,7 @@
 #include "hlo/ir/computation.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
+#include "hlo/ops/sort_key_function.h"
 
 namespace sharc::hlo {
 namespace {
@@ -311,8 +315,14 @@ absl::StatusOr<Literal> EvaluateSort(const Instruction& inst,
   if (cmp && operands.size() == 1) {
     if (std::optional<Literal> sorted = SortByValue(*operands[0], dim, *cmp)) return *std::move(sorted);
   }
+  std::optional<KeyFunction> key =
+      cmp ? std::nullopt : MatchKeyFunction(*inst.attr_computation("to_apply"));
   if (cmp) {
     NativePermutations(*operands[static_cast<size_t>(cmp->operand)], dim, *cmp, perms);
+  } else if (key) {
+    // The comparator compares keys f(x): sort by the keys, computed once.
+    ASSIGN_OR_RETURN(Literal keys, EvaluateKeys(*key, *operands[static_cast<size_t>(key->operand)]));
+    NativePermutations(keys, dim, KeyComparator{0, key->descending, key->total_order}, perms);
   } else {
     RETURN_IF_ERROR(GeneralPermutations(inst, operands, dim, ctx, perms));
   }

@@ -162,6 +162,56 @@ TEST(SortTest, NativePathMatchesCallingTheComparator) {
   }
 }
 
+// JAX's total-order comparison of floats (a key made of the bits, then
+// compare GT): sorted by the keys computed once per element
+// (sort_key_function.h), it gives what calling the comparator gives, on
+// rows with ties, -0 and +0, NaNs and infinities; descending and, with the
+// parameters swapped, ascending.
+TEST(SortTest, KeyFunctionPathMatchesCallingTheComparator) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> small(0, 7);
+  const float specials[] = {-0.0f, 0.0f, nan, -nan, inf, -inf, 1.5f, -2.5f};
+  std::vector<float> keys(6 * 41);
+  std::vector<int32_t> values(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    keys[i] = i % 5 == 0 ? specials[small(rng)] : static_cast<float>(small(rng)) - 3.5f;
+    values[i] = static_cast<int32_t>(i);
+  }
+  Literal k = Literal::FromValues<float>({6, 41}, keys);
+  Literal v = Literal::FromValues<int32_t>({6, 41}, values);
+  auto key_of = [](const std::string& x, const std::string& name) {
+    return absl::StrCat("%", name, ".bits = s32[] bitcast-convert(%", x, ")\n  %", name,
+                        ".neg = pred[] compare(%", name, ".bits, %zero), direction=LT\n  %", name,
+                        ".u = u32[] bitcast-convert(%", x, ")\n  %", name,
+                        ".flip = u32[] subtract(%max, %", name, ".u)\n  %", name,
+                        ".flipped = s32[] bitcast-convert(%", name, ".flip)\n  %", name,
+                        " = s32[] select(%", name, ".neg, %", name, ".flipped, %", name,
+                        ".bits)\n  ");
+  };
+  for (const char* order : {"%ka, %kb", "%kb, %ka"}) {
+    const std::string body = absl::StrCat(
+        "%zero = s32[] constant(0)\n  %max = u32[] constant(2147483647)\n  ", key_of("a", "ka"),
+        key_of("b", "kb"));
+    ASSERT_OK_AND_ASSIGN(
+        Literal keyed,
+        EvalText(KeyValueSort("6,41", 1,
+                              absl::StrCat(body, "ROOT %c = pred[] compare(", order,
+                                           "), direction=GT")),
+                 {k, v}));
+    ASSERT_OK_AND_ASSIGN(
+        Literal called,
+        EvalText(KeyValueSort("6,41", 1,
+                              absl::StrCat(body, "%c = pred[] compare(", order,
+                                           R"(), direction=GT
+  %t = pred[] constant(true)
+  ROOT %r = pred[] and(%c, %t))")),
+                 {k, v}));
+    EXPECT_EQ(keyed, called) << order;
+  }
+}
+
 // One f32 operand is sorted by its values; that path gives the bits the
 // comparator-calling path gives, with rows full of ties between -0 and +0
 // (whose signs must stay in their original order) and a row with a NaN
