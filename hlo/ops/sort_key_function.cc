@@ -71,15 +71,17 @@ int64_t OnlyParameter(const Instruction* inst) {
 
 }  // namespace
 
-std::optional<KeyFunction> MatchKeyFunction(const Computation& comparator) {
-  const Instruction* root = comparator.root();
-  if (root == nullptr || root->opcode() != Opcode::kCompare || root->operand_count() != 2) {
+namespace {
+
+// `compare` of the same function of both elements of one operand.
+std::optional<KeyFunction> MatchKeyCompare(const Instruction* compare) {
+  if (compare->opcode() != Opcode::kCompare || compare->operand_count() != 2) {
     return std::nullopt;
   }
-  const std::string& direction = root->attr_string("direction");
+  const std::string& direction = compare->attr_string("direction");
   if (direction != "LT" && direction != "GT") return std::nullopt;
-  const Instruction* a = root->operand(0);
-  const Instruction* b = root->operand(1);
+  const Instruction* a = compare->operand(0);
+  const Instruction* b = compare->operand(1);
   const int64_t pa = OnlyParameter(a), pb = OnlyParameter(b);
   if (pa < 0 || pb < 0 || pa / 2 != pb / 2 || pa == pb) return std::nullopt;
   std::set<std::pair<const Instruction*, const Instruction*>> same;
@@ -88,12 +90,44 @@ std::optional<KeyFunction> MatchKeyFunction(const Computation& comparator) {
   match.operand = pa / 2;
   // compare(f(lhs), f(rhs)) LT is ascending by f; swapped, descending.
   match.descending = (direction == "GT") == (pa % 2 == 0);
-  const AttrValue* type = root->attr("type");
+  const AttrValue* type = compare->attr("type");
   const std::string* type_name = type ? std::get_if<std::string>(type) : nullptr;
   match.total_order = type_name != nullptr && *type_name == "TOTALORDER";
   match.key = a;
   match.parameter = pa;
   return match;
+}
+
+}  // namespace
+
+std::optional<KeyFunction> MatchKeyFunction(const Computation& comparator) {
+  if (comparator.root() == nullptr) return std::nullopt;
+  return MatchKeyCompare(comparator.root());
+}
+
+std::optional<LexicographicKeys> MatchLexicographic(const Computation& comparator) {
+  // select(compare(first, reversed, EQ), second, first): where the first
+  // comparison says neither element comes first, the second decides.
+  const Instruction* root = comparator.root();
+  if (root == nullptr || root->opcode() != Opcode::kSelect) return std::nullopt;
+  const Instruction* tie = root->operand(0);
+  const Instruction* first = root->operand(2);
+  if (tie->opcode() != Opcode::kCompare || tie->attr_string("direction") != "EQ") {
+    return std::nullopt;
+  }
+  const Instruction* reversed =
+      tie->operand(0) == first ? tie->operand(1) : tie->operand(1) == first ? tie->operand(0)
+                                                                           : nullptr;
+  if (reversed == nullptr || reversed->opcode() != Opcode::kCompare ||
+      first->opcode() != Opcode::kCompare ||
+      reversed->attr_string("direction") != first->attr_string("direction") ||
+      reversed->operand(0) != first->operand(1) || reversed->operand(1) != first->operand(0)) {
+    return std::nullopt;
+  }
+  std::optional<KeyFunction> a = MatchKeyCompare(first);
+  std::optional<KeyFunction> b = MatchKeyCompare(root->operand(1));
+  if (!a || !b || a->total_order || b->total_order) return std::nullopt;
+  return LexicographicKeys{*a, *b};
 }
 
 absl::StatusOr<Literal> EvaluateKeys(const KeyFunction& function, const Literal& operand) {

@@ -29,6 +29,17 @@ struct KeyFunction {
 
 std::optional<KeyFunction> MatchKeyFunction(const Computation& comparator);
 
+// A comparator that orders by one key function and breaks its ties with
+// another (XLA's TopK comparators: the total-order key descending, then the
+// index ascending):
+//
+//   first = compare(f(a), f(b)), GT      reversed = compare(f(b), f(a)), GT
+//   ROOT select(compare(first, reversed), direction=EQ, compare(i, j), LT, first)
+struct LexicographicKeys {
+  KeyFunction first, second;
+};
+std::optional<LexicographicKeys> MatchLexicographic(const Computation& comparator);
+
 // f of every element of `operand`: an array of its dims and f's type.
 absl::StatusOr<Literal> EvaluateKeys(const KeyFunction& function, const Literal& operand);
 

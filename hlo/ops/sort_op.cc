@@ -12,7 +12,8 @@
 // (key, index) pairs giving each row's permutation; a comparator that
 // compares the same elementwise function of both elements (JAX's total-order
 // float comparison, sort_key_function.h) sorts by that function's values,
-// computed once per element; any other comparator is called through the
+// computed once per element, and so does one that breaks such a key's ties
+// with a second key (XLA's TopK comparators); any other comparator is called through the
 // interpreter once per comparison, which gives the same order (std::
 // stable_sort sees the same answers) but is much slower.
 #include <algorithm>
@@ -255,6 +256,43 @@ std::optional<Literal> SortByValue(const Literal& operand, int64_t dim, const Ke
   return out;
 }
 
+// Rows ordered by two keys (each ascending or descending), then by index:
+// the stable order of a lexicographic comparator. False (nothing sorted)
+// when a key is NaN, which would not be a strict weak order.
+bool LexicographicPermutations(const Literal& first, const Literal& second, int64_t dim,
+                               const LexicographicKeys& keys,
+                               std::vector<std::vector<int64_t>>& perms) {
+  const std::vector<int64_t>& dims = first.shape().dims();
+  const int64_t n = dims[static_cast<size_t>(dim)];
+  struct Entry {
+    double a, b;
+    int64_t index;
+  };
+  std::vector<Entry> row(static_cast<size_t>(n));
+  bool ok = true;
+  ForEachRow(dims, dim, [&](int64_t base, int64_t stride) {
+    if (!ok) return;
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t at = base + j * stride;
+      row[static_cast<size_t>(j)] = {first.GetAsDouble(at), second.GetAsDouble(at), j};
+      ok = ok && row[static_cast<size_t>(j)].a == row[static_cast<size_t>(j)].a &&
+           row[static_cast<size_t>(j)].b == row[static_cast<size_t>(j)].b;
+    }
+    if (!ok) return;
+    const bool da = keys.first.descending, db = keys.second.descending;
+    std::sort(row.begin(), row.end(), [&](const Entry& x, const Entry& y) {
+      if (x.a != y.a) return da ? x.a > y.a : x.a < y.a;
+      if (x.b != y.b) return db ? x.b > y.b : x.b < y.b;
+      return x.index < y.index;
+    });
+    std::vector<int64_t> perm(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) perm[static_cast<size_t>(j)] = row[static_cast<size_t>(j)].index;
+    perms.push_back(std::move(perm));
+  });
+  if (!ok) perms.clear();
+  return ok;
+}
+
 // ----------------------------------------------------------- general path --
 
 absl::Status GeneralPermutations(const Instruction& inst,
@@ -321,8 +359,18 @@ absl::StatusOr<Literal> EvaluateSort(const Instruction& inst,
     NativePermutations(*operands[static_cast<size_t>(cmp->operand)], dim, *cmp, perms);
   } else if (key) {
     // The comparator compares keys f(x): sort by the keys, computed once.
-    ASSIGN_OR_RETURN(Literal keys, EvaluateKeys(*key, *operands[static_cast<size_t>(key->operand)]));
+    const Literal& keyed = *operands[static_cast<size_t>(key->operand)];
+    ASSIGN_OR_RETURN(Literal keys, EvaluateKeys(*key, keyed));
     NativePermutations(keys, dim, KeyComparator{0, key->descending, key->total_order}, perms);
+  } else if (std::optional<LexicographicKeys> lex =
+                 MatchLexicographic(*inst.attr_computation("to_apply"))) {
+    const Literal& a = *operands[static_cast<size_t>(lex->first.operand)];
+    const Literal& b = *operands[static_cast<size_t>(lex->second.operand)];
+    ASSIGN_OR_RETURN(Literal first, EvaluateKeys(lex->first, a));
+    ASSIGN_OR_RETURN(Literal second, EvaluateKeys(lex->second, b));
+    if (!LexicographicPermutations(first, second, dim, *lex, perms)) {
+      RETURN_IF_ERROR(GeneralPermutations(inst, operands, dim, ctx, perms));
+    }
   } else {
     RETURN_IF_ERROR(GeneralPermutations(inst, operands, dim, ctx, perms));
   }

@@ -212,6 +212,48 @@ TEST(SortTest, KeyFunctionPathMatchesCallingTheComparator) {
   }
 }
 
+// XLA's TopK comparator: the total-order key descending, its ties broken by
+// the second operand ascending (select of an EQ of the two strict
+// comparisons). Sorted by both keys, it matches calling the comparator, on
+// keys with many ties and second keys with ties of their own.
+TEST(SortTest, LexicographicPathMatchesCallingTheComparator) {
+  std::mt19937 rng(13);
+  std::uniform_int_distribution<int> small(0, 5);
+  std::vector<float> keys(4 * 53);
+  std::vector<int32_t> values(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    keys[i] = static_cast<float>(small(rng)) - 2.0f;
+    if (i % 7 == 0) keys[i] = -0.0f;
+    values[i] = small(rng);
+  }
+  Literal k = Literal::FromValues<float>({4, 53}, keys);
+  Literal v = Literal::FromValues<int32_t>({4, 53}, values);
+  const std::string body = R"(%zero = s32[] constant(0)
+  %ba = s32[] bitcast-convert(%a)
+  %bb = s32[] bitcast-convert(%b)
+  %na = pred[] compare(%ba, %zero), direction=LT
+  %nb = pred[] compare(%bb, %zero), direction=LT
+  %ma = s32[] negate(%ba)
+  %mb = s32[] negate(%bb)
+  %ka = s32[] select(%na, %ma, %ba)
+  %kb = s32[] select(%nb, %mb, %bb)
+  %first = pred[] compare(%ka, %kb), direction=GT
+  %reversed = pred[] compare(%kb, %ka), direction=GT
+  %tie = pred[] compare(%first, %reversed), direction=EQ
+  %second = pred[] compare(%i, %j), direction=LT
+  )";
+  ASSERT_OK_AND_ASSIGN(
+      Literal keyed,
+      EvalText(KeyValueSort("4,53", 1, body + "ROOT %r = pred[] select(%tie, %second, %first)"),
+               {k, v}));
+  ASSERT_OK_AND_ASSIGN(
+      Literal called, EvalText(KeyValueSort("4,53", 1, body + R"(%s = pred[] select(%tie, %second, %first)
+  %t = pred[] constant(true)
+  ROOT %r = pred[] and(%s, %t))"),
+                               {k, v}));
+  EXPECT_EQ(keyed, called);
+}
+
 // One f32 operand is sorted by its values; that path gives the bits the
 // comparator-calling path gives, with rows full of ties between -0 and +0
 // (whose signs must stay in their original order) and a row with a NaN
