@@ -5,12 +5,11 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/eval/interpreter.h"
 #include "hlo/ir/module.h"
 #include "hlo/ops/op_def.h"
+#include "hlo/ops/scalar_function.h"
 
 namespace sharc::hlo {
 namespace {
@@ -30,17 +29,7 @@ bool SameFunction(const Instruction* a, const Instruction* b, int64_t pa, int64_
   if (a->opcode() == Opcode::kConstant) {
     if (!(a->literal() == b->literal())) return false;
   } else {
-    if (!HasOpDef(a->opcode())) return false;
-    const OpTraits& traits = GetOpDef(a->opcode()).traits;
-    // A scalar-to-scalar bitcast-convert keeps the bit width: elementwise
-    // over arrays too (JAX's total-order key reinterprets float bits).
-    const bool scalar_bitcast = a->opcode() == Opcode::kBitcastConvert &&
-                                a->operand(0)->shape().is_array() &&
-                                a->operand(0)->shape().rank() == 0;
-    if ((!traits.elementwise && !scalar_bitcast) || traits.side_effecting ||
-        !a->called_computations().empty()) {
-      return false;
-    }
+    if (!IsScalarElementwise(*a)) return false;
     if (a->attributes().size() != b->attributes().size() ||
         !std::equal(a->attributes().begin(), a->attributes().end(), b->attributes().begin(),
                     [](const Attribute& x, const Attribute& y) {
@@ -131,48 +120,16 @@ std::optional<LexicographicKeys> MatchLexicographic(const Computation& comparato
 }
 
 absl::StatusOr<Literal> EvaluateKeys(const KeyFunction& function, const Literal& operand) {
-  // f on whole arrays: the parameter becomes the operand, constants are
-  // broadcast, each op takes the operand's dims.
-  const std::vector<int64_t>& dims = operand.shape().dims();
+  // f on whole arrays, the operand in place of its parameter.
   auto module = std::make_unique<Module>("sort_keys");
   Computation* entry = module->AddComputation(std::make_unique<Computation>("keys"));
   module->set_entry(entry);
-  absl::flat_hash_map<const Instruction*, Instruction*> arrays;
-  int64_t next = 0;
-  std::vector<const Instruction*> order;
-  std::set<const Instruction*> seen;
-  std::vector<std::pair<const Instruction*, bool>> stack{{function.key, false}};
-  while (!stack.empty()) {
-    auto [inst, expanded] = stack.back();
-    stack.pop_back();
-    if (expanded) {
-      order.push_back(inst);
-      continue;
-    }
-    if (!seen.insert(inst).second) continue;
-    stack.push_back({inst, true});
-    for (const Instruction* op : inst->operands()) stack.push_back({op, false});
-  }
-  for (const Instruction* inst : order) {
-    const std::string name = absl::StrCat("k", next++);
-    if (inst->opcode() == Opcode::kParameter) {
-      arrays[inst] = entry->AddInstruction(Instruction::CreateParameter(0, name, operand.shape()));
-    } else if (inst->opcode() == Opcode::kConstant) {
-      Instruction* scalar = entry->AddInstruction(inst->CloneWithOperands(name + "s", {}));
-      auto broadcast = Instruction::Create(Opcode::kBroadcast, name,
-                                           Shape(inst->shape().type(), dims), {scalar});
-      broadcast->set_attr("dimensions", IntList{});
-      arrays[inst] = entry->AddInstruction(std::move(broadcast));
-    } else {
-      std::vector<Instruction*> operands;
-      for (const Instruction* op : inst->operands()) operands.push_back(arrays.at(op));
-      std::unique_ptr<Instruction> clone = inst->CloneWithOperands(name, operands);
-      clone->set_shape(Shape(inst->shape().type(), dims));
-      clone->clear_sharding();
-      arrays[inst] = entry->AddInstruction(std::move(clone));
-    }
-  }
-  entry->set_root(arrays.at(function.key));
+  Instruction* keyed =
+      entry->AddInstruction(Instruction::CreateParameter(0, "keyed", operand.shape()));
+  entry->set_root(LiftScalarFunction(
+      *function.key, operand.shape().dims(), [&](int64_t) { return keyed; },
+      [&](std::unique_ptr<Instruction> inst) { return entry->AddInstruction(std::move(inst)); },
+      "key", "key"));
   return Evaluate(*module, {operand});
 }
 
