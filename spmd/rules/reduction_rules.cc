@@ -57,10 +57,22 @@ absl::StatusOr<ShardingRule> ReduceWindowRule(const Instruction& inst) {
   return rule;
 }
 
+// True if the windows along a dim tile it exactly without overlapping:
+// window w = {size, stride, pad_lo, pad_hi, window_dilation, base_dilation},
+// size <= stride, no padding or dilation, and `extent` == windows * stride.
+// Each window then lies inside one block of `stride` elements.
+bool WindowsTileDim(const std::vector<int64_t>& w, int64_t extent, int64_t windows) {
+  return w.size() >= 6 && w[0] <= w[1] && w[2] == 0 && w[3] == 0 && w[4] == 1 &&
+         w[5] == 1 && extent == windows * w[1];
+}
+
 // select-and-scatter: like reduce-window over (operand, source) -> result
-// of operand's shape. A unit-window dim is pointwise across all three; a
-// dim with a real window picks elements across neighbours' windows, so each
-// tensor keeps it whole.
+// of operand's shape. A unit-window dim is pointwise across all three. A dim
+// whose windows tile it (max-pool backward with size <= stride) is two
+// factors on the operand, [window index, offset in the block]: splitting the
+// window index splits operand and source alike and every window stays on one
+// device. Any other window picks elements across neighbours' windows, so each
+// tensor keeps that dim whole.
 absl::StatusOr<ShardingRule> SelectAndScatterRule(const Instruction& inst) {
   ShardingRule rule;
   const hlo::IntListList& window = inst.attr_int_lists("window");
@@ -73,6 +85,11 @@ absl::StatusOr<ShardingRule> SelectAndScatterRule(const Instruction& inst) {
                    w[4] == 1 && w[5] == 1;
     if (trivial) {
       x[d] = s[d] = {rule.AddFactor(operand.dim(d), FactorKind::kPassThrough)};
+    } else if (WindowsTileDim(w, operand.dim(d), source.dim(d))) {
+      int64_t windows = rule.AddFactor(source.dim(d), FactorKind::kPassThrough);
+      int64_t offset = rule.AddFactor(w[1], FactorKind::kNeedReplication);
+      x[d] = {windows, offset};
+      s[d] = {windows};
     } else {
       x[d] = {rule.AddFactor(operand.dim(d), FactorKind::kNeedReplication)};
       s[d] = {rule.AddFactor(source.dim(d), FactorKind::kNeedReplication)};
