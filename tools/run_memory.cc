@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "driver/compile_stages.h"
 #include "hlo/ir/computation.h"
 #include "spmd/cost_report.h"
 
@@ -41,23 +44,47 @@ absl::Status CheckValuesFitInMemory(const hlo::Module& module) {
   return absl::OkStatus();
 }
 
-absl::Status CheckRunFitsInMemory(const hlo::Module& per_device, int64_t devices,
+namespace {
+
+// The per-device program's liveness peak, measured on a partitioned copy
+// (propagating and partitioning again costs milliseconds). The whole
+// program's peak is no bound: halo masks, gathered operands and padding can
+// make a device's program hold more than the global one. nullopt when the
+// analysis cannot take the module.
+std::optional<int64_t> PerDevicePeak(const hlo::Module& prepared, int64_t devices) {
+  absl::StatusOr<spmd::CostReport> whole = spmd::AnalyzeCost(prepared, nullptr, 0);
+  if (!whole.ok()) return std::nullopt;
+  if (devices <= 1) return whole->peak_memory_in_bytes;
+  std::unique_ptr<hlo::Module> global = prepared.Clone();
+  absl::StatusOr<std::unique_ptr<hlo::Module>> local =
+      driver::PartitionGlobal(*global, devices);
+  // A module that does not partition fails later with its own error.
+  if (!local.ok()) return std::nullopt;
+  absl::StatusOr<spmd::CostReport> part = spmd::AnalyzeCost(**local, nullptr, 0);
+  if (!part.ok()) return std::nullopt;
+  return part->peak_memory_in_bytes;
+}
+
+}  // namespace
+
+absl::Status CheckRunFitsInMemory(const hlo::Module& prepared, int64_t devices,
                                   const hlo::Module& global, bool with_reference) {
   const int64_t memory = PhysicalMemoryBytes();
   if (memory == 0) return absl::OkStatus();
+  const int64_t budget = memory / 100 * 85;
   // Liveness peaks of the entries (spmd/cost_report.h); a module the
   // analysis cannot take is left to run.
-  absl::StatusOr<spmd::CostReport> local = spmd::AnalyzeCost(per_device, nullptr, 0);
   absl::StatusOr<spmd::CostReport> whole = spmd::AnalyzeCost(global, nullptr, 0);
-  if (!local.ok() || !whole.ok()) return absl::OkStatus();
-  const int64_t devices_bytes = devices * local->peak_memory_in_bytes;
+  if (!whole.ok()) return absl::OkStatus();
   const int64_t global_bytes = whole->argument_size_in_bytes + whole->output_size_in_bytes;
   const int64_t reference_bytes = with_reference ? whole->peak_memory_in_bytes : 0;
-  const int64_t need = devices_bytes + global_bytes + reference_bytes;
-  if (need <= memory / 100 * 85) return absl::OkStatus();
+  std::optional<int64_t> device_peak = PerDevicePeak(prepared, devices);
+  if (!device_peak) return absl::OkStatus();
+  const int64_t need = devices * *device_peak + global_bytes + reference_bytes;
+  if (need <= budget) return absl::OkStatus();
   return absl::ResourceExhaustedError(absl::StrCat(
       "the run needs about ", need, " bytes but this machine has ", memory,
-      " bytes of memory: ", devices, " device(s) x ", local->peak_memory_in_bytes,
+      " bytes of memory: ", devices, " device(s) x ", *device_peak,
       " bytes at their peak, ", global_bytes, " bytes of global inputs and result",
       with_reference ? absl::StrCat(", ", reference_bytes, " bytes for --check's reference")
                      : std::string()));

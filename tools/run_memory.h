@@ -21,9 +21,11 @@ absl::Status CheckValuesFitInMemory(const hlo::Module& module);
 // A partitioned run holds, at once, every in-process device's values (the
 // per-device program's liveness peak times the devices), the global inputs
 // and the assembled global result, and with `with_reference` (--check) the
-// reference's own values (the global program's peak). Refused, with that
-// breakdown, when the sum exceeds 85% of the memory.
-absl::Status CheckRunFitsInMemory(const hlo::Module& per_device, int64_t devices,
+// reference's own values (the global program's peak). `prepared` is the
+// module as it will be partitioned (PrepareModule done); its per-device
+// peak is measured on a partitioned copy. Refused, with that breakdown, when the sum exceeds
+// 85% of the memory.
+absl::Status CheckRunFitsInMemory(const hlo::Module& prepared, int64_t devices,
                                   const hlo::Module& global, bool with_reference);
 
 }  // namespace sharc::tools
