@@ -204,15 +204,26 @@ absl::StatusOr<ShardingRule> ConvolutionRule(const Instruction& inst) {
     const hlo::ConvWindowDim& w = cd.window[s];
     const bool pointwise = w.size == 1 && w.stride == 1 && w.pad_lo == 0 && w.pad_hi == 0 &&
                            w.lhs_dilation == 1 && w.rhs_dilation == 1;
+    const int64_t out_size = cd.out_dims[cd.out_spatial[s]];
     if (pointwise) {
       int64_t f = rule.AddFactor(lhs.dim(cd.lhs_spatial[s]), FactorKind::kPassThrough);
       l[cd.lhs_spatial[s]] = {f};
       out[cd.out_spatial[s]] = {f};
       // The kernel's spatial dim has size 1: no factor.
+    } else if (out_size >= rhs.dim(cd.rhs_spatial[s])) {
+      // A window no wider than the result (a forward convolution): input
+      // and result rows correspond, as in reduce-window, so a split of
+      // either carries to the other and the partitioner exchanges halos.
+      // A wider window (a weight gradient, whose kernel is the image) keeps
+      // its dims apart: its split is a reduction, not a halo.
+      int64_t f = rule.AddFactor(out_size, FactorKind::kPermutation);
+      l[cd.lhs_spatial[s]] = {f};
+      out[cd.out_spatial[s]] = {f};
+      own(r, cd.rhs_spatial[s], rhs.dim(cd.rhs_spatial[s]));
     } else {
       own(l, cd.lhs_spatial[s], lhs.dim(cd.lhs_spatial[s]));
       own(r, cd.rhs_spatial[s], rhs.dim(cd.rhs_spatial[s]));
-      own(out, cd.out_spatial[s], cd.out_dims[cd.out_spatial[s]]);
+      own(out, cd.out_spatial[s], out_size);
     }
   }
   // The contracted input feature last, as for dot.

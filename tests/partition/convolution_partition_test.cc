@@ -1,8 +1,8 @@
 // convolution under the partitioner: batch- and output-feature-split
 // convolutions run locally, an input-feature split adds an all-reduce, a
 // result split along a spatial dim exchanges halos of its input with
-// collective-permutes (a spatially split input whose result is not split is
-// gathered), and grouped convolutions keep their grouped dims whole. Every case must compute
+// collective-permutes (propagation carries an input's spatial split to the
+// result), and grouped convolutions keep their grouped dims whole. Every case must compute
 // what the global program computes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -57,9 +57,32 @@ TEST(ConvolutionPartitionTest, InputFeatureSplitIsAReduction) {
   EXPECT_THAT(local, ::testing::HasSubstr("all-reduce"));
 }
 
-TEST(ConvolutionPartitionTest, SpatialSplitOfTheInputAloneIsGathered) {
-  PartitionAndCheck(Module("{devices=[1,2,1,1]0,1}", "{replicated}"));
-  PartitionAndCheck(Module("{devices=[1,1,2,1]0,1}", "{devices=[1,2,1,1]0,1}"));
+// Propagation carries an input's spatial split to the result, as through
+// reduce-window: the convolution then exchanges halos instead of gathering
+// its input (only the replicated entry result is gathered at the end).
+TEST(ConvolutionPartitionTest, SpatialSplitOfTheInputCarriesToTheResult) {
+  auto module = [](const std::string& lhs_sharding, const std::string& rhs_sharding) {
+    return absl::StrCat(R"(HloModule m, num_partitions=2
+ENTRY e {
+  x = f32[4,6,6,4] parameter(0), sharding=)",
+                        lhs_sharding, R"(
+  k = f32[3,3,4,6] parameter(1), sharding=)",
+                        rhs_sharding, R"(
+  c = f32[4,4,4,6] convolution(x, k), window={size=3x3 stride=1x2 pad=0_0x2_1}, dim_labels=b01f_01io->b01f
+  ROOT t = f32[4,4,4,6] tanh(c)
+})");
+  };
+  std::string rows = PartitionAndCheck(module("{devices=[1,2,1,1]0,1}", "{replicated}"));
+  EXPECT_THAT(rows, ::testing::HasSubstr("collective-permute("));
+  EXPECT_THAT(rows, ::testing::HasSubstr("f32[4,2,4,6] convolution"));
+  // A kernel split along its window is gathered; the input's split stays.
+  std::string cols =
+      PartitionAndCheck(module("{devices=[1,1,2,1]0,1}", "{devices=[1,2,1,1]0,1}"));
+  EXPECT_THAT(cols, ::testing::HasSubstr("f32[4,4,2,6] convolution"));
+  // As the entry root, which propagation leaves unsplit, the convolution
+  // computes whole rows from a gathered input.
+  EXPECT_THAT(PartitionAndCheck(Module("{devices=[1,2,1,1]0,1}", "{replicated}")),
+              ::testing::HasSubstr("f32[4,4,4,6] convolution"));
 }
 
 TEST(ConvolutionPartitionTest, SpatialSplitOfTheResultExchangesHalos) {

@@ -67,12 +67,28 @@ ENTRY e {
 
 // A real window reads neighbours: each tensor's spatial dim is its own
 // need-replication factor (no halo exchange in sharc).
-TEST(ShardingRuleTest, ConvolutionWindowsKeepSpatialDimsWhole) {
+// A window no wider than the result: input and result rows correspond
+// (one permutation factor, exchanged by halos); the kernel's stay whole.
+TEST(ShardingRuleTest, ConvolutionWindowsCarrySpatialSplitsToTheResult) {
   EXPECT_EQ(RuleOf(R"(HloModule m
 ENTRY e {
   x = f32[8,4,5,5] parameter(0)
   k = f32[6,4,3,3] parameter(1)
   ROOT c = f32[8,6,3,3] convolution(x, k), window={size=3x3}, dim_labels=bf01_oi01->bf01
+})",
+                   "c"),
+            "([i,o,k,m],[j,o,l,n])->([i,j,k,m]) {k:permutation, l:need-replication, "
+            "m:permutation, n:need-replication, o:reduction}");
+}
+
+// A window wider than the result (a weight gradient: the kernel is the
+// image) keeps every spatial dim whole.
+TEST(ShardingRuleTest, WeightGradientWindowsKeepSpatialDimsWhole) {
+  EXPECT_EQ(RuleOf(R"(HloModule m
+ENTRY e {
+  x = f32[8,4,5,5] parameter(0)
+  k = f32[6,4,4,4] parameter(1)
+  ROOT c = f32[8,6,2,2] convolution(x, k), window={size=4x4}, dim_labels=bf01_oi01->bf01
 })",
                    "c"),
             "([i,q,k,n],[j,q,l,o])->([i,j,m,p]) {k:need-replication, l:need-replication, "
