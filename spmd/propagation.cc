@@ -18,6 +18,7 @@
 #include "hlo/base/status_macros.h"
 #include "hlo/ops/custom_call_targets.h"
 #include "spmd/propagation_internal.h"
+#include "spmd/unreduced.h"
 #include "spmd/sharding_util.h"
 
 namespace sharc::spmd {
@@ -38,7 +39,6 @@ absl::Status ValidateAnnotations(const Module& module) {
   for (const Computation* comp : module.computations()) {
     for (const Instruction* inst : comp->instructions()) {
       if (!inst->has_sharding()) continue;
-      RETURN_IF_ERROR(RefuseUnreduced(*inst, "propagated"));
       absl::Status st = inst->sharding()->Validate(inst->shape(), devices);
       if (!st.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -345,9 +345,10 @@ std::vector<bool> HeaderOr(const std::optional<std::vector<bool>>& option,
 
 }  // namespace
 
-absl::StatusOr<PropagationResult> PropagateShardings(Module& module,
-                                                     const PropagationOptions& options) {
-  if (module.entry() == nullptr) return absl::InvalidArgumentError("module has no entry");
+namespace {
+
+absl::StatusOr<PropagationResult> PropagateWholeValues(Module& module,
+                                                       const PropagationOptions& options) {
   RETURN_IF_ERROR(ValidateAnnotations(module));
   PropagationResult result;
   State state;
@@ -434,6 +435,27 @@ absl::StatusOr<PropagationResult> PropagateShardings(Module& module,
       if (changed) state.Set(*root, Sharding::Tuple(leaves), nullptr, "uneven entry root element");
     }
   }
+  return result;
+}
+
+}  // namespace
+
+// Propagation reasons about where whole values live: an unreduced
+// annotation (spmd/unreduced.h) takes part as its reduced form, and the
+// annotated instruction keeps its partial values afterwards.
+absl::StatusOr<PropagationResult> PropagateShardings(Module& module,
+                                                     const PropagationOptions& options) {
+  if (module.entry() == nullptr) return absl::InvalidArgumentError("module has no entry");
+  std::vector<std::pair<Instruction*, Sharding>> unreduced;
+  for (Computation* comp : module.computations()) {
+    for (Instruction* inst : comp->instructions()) {
+      if (!inst->has_sharding() || !inst->sharding()->HasUnreduced()) continue;
+      unreduced.emplace_back(inst, *inst->sharding());
+      inst->set_sharding(ReducedForm(*inst->sharding()));
+    }
+  }
+  absl::StatusOr<PropagationResult> result = PropagateWholeValues(module, options);
+  for (auto& [inst, sharding] : unreduced) inst->set_sharding(sharding);
   return result;
 }
 

@@ -207,12 +207,4 @@ bool IsManualLike(const hlo::Sharding& sharding) {
   return true;
 }
 
-absl::Status RefuseUnreduced(const hlo::Instruction& inst, absl::string_view stage) {
-  if (!inst.has_sharding() || !inst.sharding()->HasUnreduced()) return absl::OkStatus();
-  return absl::UnimplementedError(absl::StrCat(
-      "unsupported: unreduced shardings ({unreduced}, last_tile_dims={unreduced}: devices "
-      "holding partial sums) are read and printed but not ", stage, " yet, in ",
-      inst.Describe()));
-}
-
 }  // namespace sharc::spmd

@@ -48,10 +48,5 @@ bool IsManualLike(const hlo::Sharding& sharding);
 
 hlo::Sharding ReplicateDims(const hlo::Sharding& sharding, const std::vector<int64_t>& dims);
 
-// OK unless `inst`'s sharding holds unreduced parts ({unreduced},
-// last_tile_dims={unreduced}: devices holding partial sums), which sharc
-// reads and prints but neither propagates nor partitions; `stage` names the
-// pass refusing them ("propagated", "partitioned").
-absl::Status RefuseUnreduced(const hlo::Instruction& inst, absl::string_view stage);
 
 }  // namespace sharc::spmd

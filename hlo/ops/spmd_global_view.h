@@ -30,10 +30,18 @@ inline constexpr std::string_view kSpmdAllReduce = "SpmdAllReduce";
 // sharding splits further (reduce-scatter).
 inline constexpr std::string_view kSpmdReduceScatter = "SpmdReduceScatter";
 
+// Partial values of unreduced groups (spmd/unreduced.h) summed into the
+// whole value: an all-reduce over the operand's unreduced groups.
+inline constexpr std::string_view kSpmdSumPartials = "SpmdSumPartials";
+// The whole value split into partial values of the result's unreduced
+// groups: each group's first device keeps it, the others hold zeros.
+inline constexpr std::string_view kSpmdSplitIntoPartials = "SpmdSplitIntoPartials";
+
 inline bool IsSpmdGlobalViewTarget(std::string_view target) {
   return target == kSpmdReshard || target == kSpmdAllGather || target == kSpmdAllSlice ||
          target == kSpmdAllToAll || target == kSpmdCollectivePermute ||
-         target == kSpmdAllReduce || target == kSpmdReduceScatter;
+         target == kSpmdAllReduce || target == kSpmdReduceScatter ||
+         target == kSpmdSumPartials || target == kSpmdSplitIntoPartials;
 }
 
 }  // namespace sharc::hlo

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
+#include "spmd/unreduced.h"
 
 namespace sharc::spmd {
 
@@ -41,6 +42,45 @@ void CopyBox(const Literal& from, Literal& to, const std::vector<int64_t>& offse
   } while (hlo::NextIndex(tile.dims(), index));
 }
 
+// Adds each device's partial tile into the whole value (spmd/unreduced.h):
+// the devices of one copy's unreduced groups, each tile at its offset.
+absl::StatusOr<Literal> SumPartials(const std::vector<Literal>& parts, const Sharding& sharding,
+                                    const Shape& shape) {
+  if (hlo::IsComplex(shape.type())) {
+    return absl::UnimplementedError(absl::StrCat(
+        "unsupported: assembling unreduced ", shape.ToString(), " values of a complex type"));
+  }
+  const Sharding whole_form = ReducedForm(sharding);
+  Literal whole(shape);
+  std::vector<int64_t> wstride = hlo::RowMajorStrides(shape.dims());
+  for (size_t d = 0; d < parts.size(); ++d) {
+    const int64_t device = static_cast<int64_t>(d);
+    if (!CountsInSum(sharding, device)) continue;
+    const Literal& part = parts[d];
+    if (part.shape() != whole_form.ShardShape(shape)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "device ", d, " returned ", part.shape().ToString(), " but the sharding ",
+          sharding.ToString(), " gives ", whole_form.ShardShape(shape).ToString()));
+    }
+    const std::vector<int64_t> offset = whole_form.TileOffset(shape, device);
+    std::vector<int64_t> index(static_cast<size_t>(shape.rank()), 0);
+    if (part.shape().num_elements() == 0) continue;
+    int64_t t = 0;
+    do {
+      int64_t g = 0;
+      bool inside = true;
+      for (int64_t k = 0; k < shape.rank(); ++k) {
+        const int64_t pos = offset[k] + index[k];
+        inside &= pos < shape.dim(k);
+        g += pos * wstride[k];
+      }
+      if (inside) whole.SetFromDouble(g, whole.GetAsDouble(g) + part.GetAsDouble(t));
+      ++t;
+    } while (hlo::NextIndex(part.shape().dims(), index));
+  }
+  return whole;
+}
+
 }  // namespace
 
 absl::StatusOr<Literal> ShardLiteral(const Literal& value, const Sharding& sharding, int64_t device) {
@@ -52,6 +92,13 @@ absl::StatusOr<Literal> ShardLiteral(const Literal& value, const Sharding& shard
       parts.push_back(std::move(p));
     }
     return Literal::Tuple(std::move(parts));
+  }
+  if (sharding.HasUnreduced()) {
+    // Partial values: the whole tile on one device of each group, zeros on
+    // the others, so that their sum is the value.
+    ASSIGN_OR_RETURN(Literal tile, ShardLiteral(value, ReducedForm(sharding), device));
+    if (HoldsWholeValue(sharding, device)) return tile;
+    return Literal(tile.shape());
   }
   if (!sharding.IsTiled()) return value;
   if (!sharding.TileIndexForDevice(device)) {
@@ -77,6 +124,7 @@ absl::StatusOr<Literal> AssembleLiteral(const std::vector<Literal>& parts, const
     }
     return Literal::Tuple(std::move(elements));
   }
+  if (sharding.HasUnreduced()) return SumPartials(parts, sharding, shape);
   if (!sharding.IsTiled()) {
     const int64_t device = sharding.IsMaximal() ? sharding.maximal_device() : 0;
     if (device >= static_cast<int64_t>(parts.size())) {

@@ -1,5 +1,6 @@
 #include "spmd/partition/insert_reshards.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +14,7 @@
 #include "spmd/partition/strategy.h"
 #include "spmd/sharding_rule.h"
 #include "spmd/sharding_util.h"
+#include "spmd/unreduced.h"
 
 namespace sharc::spmd {
 
@@ -24,6 +26,15 @@ using hlo::Shape;
 using hlo::Sharding;
 
 namespace {
+
+// True if both lists hold the same groups of devices, in any order.
+bool SameGroups(std::vector<std::vector<int64_t>> a, std::vector<std::vector<int64_t>> b) {
+  for (auto* list : {&a, &b}) {
+    for (std::vector<int64_t>& g : *list) std::sort(g.begin(), g.end());
+    std::sort(list->begin(), list->end());
+  }
+  return a == b;
+}
 
 // State shared by the rewriters of one module.
 struct InsertContext {
@@ -178,12 +189,38 @@ class ReshardInserter {
     return Clone(inst, operands, Sharding::Replicated());
   }
 
+  // A sum, difference, negation or copy of partial values laid out as its
+  // own unreduced sharding is the partial value of the result: no
+  // collective (as XLA keeps copy(dot) unreduced).
+  std::optional<Instruction*> KeepPartials(const Instruction& inst, const Sharding& own) {
+    if (!own.HasUnreduced()) return std::nullopt;
+    const Opcode op = inst.opcode();
+    if (op != Opcode::kAdd && op != Opcode::kSubtract && op != Opcode::kNegate &&
+        op != Opcode::kCopy) {
+      return std::nullopt;
+    }
+    std::vector<Instruction*> operands;
+    for (const Instruction* operand : inst.operands()) {
+      Instruction* value = values_.at(operand);
+      if (ShardingOrReplicated(*value) != own) return std::nullopt;
+      operands.push_back(value);
+    }
+    return Clone(inst, operands, own);
+  }
+
+  // Plans compute whole values: unreduced operands are summed first and an
+  // unreduced result is split into partials after (spmd/unreduced.h),
+  // except that partial sums over exactly the result's unreduced groups
+  // are kept as they are.
   absl::StatusOr<Instruction*> SplitByRule(const Instruction& inst, const ShardingRule& rule) {
     std::vector<Sharding> current;
-    for (const Instruction* op : inst.operands()) current.push_back(ShardingOrReplicated(*values_.at(op)));
+    for (const Instruction* op : inst.operands()) {
+      current.push_back(ReducedForm(ShardingOrReplicated(*values_.at(op))));
+    }
+    const Sharding own = ShardingOrReplicated(inst);
     const bool explain = context_.log != nullptr && context_.log->name == inst.name();
     StrategyExplanation explanation;
-    ASSIGN_OR_RETURN(OpStrategy strategy, ChooseStrategy(inst, rule, current, ShardingOrReplicated(inst),
+    ASSIGN_OR_RETURN(OpStrategy strategy, ChooseStrategy(inst, rule, current, ReducedForm(own),
                                                          explain ? &explanation : nullptr));
     std::string account = explain ? explanation.ToText(inst) : "";
     if (std::optional<Instruction*> halo = HaloExchange(inst, strategy, current, &account)) {
@@ -199,6 +236,11 @@ class ReshardInserter {
     if (strategy.split_reduction_factors.empty()) return result;
     std::vector<std::vector<int64_t>> groups =
         GroupsAlongDims(strategy.iteration, strategy.split_reduction_factors);
+    if (own.HasUnreduced() && SameDataLayout(strategy.local_result, ReducedForm(own)) &&
+        SameGroups(groups, UnreducedGroups(own, context_.module->config().num_partitions))) {
+      result->set_sharding(own);
+      return result;
+    }
     result->set_name(FreshGlobalName(*out_, inst.name() + ".partial"));
     // strategy.h decided whether one reduce-scatter replaces the all-reduce
     // and the slice after it.
@@ -218,7 +260,9 @@ class ReshardInserter {
   std::optional<Instruction*> HaloExchange(const Instruction& inst, const OpStrategy& strategy,
                                            const std::vector<Sharding>& current,
                                            std::string* account) {
-    if (!context_.halo_exchange || !inst.has_sharding()) return std::nullopt;
+    if (!context_.halo_exchange || !inst.has_sharding() || inst.sharding()->HasUnreduced()) {
+      return std::nullopt;
+    }
     const Sharding& own = *inst.sharding();
     std::optional<HaloPlan> plan = PlanHalo(inst, own);
     if (!plan) return std::nullopt;
@@ -364,6 +408,7 @@ class ReshardInserter {
     if (rule.kind != ShardingRule::Kind::kFactors || own.HasManualSubgroup()) {
       return DefaultAction(inst);
     }
+    if (std::optional<Instruction*> kept = KeepPartials(inst, own)) return *kept;
     return SplitByRule(inst, rule);
   }
 

@@ -39,7 +39,6 @@ absl::Status CheckShardings(const Module& module, int64_t num_devices,
         }
         continue;
       }
-      RETURN_IF_ERROR(RefuseUnreduced(*inst, "partitioned"));
       absl::Status st = inst->sharding()->Validate(inst->shape(), num_devices);
       if (!st.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(

@@ -8,6 +8,7 @@
 #include "hlo/base/status_macros.h"
 #include "hlo/ops/spmd_global_view.h"
 #include "spmd/sharding_util.h"
+#include "spmd/unreduced.h"
 
 namespace sharc::spmd {
 
@@ -236,6 +237,45 @@ absl::StatusOr<std::vector<ReshardStep>> PlanReshardInManualGroups(const Shape& 
   return steps;
 }
 
+// A change involving unreduced groups (spmd/unreduced.h) goes through the
+// whole value: partial values are summed first, the whole value is
+// resharded, and split into partial values last.
+//   {unreduced} -> {devices=[2,1]0,1}: sum partials, then slice
+//   {devices=[2,1]0,1} -> {unreduced}: gather, then keep on device 0
+absl::StatusOr<std::vector<ReshardStep>> PlanReshardThroughWhole(const Shape& global,
+                                                                 const Sharding& from,
+                                                                 const Sharding& to) {
+  if (from.IsManual() || to.IsManual() || from.HasManualSubgroup() || to.HasManualSubgroup()) {
+    return absl::UnimplementedError(absl::StrCat("unsupported: resharding between ",
+                                                 from.ToString(), " and ", to.ToString(),
+                                                 ": unreduced values in manual regions"));
+  }
+  std::vector<ReshardStep> steps;
+  const Sharding from_whole = ReducedForm(from), to_whole = ReducedForm(to);
+  if (from.HasUnreduced()) steps.push_back({hlo::kSpmdSumPartials, from_whole});
+  ASSIGN_OR_RETURN(std::vector<ReshardStep> middle, PlanReshard(global, from_whole, to_whole));
+  steps.insert(steps.end(), middle.begin(), middle.end());
+  if (to.HasUnreduced()) steps.push_back({hlo::kSpmdSplitIntoPartials, to});
+  return steps;
+}
+
+// The whole value on every device becomes partial values of `to`'s
+// unreduced groups: each group's first device keeps it, the others zeros.
+Instruction* SplitIntoPartials(LocalBuilder& b, Instruction* local, const Sharding& to) {
+  std::vector<int64_t> holds(static_cast<size_t>(b.num_devices()));
+  for (int64_t d = 0; d < b.num_devices(); ++d) holds[d] = HoldsWholeValue(to, d) ? 1 : 0;
+  Instruction* keep = b.PerDeviceValue(holds, "holds.whole");
+  auto cmp = Instruction::Create(hlo::Opcode::kCompare, b.FreshName("holds.whole"),
+                                 Shape(hlo::PrimitiveType::kPred, {}), {keep, b.ConstantS32(0)});
+  cmp->set_attr("direction", std::string("NE"));
+  Instruction* scalar_mask = b.Add(std::move(cmp));
+  const Shape& shape = local->shape();
+  Instruction* mask = b.Broadcast(scalar_mask, Shape(hlo::PrimitiveType::kPred, shape.dims()), {});
+  Instruction* zeros = b.Broadcast(b.ScalarConstant(shape.type(), 0), shape, {});
+  return b.Add(Instruction::Create(hlo::Opcode::kSelect, b.FreshName("partial"), shape,
+                                   {mask, local, zeros}));
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<ReshardStep>> PlanReshard(const Shape& global,
@@ -244,6 +284,7 @@ absl::StatusOr<std::vector<ReshardStep>> PlanReshard(const Shape& global,
   Sharding from = AsDataLayout(from_in), to = AsDataLayout(to_in);
   std::vector<ReshardStep> steps;
   if (from == to) return steps;
+  if (from.HasUnreduced() || to.HasUnreduced()) return PlanReshardThroughWhole(global, from, to);
   if (from.HasManualSubgroup() && to.HasManualSubgroup()) {
     return PlanReshardInManualGroups(global, from, to);
   }
@@ -318,6 +359,15 @@ absl::StatusOr<Instruction*> LowerReshardStep(LocalBuilder& b, Instruction* loca
     }
     return AllToAll(b, local, global, from, to, ac->first, ac->second);
   }
+  if (step.target == hlo::kSpmdSumPartials) {
+    const hlo::PrimitiveType type = local->shape().type();
+    return b.AllReduce(local,
+                       b.Reducer(type == hlo::PrimitiveType::kPred ? hlo::Opcode::kOr
+                                                                   : hlo::Opcode::kAdd,
+                                 type),
+                       UnreducedGroups(from_in, b.num_devices()));
+  }
+  if (step.target == hlo::kSpmdSplitIntoPartials) return SplitIntoPartials(b, local, step.after);
   return absl::InvalidArgumentError(absl::StrCat("not a reshard step: ", std::string(step.target)));
 }
 
