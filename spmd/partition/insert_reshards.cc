@@ -36,6 +36,17 @@ bool SameGroups(std::vector<std::vector<int64_t>> a, std::vector<std::vector<int
   return a == b;
 }
 
+// True if the partial results of `inst`'s split reduction are partial sums
+// (a dot, a convolution, a reduce by addition), so that an unreduced result
+// can keep them; a max-reduce's partial maxima are not.
+bool SumsPartials(const Instruction& inst) {
+  if (inst.opcode() == Opcode::kDot || inst.opcode() == Opcode::kConvolution) return true;
+  if (inst.opcode() != Opcode::kReduce || inst.operand_count() != 2) return false;
+  const Instruction* root = inst.attr_computation("to_apply")->root();
+  return root->opcode() == Opcode::kAdd && root->operand(0)->opcode() == Opcode::kParameter &&
+         root->operand(1)->opcode() == Opcode::kParameter;
+}
+
 // State shared by the rewriters of one module.
 struct InsertContext {
   Module* module = nullptr;
@@ -236,7 +247,8 @@ class ReshardInserter {
     if (strategy.split_reduction_factors.empty()) return result;
     std::vector<std::vector<int64_t>> groups =
         GroupsAlongDims(strategy.iteration, strategy.split_reduction_factors);
-    if (own.HasUnreduced() && SameDataLayout(strategy.local_result, ReducedForm(own)) &&
+    if (own.HasUnreduced() && SumsPartials(inst) &&
+        SameDataLayout(strategy.local_result, ReducedForm(own)) &&
         SameGroups(groups, UnreducedGroups(own, context_.module->config().num_partitions))) {
       result->set_sharding(own);
       return result;
@@ -306,7 +318,9 @@ class ReshardInserter {
         // which is what the region's per-device value is.
         return Clone(inst, {}, own.IsManual() ? own : Sharding::Replicated());
       case Opcode::kIota:
-        return Clone(inst, {}, own.IsTiled() || own.IsManual() ? own : Sharding::Replicated());
+        // (An unreduced iota is computed whole, then split into partials.)
+        return Clone(inst, {},
+                     own.IsTiled() || own.IsManual() ? ReducedForm(own) : Sharding::Replicated());
       case Opcode::kTuple: {
         std::vector<Instruction*> ops;
         std::vector<Sharding> leaves;
@@ -375,7 +389,7 @@ class ReshardInserter {
           // The operand's shard becomes this device's manual value (in a
           // partially manual region, its manual group's value, laid out as
           // the op's own sharding says).
-          return Clone(inst, {Operand(inst, 0, ShardingOrReplicated(*inst.operand(0)))},
+          return Clone(inst, {Operand(inst, 0, ReducedForm(ShardingOrReplicated(*inst.operand(0))))},
                        own.HasManualSubgroup() ? own : Sharding::Manual());
         }
         if (IsCustomCallTo(inst, hlo::kShardToFullShapeTarget)) {
@@ -385,7 +399,7 @@ class ReshardInserter {
           if (op.has_sharding() && op.sharding()->HasManualSubgroup()) {
             return Clone(inst, {Operand(inst, 0, *op.sharding())}, own);
           }
-          return Clone(inst, {values_.at(inst.operand(0))}, own);
+          return Clone(inst, {values_.at(inst.operand(0))}, ReducedForm(own));
         }
         // Any other custom-call of a manual region (manual, or a tuple of
         // manual values) runs on each device's own values, like every op

@@ -208,7 +208,10 @@ class ProgramGenerator {
   std::string RandomSharding(int64_t rank) {
     // (One device: the verifier asks for {replicated} over a one-device
     // tile assignment.)
-    if (rank == 0 || mesh_.devices == 1 || Chance(0.15)) return "replicated";
+    if (rank == 0 || mesh_.devices == 1 || Chance(0.15)) {
+      // Partial values on every device (spmd/unreduced.h), now and then.
+      return mesh_.devices > 1 && Chance(0.1) ? "unreduced" : "replicated";
+    }
     // Axes: the mesh's, or a finer split of a 1-D mesh.
     std::vector<int64_t> axes = mesh_.axes;
     if (axes.size() == 1 && axes[0] == 8 && Chance(0.4)) {
@@ -273,8 +276,11 @@ class ProgramGenerator {
     }
     std::vector<int64_t> tdims = tiles;
     if (replicate > 1) tdims.push_back(replicate);
-    return absl::StrCat("devices=[", absl::StrJoin(tdims, ","), "]", DeviceList(out),
-                        replicate > 1 ? " last_tile_dim_replicate" : "");
+    // The devices of a replication group sometimes hold partial values.
+    const char* subgroup = !(replicate > 1)  ? ""
+                           : Chance(0.15)    ? " last_tile_dims={unreduced}"
+                                             : " last_tile_dim_replicate";
+    return absl::StrCat("devices=[", absl::StrJoin(tdims, ","), "]", DeviceList(out), subgroup);
   }
 
   // A device list as text: explicit, or in the iota form XLA prints

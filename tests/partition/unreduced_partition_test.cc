@@ -99,6 +99,30 @@ ENTRY e {
   EXPECT_THAT(local, HasSubstr("exponential("));
 }
 
+// Found by the random partition test: a max-reduce split along its reduced
+// dim leaves partial maxima, not partial sums, so an unreduced result takes
+// the whole maximum and splits it; an unreduced iota is computed whole first.
+TEST(UnreducedPartitionTest, OnlyPartialSumsAreKept) {
+  std::string local = PartitionAsWritten(R"(HloModule m, num_partitions=2
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[6,4] parameter(0), sharding={devices=[2,1]0,1}
+  init = f32[] constant(-inf)
+  r = f32[4] reduce(x, init), dimensions={0}, to_apply=max, sharding={unreduced}
+  ROOT s = f32[4] add(r, r), sharding={replicated}
+})");
+  EXPECT_THAT(local, HasSubstr("select("));
+  PartitionAsWritten(R"(HloModule m, num_partitions=4
+ENTRY e {
+  i = f32[4,3] iota(), iota_dimension=0, sharding={devices=[2,1,2]<=[4] last_tile_dims={unreduced}}
+  ROOT c = f32[4,3] copy(i), sharding={replicated}
+})");
+}
+
 // Feeding and reading devices: a whole value split into partials sums back
 // to itself, for {unreduced} and for a tiled sharding with an unreduced
 // subgroup and a replicated one.
