@@ -1,5 +1,6 @@
 #include "spmd/partition/localize.h"
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ops/convolution_dims.h"
@@ -210,6 +211,7 @@ class Localizer {
   absl::StatusOr<Instruction*> CompletePartial(LocalBuilder& b, const Instruction& inst) {
     const Instruction* partial = inst.operand(0);
     Instruction* local = Local(partial);
+    if (summed_by_window_.contains(&inst)) return Named(b, inst, nullptr, local);
     absl::StatusOr<std::vector<std::vector<int64_t>>> parsed = ReplicaGroupsOf(inst);
     if (!parsed.ok()) return At(inst, parsed.status());
     const std::vector<std::vector<int64_t>>& groups = *parsed;
@@ -345,6 +347,19 @@ class Localizer {
       if (!v.ok()) return At(inst, v.status());
       return Named(b, inst, ops[0], *v);
     }
+    if (std::optional<ReduceScatterDotPlan> plan =
+            PlanReduceScatterDot(inst, options_.windowed_einsum_threshold_bytes)) {
+      auto emit = [&](const std::vector<Instruction*>& operands, const Shape& shape) {
+        return b.Add(CloneWith(inst, operands, shape, b.FreshName(inst.name() + ".window"),
+                               mapped_));
+      };
+      absl::StatusOr<Instruction*> v =
+          LowerReduceScatterDot(b, inst, *plan, ops, own.ShardShape(inst.shape()), emit);
+      if (!v.ok()) return At(inst, v.status());
+      // Already this device's summed block: its reduce-scatter passes it on.
+      summed_by_window_.insert(inst.users()[0]);
+      return *v;
+    }
     MaskPadding(b, inst, ops);
     ShiftScatterIndices(b, inst, ops);
     Instruction* gather_rows =
@@ -368,6 +383,8 @@ class Localizer {
   ComputationMap& mapped_;
   const LocalizeOptions& options_;
   absl::flat_hash_map<const Instruction*, Instruction*> locals_;
+  // Reduce-scatters whose dot a windowed einsum already summed.
+  absl::flat_hash_set<const Instruction*> summed_by_window_;
 };
 
 }  // namespace

@@ -1,8 +1,10 @@
 // Windowed einsum (spmd/partition/windowed_einsum.h): a dot whose operand
 // would be all-gathered along a free dim runs as one partial dot per chunk
-// while the chunks rotate by collective-permutes. With the threshold at 0
-// every such dot is windowed; each case runs against the global program,
-// and at XLA's default threshold (256 MiB) these small dots gather.
+// while the chunks rotate by collective-permutes; a dot whose partial result
+// would be reduce-scattered runs as one partial dot per result block while
+// a running sum rotates. With the threshold at 0 every such dot is windowed;
+// each case runs against the global program, and at XLA's default threshold
+// (256 MiB) these small dots gather (or reduce-scatter).
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
@@ -26,6 +28,8 @@ struct Case {
   std::string name;
   std::string text;
   int permutes;  // collective-permutes of the windowed dot
+  // The collective the dot uses unwindowed (none of it once windowed).
+  hlo::Opcode unwindowed = hlo::Opcode::kAllGather;
 };
 
 class WindowedEinsumTest : public ::testing::TestWithParam<Case> {};
@@ -36,13 +40,14 @@ TEST_P(WindowedEinsumTest, MatchesGlobalWithoutAllGather) {
   windowed.windowed_einsum_threshold_mib = 0;
   ASSERT_OK_AND_ASSIGN(auto local, PartitionModule(*global, windowed));
   EXPECT_EQ(Count(*local, hlo::Opcode::kAllGather), 0) << hlo::PrintModule(*local);
+  EXPECT_EQ(Count(*local, GetParam().unwindowed), 0) << hlo::PrintModule(*local);
   EXPECT_EQ(Count(*local, hlo::Opcode::kCollectivePermute), GetParam().permutes)
       << hlo::PrintModule(*local);
   for (uint32_t seed : {1u, 2u})
     EXPECT_OK(testing_util::ExpectPartitionedMatchesGlobal(*global, *local, seed));
   // The default threshold keeps these small dots on an all-gather.
   ASSERT_OK_AND_ASSIGN(auto gathered, PartitionModule(*global));
-  EXPECT_GT(Count(*gathered, hlo::Opcode::kAllGather), 0);
+  EXPECT_GT(Count(*gathered, GetParam().unwindowed), 0) << hlo::PrintModule(*gathered);
   EXPECT_EQ(Count(*gathered, hlo::Opcode::kCollectivePermute), 0);
   EXPECT_OK(testing_util::ExpectPartitionedMatchesGlobal(*global, *gathered, 1));
 }
@@ -89,6 +94,29 @@ std::vector<Case> Cases() {
            "{devices=[1,2,2]0,1,2,3 last_tile_dim_replicate}", "f32[16,12]",
            "{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}", mk),
        1},
+      // Reduce-scatter forms: the contracting dim split 4 ways, the result
+      // split along the lhs's rows, then along the rhs's columns.
+      {"scatter_lhs_rows",
+       Dot("f32[64,32]", "{devices=[1,4]0,1,2,3}", "f32[32,48]", "{devices=[4,1]0,1,2,3}",
+           "f32[64,48]", "{devices=[4,1]0,1,2,3}", mk),
+       3, hlo::Opcode::kReduceScatter},
+      {"scatter_rhs_columns",
+       Dot("f32[16,32]", "{devices=[1,4]0,1,2,3}", "f32[32,48]", "{devices=[4,1]0,1,2,3}",
+           "f32[16,48]", "{devices=[1,4]0,1,2,3}", mk),
+       3, hlo::Opcode::kReduceScatter},
+      // Devices in another order: the sum travels along the tile order.
+      {"scatter_permuted_devices",
+       Dot("f32[32,16]", "{devices=[1,4]3,1,0,2}", "f32[16,40]", "{devices=[4,1]3,1,0,2}",
+           "f32[32,40]", "{devices=[4,1]3,1,0,2}", mk),
+       3, hlo::Opcode::kReduceScatter},
+      // A batch dim in front, and a 2x2 mesh: the contracting dim over pairs
+      // {0,1} and {2,3}, the batch over the other axis.
+      {"scatter_batched_mesh_2x2",
+       Dot("f32[2,16,8]", "{devices=[2,1,2]0,1,2,3}", "f32[2,8,12]", "{devices=[2,2,1]0,1,2,3}",
+           "f32[2,16,12]", "{devices=[2,2,1]0,1,2,3}",
+           "lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, "
+           "rhs_contracting_dims={1}"),
+       1, hlo::Opcode::kReduceScatter},
   };
 }
 
