@@ -122,13 +122,31 @@ class Localizer {
         mask(1, rc[k], b.ScalarConstant(inst.operand(1)->shape().type(), 0));
       }
     } else if (inst.opcode() == Opcode::kConvolution) {
-      // The contracted input feature (split only without feature groups).
+      // The contracted input feature (split only without feature groups),
+      // and spatial dims contracted by one window over the whole input.
       absl::StatusOr<hlo::ConvDims> cd = hlo::GetConvDims(inst);
       if (cd.ok() && cd->feature_group_count == 1) {
         mask(0, cd->lhs_feature, b.ScalarConstant(inst.operand(0)->shape().type(), 0));
         mask(1, cd->rhs_input_feature, b.ScalarConstant(inst.operand(1)->shape().type(), 0));
       }
+      for (size_t k = 0; cd.ok() && k < cd->window.size(); ++k) {
+        mask(0, cd->lhs_spatial[k], b.ScalarConstant(inst.operand(0)->shape().type(), 0));
+        mask(1, cd->rhs_spatial[k], b.ScalarConstant(inst.operand(1)->shape().type(), 0));
+      }
     }
+  }
+
+  // A local convolution's window is its local kernel: a kernel split along a
+  // spatial dim (a contraction, above) convolves with a window of its block.
+  static void FitWindowToKernel(const Instruction& inst, Instruction* local) {
+    if (inst.opcode() != Opcode::kConvolution) return;
+    absl::StatusOr<hlo::ConvDims> cd = hlo::GetConvDims(inst);
+    if (!cd.ok()) return;
+    hlo::IntListList window = local->attr_int_lists("window");
+    for (size_t k = 0; k < cd->rhs_spatial.size() && k < window.size(); ++k) {
+      if (!window[k].empty()) window[k][0] = local->operand(1)->shape().dim(cd->rhs_spatial[k]);
+    }
+    local->set_attr("window", std::move(window));
   }
 
   // A scatter whose operand is split along an inserted dim that an index
@@ -365,6 +383,7 @@ class Localizer {
     Instruction* gather_rows =
         GathersFromSplitIndexedDim(inst) ? LocalizeSplitGatherIndices(b, inst, ops) : nullptr;
     Instruction* local = EmitLocal(b, inst, ops, own.ShardShape(inst.shape()));
+    FitWindowToKernel(inst, local);
     return gather_rows ? MaskSplitGather(b, inst, local, gather_rows) : local;
   }
 

@@ -85,6 +85,35 @@ ENTRY e {
               ::testing::HasSubstr("f32[4,4,4,6] convolution"));
 }
 
+// A weight gradient whose one window covers the whole input (a 1x1
+// result): its spatial dims are contracted like a dot's, so input and
+// kernel split alike along them convolve locally and all-reduce (GSPMD's
+// ConvolutionLhsTiledRhsTiled), evenly or not (the padding row, exp(0) = 1
+// here, is zeroed first); a reversed kernel pairs
+// block j with block n-1-j and is gathered instead.
+TEST(ConvolutionPartitionTest, WholeInputWindowSplitIsAReduction) {
+  auto module = [](int64_t rows, const std::string& reversal) {
+    return absl::StrCat(R"(HloModule m, num_partitions=2
+ENTRY e {
+  x = f32[3,)", rows, R"(,4,2] parameter(0), sharding={devices=[1,2,1,1]0,1}
+  g = f32[3,)", rows, R"(,4,5] parameter(1), sharding={devices=[1,2,1,1]0,1}
+  ex = f32[3,)", rows, R"(,4,2] exponential(x), sharding={devices=[1,2,1,1]0,1}
+  eg = f32[3,)", rows, R"(,4,5] exponential(g), sharding={devices=[1,2,1,1]0,1}
+  ROOT c = f32[1,1,2,5] convolution(ex, eg), window={size=)", rows, "x4", reversal,
+                        R"(}, dim_labels=f01b_i01o->01bf, sharding={replicated}
+})");
+  };
+  std::string even = PartitionAndCheck(module(6, ""));
+  EXPECT_THAT(even, ::testing::HasSubstr("convolution(%ex, %eg), window={size=3x4}"));
+  EXPECT_THAT(even, ::testing::HasSubstr("all-reduce("));
+  EXPECT_THAT(even, ::testing::Not(::testing::HasSubstr("all-gather")));
+  std::string uneven = PartitionAndCheck(module(5, ""));
+  EXPECT_THAT(uneven, ::testing::HasSubstr("window={size=3x4}"));
+  EXPECT_THAT(uneven, ::testing::HasSubstr("all-reduce("));
+  std::string reversed = PartitionAndCheck(module(6, " rhs_reversal=1x0"));
+  EXPECT_THAT(reversed, ::testing::HasSubstr("all-gather("));
+}
+
 TEST(ConvolutionPartitionTest, SpatialSplitOfTheResultExchangesHalos) {
   // Rows: a 3-row window without padding, 6 input rows in blocks of 3, 4
   // output rows in blocks of 2: block 0 reads rows 0-3 (row 3 from device

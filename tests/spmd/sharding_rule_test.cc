@@ -96,6 +96,19 @@ ENTRY e {
             "q:reduction}");
 }
 
+// One window over the whole input (a 1x1 weight gradient): each spatial
+// dim is a contraction of input and kernel.
+TEST(ShardingRuleTest, WholeInputWindowsAreContractions) {
+  EXPECT_EQ(RuleOf(R"(HloModule m
+ENTRY e {
+  x = f32[8,4,5,5] parameter(0)
+  k = f32[6,4,5,5] parameter(1)
+  ROOT c = f32[8,6,1,1] convolution(x, k), window={size=5x5}, dim_labels=bf01_oi01->bf01
+})",
+                   "c"),
+            "([i,m,k,l],[j,m,k,l])->([i,j,_,_]) {k:reduction, l:reduction, m:reduction}");
+}
+
 // Grouped dims stay whole: splitting them would change the group count.
 TEST(ShardingRuleTest, GroupedConvolutionKeepsFeaturesWhole) {
   EXPECT_EQ(RuleOf(R"(HloModule m
