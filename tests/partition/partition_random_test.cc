@@ -209,8 +209,12 @@ class ProgramGenerator {
     // (One device: the verifier asks for {replicated} over a one-device
     // tile assignment.)
     if (rank == 0 || mesh_.devices == 1 || Chance(0.15)) {
-      // Partial values on every device (spmd/unreduced.h), now and then.
-      return mesh_.devices > 1 && Chance(0.1) ? "unreduced" : "replicated";
+      // Partial values on every device (spmd/unreduced.h), one device's
+      // value, or "propagation decides", now and then.
+      if (mesh_.devices > 1 && Chance(0.1)) return "unreduced";
+      if (Chance(0.08)) return absl::StrCat("maximal device=", Uniform(0, mesh_.devices - 1));
+      if (Chance(0.05)) return "unknown";
+      return "replicated";
     }
     // Axes: the mesh's, or a finer split of a 1-D mesh.
     std::vector<int64_t> axes = mesh_.axes;
