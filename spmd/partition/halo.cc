@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ops/convolution_dims.h"
+#include "spmd/partition/halo_blocks.h"
 #include "spmd/partition/reshard.h"
 
 namespace sharc::spmd {
@@ -18,18 +19,6 @@ using hlo::Shape;
 using hlo::Sharding;
 
 namespace {
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
-struct DimAccess {
-  bool changed = false;
-  // Device with tile index i along the dim: where its window starts, and
-  // the operand range its valid result elements read ([lo, hi), empty if
-  // lo >= hi).
-  std::vector<int64_t> start, used_lo, used_hi;
-  int64_t window = 0;
-};
 
 // The identity of a reduce-window's reducer, when it is one binary op of
 // its two parameters (add, multiply, maximum, minimum; the last two on
@@ -147,6 +136,8 @@ std::vector<int64_t> Table(const std::vector<int64_t>& by_device, int64_t num_de
   return t;
 }
 
+}  // namespace
+
 // Replaces the window's positions outside the operand ([0, size) along
 // h.dim, this device's window starting at h.start) by `fill`.
 Instruction* MaskOutside(LocalBuilder& b, Instruction* w, const HaloDim& h, int64_t size,
@@ -262,6 +253,10 @@ Instruction* FetchWindow(LocalBuilder& b, Instruction* x, const HaloDim& h) {
   return b.DynamicSlice(buffer, starts, sizes);
 }
 
+namespace {
+
+}  // namespace
+
 // The halo of dim `d` of an operand of `in` split in `n` tiles of `t`,
 // read through `a` by result blocks of `u`; adds each device's sends
 // (bytes) to `sends`.
@@ -314,6 +309,8 @@ HaloDim PlanDim(const Sharding& s, const Shape& in, int64_t d, int64_t n, int64_
   }
   return h;
 }
+
+namespace {
 
 // A concatenate along a split dim: each operand k, at offset o_k of the
 // result, is read like a pad of it with o_k rows before and the other

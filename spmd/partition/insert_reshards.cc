@@ -12,6 +12,7 @@
 #include "spmd/partition/halo.h"
 #include "spmd/partition/reshard.h"
 #include "spmd/partition/strategy.h"
+#include "spmd/partition/window_split_convolution.h"
 #include "spmd/sharding_rule.h"
 #include "spmd/sharding_util.h"
 #include "spmd/unreduced.h"
@@ -219,6 +220,32 @@ class ReshardInserter {
     return Clone(inst, operands, own);
   }
 
+  // A convolution whose input and kernel are split alike along a window
+  // dim (window_split_convolution.h) keeps them so when that sends less
+  // than the best plan keeping the window whole (which gathers both):
+  // each device convolves its blocks with a halo, and the partial results
+  // are all-reduced.
+  std::optional<Instruction*> SplitAlongWindow(const Instruction& inst, const ShardingRule& rule) {
+    if (inst.opcode() != Opcode::kConvolution || !context_.halo_exchange) return std::nullopt;
+    Instruction* lhs = values_.at(inst.operand(0));
+    Instruction* rhs = values_.at(inst.operand(1));
+    const std::vector<Sharding> current = {ShardingOrReplicated(*lhs), ShardingOrReplicated(*rhs)};
+    std::optional<WindowSplitPlan> plan =
+        PlanWindowSplitConvolution(inst, current[0], current[1]);
+    if (!plan) return std::nullopt;
+    absl::StatusOr<OpStrategy> whole =
+        ChooseStrategy(inst, rule, current, ReducedForm(ShardingOrReplicated(inst)), nullptr);
+    const int64_t n = static_cast<int64_t>(plan->groups[0].size());
+    const int64_t all_reduce = 2 * (n - 1) * inst.shape().byte_size() / n;
+    if (whole.ok() && plan->bytes_sent + all_reduce > whole->bytes_sent) return std::nullopt;
+    Instruction* partial = Clone(inst, {lhs, rhs}, Sharding::Replicated());
+    partial->set_name(FreshGlobalName(*out_, inst.name() + ".partial"));
+    Instruction* complete =
+        AddGlobalView(*out_, hlo::kSpmdAllReduce, partial, Sharding::Replicated(), inst.name());
+    complete->set_attr("backend_config", FormatReplicaGroups(plan->groups));
+    return complete;
+  }
+
   // Plans compute whole values: unreduced operands are summed first and an
   // unreduced result is split into partials after (spmd/unreduced.h),
   // except that partial sums over exactly the result's unreduced groups
@@ -423,6 +450,7 @@ class ReshardInserter {
       return DefaultAction(inst);
     }
     if (std::optional<Instruction*> kept = KeepPartials(inst, own)) return *kept;
+    if (std::optional<Instruction*> split = SplitAlongWindow(inst, rule)) return *split;
     return SplitByRule(inst, rule);
   }
 

@@ -9,6 +9,7 @@
 #include "spmd/partition/halo.h"
 #include "spmd/partition/local_builder.h"
 #include "spmd/partition/reshard.h"
+#include "spmd/partition/window_split_convolution.h"
 #include "spmd/partition/split_gather.h"
 #include "spmd/sharding_util.h"
 
@@ -364,6 +365,19 @@ class Localizer {
           LowerWindowedDot(b, inst, *plan, blocks, own.ShardShape(inst.shape()), emit);
       if (!v.ok()) return At(inst, v.status());
       return Named(b, inst, ops[0], *v);
+    }
+    if (std::optional<WindowSplitPlan> plan =
+            inst.opcode() != Opcode::kConvolution
+                ? std::nullopt
+                : PlanWindowSplitConvolution(inst, ShardingOrReplicated(*inst.operand(0)),
+                                             ShardingOrReplicated(*inst.operand(1)))) {
+      auto emit = [&](const std::vector<Instruction*>& operands, const Shape& shape) {
+        return b.Add(CloneWith(inst, operands, shape, b.FreshName(inst.name()), mapped_));
+      };
+      absl::StatusOr<Instruction*> v = LowerWindowSplitConvolution(
+          b, inst, *plan, ops[0], ops[1], ShardingOrReplicated(*inst.operand(1)), emit);
+      if (!v.ok()) return At(inst, v.status());
+      return *v;
     }
     if (std::optional<ReduceScatterDotPlan> plan =
             PlanReduceScatterDot(inst, options_.windowed_einsum_threshold_bytes)) {

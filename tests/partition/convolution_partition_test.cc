@@ -114,6 +114,42 @@ ENTRY e {
   EXPECT_THAT(reversed, ::testing::HasSubstr("all-gather("));
 }
 
+// A weight gradient split along its window with a result wider than one
+// tap (padding, dilation, an uneven split of the taps): each device
+// fetches the input rows its kernel block reads (a halo, zero outside the
+// input), convolves, and the partial results are all-reduced; nothing is
+// gathered. The inputs go through exp first so that padding rows are not
+// zero unless masked.
+TEST(ConvolutionPartitionTest, WindowSplitWeightGradientExchangesHalos) {
+  struct Window {
+    int64_t rows, taps, out;
+    std::string window;
+    int devices;
+    bool halo;  // false: each kernel block reads only its own input block
+  };
+  for (const Window& w : {Window{12, 12, 3, "size=12x4 pad=1_1x0_0", 2, true},
+                          Window{12, 12, 3, "size=12x4 pad=1_1x0_0", 4, true},
+                          Window{13, 13, 2, "size=13x4 pad=1_0x0_0", 2, true},
+                          Window{16, 7, 5, "size=7x4 pad=1_0x0_0 rhs_dilate=2x1", 2, true},
+                          Window{16, 8, 1, "size=8x4 pad=0_-1x0_0 rhs_dilate=2x1", 4, false}}) {
+    SCOPED_TRACE(w.window);
+    const std::string split = absl::StrCat("{devices=[1,", w.devices, ",1,1]<=[", w.devices, "]}");
+    std::string local = PartitionAndCheck(absl::StrCat(
+        "HloModule m, num_partitions=", w.devices, R"(
+ENTRY e {
+  x = f32[3,)", w.rows, R"(,4,2] parameter(0), sharding=)", split, R"(
+  g = f32[3,)", w.taps, R"(,4,5] parameter(1), sharding=)", split, R"(
+  ex = f32[3,)", w.rows, R"(,4,2] exponential(x), sharding=)", split, R"(
+  eg = f32[3,)", w.taps, R"(,4,5] exponential(g), sharding=)", split, R"(
+  ROOT c = f32[)", w.out, R"(,1,2,5] convolution(ex, eg), window={)", w.window,
+        R"(}, dim_labels=f01b_i01o->01bf, sharding={replicated}
+})"));
+    EXPECT_EQ(local.find("collective-permute(") != std::string::npos, w.halo);
+    EXPECT_THAT(local, ::testing::HasSubstr("all-reduce("));
+    EXPECT_THAT(local, ::testing::Not(::testing::HasSubstr("all-gather")));
+  }
+}
+
 TEST(ConvolutionPartitionTest, SpatialSplitOfTheResultExchangesHalos) {
   // Rows: a 3-row window without padding, 6 input rows in blocks of 3, 4
   // output rows in blocks of 2: block 0 reads rows 0-3 (row 3 from device

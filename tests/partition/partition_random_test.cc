@@ -608,11 +608,22 @@ class ProgramGenerator {
     const int64_t out_features = Dim();
     std::vector<std::string> size, stride, pad, dilate, base_dilate;
     std::vector<int64_t> kernel_dims(static_cast<size_t>(rank)), out(static_cast<size_t>(rank));
+    // A weight gradient's form now and then: the kernel nearly as wide as
+    // the input, a result of a few taps (window_split_convolution.h).
+    const bool weight_gradient = Chance(0.3);
     for (int64_t k = 0; k < rank - 2; ++k) {
       const char c = static_cast<char>('0' + k);
       const int64_t n = lhs_dim(c);
       int64_t w = Uniform(1, 3), st = Chance(0.3) ? 2 : 1, rd = Chance(0.2) ? 2 : 1;
       int64_t ld = Chance(0.2) ? 2 : 1, lo = Uniform(-1, 2), hi = Uniform(-1, 2);
+      if (weight_gradient) {
+        w = std::max<int64_t>(1, n - Uniform(0, 1));
+        st = ld = 1;
+        rd = Chance(0.2) && n % 2 == 0 ? 2 : 1;
+        if (rd == 2) w = n / 2;
+        lo = Uniform(0, 1);
+        hi = Uniform(0, 1);
+      }
       const int64_t span = (w - 1) * rd + 1, dilated = (n - 1) * ld + 1;
       if (dilated + lo + hi < span) lo = hi = span;
       size.push_back(absl::StrCat(w));
@@ -628,6 +639,21 @@ class ProgramGenerator {
     out[out_labels.find('b')] = lhs_dim('b');
     out[out_labels.find('f')] = out_features;
     Value kernel = Need("f32", kernel_dims);
+    if (weight_gradient && mesh_.devices > 1 && Chance(0.5)) {
+      // Input and kernel split alike along spatial dim 0 (the window-split
+      // plan's case), through sharding constraints.
+      auto split = [&](const Value& v, int64_t dim) {
+        std::vector<int64_t> tiles(static_cast<size_t>(v.rank()), 1);
+        tiles[static_cast<size_t>(dim)] = mesh_.devices;
+        return Emit("split", v.type, v.dims,
+                    absl::StrCat("custom-call(%", v.name,
+                                 "), custom_call_target=\"Sharding\", sharding={devices=[",
+                                 absl::StrJoin(tiles, ","), "]<=[", mesh_.devices, "]}"),
+                    0.0);
+      };
+      a = split(a, static_cast<int64_t>(lhs_labels.find('0')));
+      kernel = split(kernel, static_cast<int64_t>(kernel_labels.find('0')));
+    }
     Emit("conv", "f32", out,
          absl::StrCat("convolution(%", a.name, ", %", kernel.name, "), window={size=",
                       absl::StrJoin(size, "x"), " stride=", absl::StrJoin(stride, "x"),
