@@ -91,6 +91,39 @@ TEST(ComplexDerivativesTest, PartsOfComplexNumbers) {
   }
 }
 
+// The real rules of data movement, sums, dot and select hold for complex
+// values unchanged (no conjugates: transposes, not adjoints).
+TEST(ComplexDerivativesTest, LinearOpsOnComplexValues) {
+  const std::string text = R"(HloModule linear
+%add {
+  %a = c128[] parameter(0)
+  %b = c128[] parameter(1)
+  ROOT %s = c128[] add(%a, %b)
+}
+ENTRY %e {
+  %z = c128[2,3] parameter(0)
+  %w = c128[3,2] parameter(1)
+  %m = c128[2,3] parameter(2)
+  %d = c128[2,2] dot(%z, %m), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  %t = c128[3,2] transpose(%z), dimensions={1,0}
+  %b = c128[2,3,2] broadcast(%t), dimensions={1,2}
+  %zero = c128[] constant((0, 0))
+  %sum = c128[3,2] reduce(%b, %zero), dimensions={0}, to_apply=%add
+  %p = pred[3,2] constant({{true, false}, {false, true}, {true, true}})
+  %sel = c128[3,2] select(%p, %sum, %w)
+  %sl = c128[2,2] slice(%sel), slice={[1:3], [0:2]}
+  %pad = c128[3,2] pad(%d, %zero), padding=1_0x0_0
+  %c = c128[5,2] concatenate(%sl, %pad), dimensions={0}
+  %r = c128[10] reshape(%c)
+  ROOT %rev = c128[10] reverse(%r), dimensions={0}
+}
+)";
+  std::unique_ptr<hlo::Module> module = testing::Parse(text);
+  ASSERT_NE(module, nullptr);
+  testing::CheckDerivatives(*module, 13, "linear complex ops", 1e-3, 1e-8);
+  testing::CheckTransposeByDotProduct(*module, 2, "linear complex ops", 1e-10);
+}
+
 // The nonlinear complex ops a loss goes through: |z| (JAX's
 // real(dz conj(z) / |z|)), products and quotients, exp, log and sqrt.
 TEST(ComplexDerivativesTest, NonlinearComplexArithmetic) {
