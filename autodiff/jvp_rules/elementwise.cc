@@ -40,15 +40,22 @@ Instruction* One(Emitter& p, Instruction* like) { return Full(p, like->shape(), 
 }  // namespace
 
 void RegisterElementwiseJvpRules(JvpRuleRegistry& r) {
-  // |x|' = sign(x); for complex z, d|z| = real(dz conj(z) / |z|) (JAX's
-  // _abs_jvp_rule), where conj(z) / |z| = conj(sign(z)), 0 at z = 0 as JAX
-  // has it.
+  // |x|' = sign(x); for complex z, d|z| = real(dz conj(z) / |z|) with |z|
+  // replaced by 1 where it is 0 (JAX's _abs_jvp_rule). Not conj(sign(z)),
+  // although equal: sign has a zero derivative, and the factor's own
+  // derivative is needed by second-order derivatives.
   r.Register(Opcode::kAbs, [](const Instruction&, const JvpArgs& a,
                               JvpContext& ctx) -> absl::StatusOr<Instruction*> {
     Emitter& p = ctx.primal();
-    Instruction* sign = Unary(p, Opcode::kSign, a.primals[0]);
-    if (!hlo::IsComplex(sign->shape().type())) return Times(ctx, a.tangents[0], sign);
-    return RealPart(ctx.tangent(), Times(ctx, a.tangents[0], Conj(p, sign)));
+    Instruction* x = a.primals[0];
+    if (!hlo::IsComplex(x->shape().type())) {
+      return Times(ctx, a.tangents[0], Unary(p, Opcode::kSign, x));
+    }
+    Instruction* magnitude = a.result;
+    Instruction* safe = Select(p, Cmp(p, magnitude, Full(p, magnitude->shape(), 0.0), "EQ"),
+                               Full(p, magnitude->shape(), 1.0), magnitude);
+    Instruction* factor = Div(p, Conj(p, x), Convert(p, safe, x->shape().type()));
+    return RealPart(ctx.tangent(), Times(ctx, a.tangents[0], factor));
   });
   // acos' = -1 / sqrt(1 - x^2), asin' = 1 / sqrt(1 - x^2).
   RegisterUnary(r, Opcode::kAcos, [](Emitter& p, Instruction* x, Instruction*) {

@@ -162,8 +162,7 @@ Literal GradAt(const std::string& text, const std::vector<Literal>& args) {
 
 // Parseval: sum |FFT(x)|^2 = n sum x^2, so the gradient is 2 n x; through
 // RFFT and IRFFT (whose round trip is the identity) it is 2 x.
-TEST(ComplexDerivativesTest, GradientThroughFftMatchesParseval) {
-  const std::string text = R"(HloModule parseval
+constexpr char kParsevalLoss[] = R"(HloModule parseval
 %add {
   %a = f64[] parameter(0)
   %b = f64[] parameter(1)
@@ -184,11 +183,37 @@ ENTRY %e {
   ROOT %loss = f64[] reduce(%both, %init), dimensions={0}, to_apply=%add
 }
 )";
+
+TEST(ComplexDerivativesTest, GradientThroughFftMatchesParseval) {
   const std::vector<double> x = {0.5, -1, 2, 0.25, -3, 1.5};
-  Literal g = GradAt(text, {Literal::FromValues<double>({6}, x)});
+  Literal g = GradAt(kParsevalLoss, {Literal::FromValues<double>({6}, x)});
   ASSERT_TRUE(g.is_tuple());
   for (int64_t i = 0; i < 6; ++i) {
     EXPECT_NEAR(g.element(0).GetAsDouble(i), (2 * 6 + 2) * x[static_cast<size_t>(i)], 1e-9)
+        << "element " << i;
+  }
+}
+
+// Second order: the gradient's program (FFTs, pads, masks, conjugates) has
+// JVPs too; its Hessian is (2 n + 2) I, so a Hessian-vector product is
+// (2 n + 2) t.
+TEST(ComplexDerivativesTest, HessianThroughFftIsParsevalsConstant) {
+  std::unique_ptr<hlo::Module> module = testing::Parse(kParsevalLoss);
+  ASSERT_NE(module, nullptr);
+  auto grad = GradModule(*module);
+  ASSERT_TRUE(grad.ok()) << grad.status();
+  auto hvp = JvpModule(**grad);
+  ASSERT_TRUE(hvp.ok()) << hvp.status();
+  std::unique_ptr<hlo::Module> reparsed = testing::Reparse(**hvp);
+  ASSERT_NE(reparsed, nullptr);
+  const std::vector<double> x = {0.5, -1, 2, 0.25, -3, 1.5};
+  const std::vector<double> t = {1, 0.5, -2, 3, 0, -1};
+  Literal out = testing::Run(*reparsed, {Literal::FromValues<double>({6}, x),
+                                         Literal::FromValues<double>({6}, t)});
+  ASSERT_TRUE(out.is_tuple());
+  const Literal& tangent = out.element(1).element(0);  // of the gradients' tuple
+  for (int64_t i = 0; i < 6; ++i) {
+    EXPECT_NEAR(tangent.GetAsDouble(i), (2 * 6 + 2) * t[static_cast<size_t>(i)], 1e-9)
         << "element " << i;
   }
 }
