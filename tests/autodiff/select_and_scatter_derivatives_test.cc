@@ -2,9 +2,10 @@
 // transpose_rules/select_and_scatter.cc): linear in its source and init
 // value, piecewise constant in its operand. Forward and reverse mode against
 // central differences and the transpose by the dot-product test, for
-// overlapping and non-overlapping windows, padding, 2-D windows, GE, LE and
-// GT selects, and an operand full of ties (where the transpose must pick
-// the element the evaluator scattered to).
+// overlapping and non-overlapping windows, padding (a window of padding
+// only too), 2-D windows, GE, LE and GT selects, and operands full of ties
+// (where the transpose must pick the element the evaluator scattered to);
+// and the cases refused, with the reason.
 #include <string>
 
 #include <gmock/gmock.h>
@@ -59,6 +60,8 @@ constexpr Window kWindows[] = {
     {"padded", "f64[7]", "f64[4]", "size=3 stride=2 pad=1_1"},
     {"padded 2-D", "f64[5,4]", "f64[3,2]", "size=3x2 stride=2x2 pad=1_1x0_0"},
     {"overlapping 2-D", "f64[4,5]", "f64[3,2]", "size=2x3 stride=1x2 pad=0_0x1_0"},
+    // The first window holds padding only: its source element goes nowhere.
+    {"padding-only window", "f64[2]", "f64[3]", "size=2 stride=1 pad=2_0"},
 };
 
 // (source, init) are parameters 0 and 1; the operand is parameter 2, or
@@ -98,6 +101,7 @@ TEST(SelectAndScatterDerivativesTest, TransposeByDotProductOnTies) {
       "{2, 2, 2, 1, 2, 1, 1}",
       "{{1,1,0,1},{0,1,1,1},{1,0,0,1},{1,1,1,1},{0,0,1,0}}",
       "{{1,1,0,1,1},{0,1,1,1,0},{1,0,0,1,1},{1,1,1,1,0}}",
+      "{1, 1}",
   };
   for (size_t i = 0; i < std::size(kWindows); ++i) {
     for (const char* select : {"GE", "LE", "GT"}) {
@@ -123,6 +127,31 @@ TEST(SelectAndScatterDerivativesTest, NonAddingScatterIsRefused) {
   EXPECT_THAT(JvpModule(*module).status(),
               sharc::testing::StatusIs(absl::StatusCode::kUnimplemented,
                                        HasSubstr("scatter function is not an add")));
+}
+
+// A select function that calls another computation is not lifted to arrays:
+// the transpose says so (the JVP, the same op on the tangent, needs no
+// lifting).
+TEST(SelectAndScatterDerivativesTest, SelectFunctionThatCallsIsRefusedInReverseMode) {
+  const std::string text = absl::StrCat("HloModule sas\n", kComputations, R"(%calls_ge {
+  %a = f64[] parameter(0)
+  %b = f64[] parameter(1)
+  ROOT %c = pred[] call(%a, %b), to_apply=%GE
+}
+ENTRY %e {
+  %s = f64[2] parameter(0)
+  %x = f64[4] constant({1, 2, 3, 4})
+  %zero = f64[] constant(0)
+  ROOT %y = f64[4] select-and-scatter(%x, %s, %zero), window={size=2 stride=2}, select=%calls_ge, scatter=%add
+}
+)");
+  std::unique_ptr<hlo::Module> module = testing::Parse(text);
+  ASSERT_NE(module, nullptr);
+  EXPECT_TRUE(JvpModule(*module).ok());
+  EXPECT_THAT(Transpose(*module, *module->entry(), 1).status(),
+              sharc::testing::StatusIs(absl::StatusCode::kUnimplemented,
+                                       ::testing::AllOf(HasSubstr("not a function of scalars"),
+                                                        HasSubstr("%y"))));
 }
 
 }  // namespace
