@@ -68,6 +68,29 @@ Instruction* Convert(Emitter& e, Instruction* x, PrimitiveType type) {
   return e.Add(Opcode::kConvert, Shape(type, x->shape().dims()), {x});
 }
 
+namespace {
+
+Instruction* ComplexPart(Emitter& e, Opcode part, Instruction* z) {
+  const PrimitiveType type =
+      z->shape().type() == PrimitiveType::kC128 ? PrimitiveType::kF64 : PrimitiveType::kF32;
+  return e.Add(part, Shape(type, z->shape().dims()), {z});
+}
+
+}  // namespace
+
+Instruction* RealPart(Emitter& e, Instruction* z) { return ComplexPart(e, Opcode::kReal, z); }
+Instruction* ImagPart(Emitter& e, Instruction* z) { return ComplexPart(e, Opcode::kImag, z); }
+
+Instruction* MakeComplex(Emitter& e, Instruction* re, Instruction* im) {
+  const PrimitiveType type =
+      re->shape().type() == PrimitiveType::kF64 ? PrimitiveType::kC128 : PrimitiveType::kC64;
+  return e.Add(Opcode::kComplex, Shape(type, re->shape().dims()), {re, im});
+}
+
+Instruction* Conj(Emitter& e, Instruction* z) {
+  return MakeComplex(e, RealPart(e, z), Neg(e, ImagPart(e, z)));
+}
+
 Instruction* Reshape(Emitter& e, Instruction* x, std::vector<int64_t> dims) {
   if (x->shape().dims() == dims) return x;
   return e.Add(Opcode::kReshape, Shape(x->shape().type(), std::move(dims)), {x});

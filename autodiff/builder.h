@@ -44,6 +44,12 @@ Instruction* Scale(Emitter& e, Instruction* x, double c);
 Instruction* Cmp(Emitter& e, Instruction* a, Instruction* b, const char* direction);
 Instruction* Select(Emitter& e, Instruction* pred, Instruction* on_true, Instruction* on_false);
 Instruction* Convert(Emitter& e, Instruction* x, PrimitiveType type);
+// The parts of complex numbers, complex numbers from parts, and the
+// conjugate (HLO has no conj op: complex(real(z), -imag(z)), as JAX emits).
+Instruction* RealPart(Emitter& e, Instruction* z);
+Instruction* ImagPart(Emitter& e, Instruction* z);
+Instruction* MakeComplex(Emitter& e, Instruction* re, Instruction* im);
+Instruction* Conj(Emitter& e, Instruction* z);
 Instruction* Reshape(Emitter& e, Instruction* x, std::vector<int64_t> dims);
 Instruction* Transpose(Emitter& e, Instruction* x, IntList permutation);
 Instruction* BroadcastInDim(Emitter& e, Instruction* x, const Shape& shape, IntList dims);

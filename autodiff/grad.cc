@@ -84,7 +84,7 @@ absl::StatusOr<std::vector<int64_t>> CheckGradable(const Computation& f,
   if (wrt.empty()) {
     for (int64_t i = 0; i < f.num_parameters(); ++i) {
       const Shape& s = f.parameter(i)->shape();
-      if (s.is_array() && hlo::IsFloatingPoint(s.type())) wrt.push_back(i);
+      if (s.is_array() && IsDifferentiableType(s.type())) wrt.push_back(i);
     }
     if (wrt.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -102,7 +102,7 @@ absl::StatusOr<std::vector<int64_t>> CheckGradable(const Computation& f,
       return absl::InvalidArgumentError(absl::StrCat(
           "grad of '", f.name(), "' with respect to parameter ", i, " (", p->name(), ": ",
           p->shape().ToString(),
-          ") is not defined: only floating-point array parameters have gradients"));
+          ") is not defined: only floating-point and complex array parameters have gradients"));
     }
   }
   return wrt;

@@ -19,7 +19,8 @@ namespace sharc::autodiff {
 absl::StatusOr<hlo::Computation*> Vjp(hlo::Module& module, const hlo::Computation& f);
 
 // Adds `<f>.grad` to `module`: f's parameters, result the tuple of gradients
-// with respect to parameters `wrt` (empty: every floating-point parameter).
+// with respect to parameters `wrt` (empty: every floating-point or complex
+// parameter).
 // f must return a floating-point scalar.
 absl::StatusOr<hlo::Computation*> Grad(hlo::Module& module, const hlo::Computation& f,
                                        std::vector<int64_t> wrt = {});

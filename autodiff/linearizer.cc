@@ -7,8 +7,12 @@
 
 namespace sharc::autodiff {
 
+bool IsDifferentiableType(PrimitiveType type) {
+  return hlo::IsFloatingPoint(type) || hlo::IsComplex(type);
+}
+
 bool CarriesTangent(const Shape& shape) {
-  if (!shape.is_tuple()) return hlo::IsFloatingPoint(shape.type());
+  if (!shape.is_tuple()) return IsDifferentiableType(shape.type());
   for (const Shape& s : shape.tuple_shapes()) {
     if (CarriesTangent(s)) return true;
   }

@@ -66,8 +66,12 @@ absl::StatusOr<LinearizedCallee> LinearizeComputation(const Computation& f,
                                                       const std::vector<bool>& differentiable,
                                                       bool flatten);
 
-// Whether a value of `shape` can carry a nonzero tangent: floating-point
-// arrays, and tuples (leaf by leaf).
+// Whether values of `type` have tangents: floating-point and complex
+// (whose tangents are complex, as in JAX).
+bool IsDifferentiableType(PrimitiveType type);
+
+// Whether a value of `shape` can carry a nonzero tangent: floating-point and
+// complex arrays, and tuples (leaf by leaf).
 bool CarriesTangent(const Shape& shape);
 
 }  // namespace sharc::autodiff

@@ -35,14 +35,9 @@ void RegisterOpsOutsideAutodiff(Registry& r) {
   r.RegisterUnsupported(Opcode::kMap,
                         "map whose function is not elementwise has no derivative rule yet "
                         "(elementwise ones become array ops on load, hlo/passes/inline_map.h)");
-  for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kGetDimensionSize, Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast,
+  for (Opcode op : {Opcode::kGetDimensionSize, Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast,
                     Opcode::kRaggedAllToAll, Opcode::kStochasticConvert}) {
     r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op), " has no derivative rule yet"));
-  }
-  for (Opcode op : {Opcode::kComplex, Opcode::kReal, Opcode::kImag}) {
-    r.RegisterUnsupported(op, absl::StrCat(hlo::OpcodeName(op),
-                                           " has no derivative rule yet: sharc computes with no "
-                                           "complex numbers"));
   }
   for (Opcode op : {Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
                     Opcode::kInfeed, Opcode::kOutfeed}) {

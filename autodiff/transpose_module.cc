@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "autodiff/builder.h"
+#include "autodiff/linearizer.h"
 #include "autodiff/transform_util.h"
 #include "autodiff/transpose_naming.h"
 #include "autodiff/transposer.h"
@@ -22,17 +23,17 @@ absl::StatusOr<std::vector<bool>> LinearParameters(const Computation& f, int64_t
   std::vector<bool> linear;
   for (int64_t i = 0; i < n; ++i) {
     const Shape& s = f.parameter(i)->shape();
-    const bool floating = s.is_array() && hlo::IsFloatingPoint(s.type());
+    const bool floating = s.is_array() && IsDifferentiableType(s.type());
     if (num_linear >= 0 && i < num_linear && !floating) {
       return absl::InvalidArgumentError(
           absl::StrCat("transpose of '", f.name(), "': parameter ", i, " (", f.parameter(i)->name(),
-                       ": ", s.ToString(), ") cannot be linear: only floating-point arrays are"));
+                       ": ", s.ToString(), ") cannot be linear: only floating-point and complex arrays are"));
     }
     linear.push_back(num_linear < 0 ? floating : i < num_linear);
   }
   if (std::find(linear.begin(), linear.end(), true) == linear.end()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "transpose of '", f.name(), "': it has no floating-point parameter to be linear in"));
+        "transpose of '", f.name(), "': it has no floating-point or complex parameter to be linear in"));
   }
   return linear;
 }

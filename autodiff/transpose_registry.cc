@@ -48,6 +48,8 @@ const TransposeRule* FindTransposeRule(Opcode opcode) {
     RegisterMapReduceTransposeRules(*r);
     RegisterShardMapTransposeRules(*r);
     RegisterLinalgTransposeRules(*r);
+    RegisterComplexTransposeRules(*r);
+    RegisterSelectAndScatterTransposeRule(*r);
     return r;
   }();
   return registry->Find(opcode);

@@ -95,5 +95,7 @@ void RegisterWhileTransposeRule(TransposeRuleRegistry& registry);         // whi
 void RegisterMapReduceTransposeRules(TransposeRuleRegistry& registry);    // mapreduce.cc
 void RegisterShardMapTransposeRules(TransposeRuleRegistry& registry);     // shard_map.cc
 void RegisterLinalgTransposeRules(TransposeRuleRegistry& registry);       // linalg.cc
+void RegisterComplexTransposeRules(TransposeRuleRegistry& registry);      // complex.cc
+void RegisterSelectAndScatterTransposeRule(TransposeRuleRegistry& registry);  // select_and_scatter.cc
 
 }  // namespace sharc::autodiff

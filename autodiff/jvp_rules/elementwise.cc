@@ -4,6 +4,7 @@
 // linear: tangent = sum over operands of residual * operand tangent.
 #include "absl/status/statusor.h"
 #include "autodiff/jvp_rule.h"
+#include "autodiff/linearizer.h"
 #include "hlo/ir/primitive_type.h"
 
 namespace sharc::autodiff {
@@ -39,8 +40,22 @@ Instruction* One(Emitter& p, Instruction* like) { return Full(p, like->shape(), 
 }  // namespace
 
 void RegisterElementwiseJvpRules(JvpRuleRegistry& r) {
-  RegisterUnary(r, Opcode::kAbs, [](Emitter& p, Instruction* x, Instruction*) {
-    return Unary(p, Opcode::kSign, x);
+  // |x|' = sign(x); for complex z, d|z| = real(dz conj(z) / |z|) with |z|
+  // replaced by 1 where it is 0 (JAX's _abs_jvp_rule). Not conj(sign(z)),
+  // although equal: sign has a zero derivative, and the factor's own
+  // derivative is needed by second-order derivatives.
+  r.Register(Opcode::kAbs, [](const Instruction&, const JvpArgs& a,
+                              JvpContext& ctx) -> absl::StatusOr<Instruction*> {
+    Emitter& p = ctx.primal();
+    Instruction* x = a.primals[0];
+    if (!hlo::IsComplex(x->shape().type())) {
+      return Times(ctx, a.tangents[0], Unary(p, Opcode::kSign, x));
+    }
+    Instruction* magnitude = a.result;
+    Instruction* safe = Select(p, Cmp(p, magnitude, Full(p, magnitude->shape(), 0.0), "EQ"),
+                               Full(p, magnitude->shape(), 1.0), magnitude);
+    Instruction* factor = Div(p, Conj(p, x), Convert(p, safe, x->shape().type()));
+    return RealPart(ctx.tangent(), Times(ctx, a.tangents[0], factor));
   });
   // acos' = -1 / sqrt(1 - x^2), asin' = 1 / sqrt(1 - x^2).
   RegisterUnary(r, Opcode::kAcos, [](Emitter& p, Instruction* x, Instruction*) {
@@ -114,7 +129,12 @@ void RegisterElementwiseJvpRules(JvpRuleRegistry& r) {
     return Sub(p, One(p, x), Mul(p, y, y));
   });
 
-  for (Opcode op : {Opcode::kNegate, Opcode::kCopy}) RegisterLinear(r, op);
+  // complex(x, y), real(z) and imag(z) are linear over the reals: the same
+  // op on the tangents (JAX's real_p, imag_p and complex_p).
+  for (Opcode op : {Opcode::kNegate, Opcode::kCopy, Opcode::kComplex, Opcode::kReal,
+                    Opcode::kImag}) {
+    RegisterLinear(r, op);
+  }
   // Sums skip zero tangents rather than adding explicit zeros.
   for (Opcode op : {Opcode::kAdd, Opcode::kSubtract}) {
     r.Register(op, [op](const Instruction& inst, const JvpArgs& a,
@@ -138,7 +158,7 @@ void RegisterElementwiseJvpRules(JvpRuleRegistry& r) {
 
   r.Register(Opcode::kConvert, [](const Instruction& inst, const JvpArgs& a,
                                   JvpContext& ctx) -> absl::StatusOr<Instruction*> {
-    if (!hlo::IsFloatingPoint(inst.shape().type())) return nullptr;
+    if (!IsDifferentiableType(inst.shape().type())) return nullptr;
     return Convert(ctx.tangent(), a.tangents[0], inst.shape().type());
   });
 

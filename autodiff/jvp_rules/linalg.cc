@@ -1,6 +1,6 @@
 // JVP rules of cholesky and triangular-solve, after JAX's
 // (jax/_src/lax/linalg.py: _cholesky_jvp_rule, _triangular_solve_jvp_rule_a
-// and the b rule), for real element types.
+// and the b rule), for real element types; and fft's, which is linear.
 //
 // cholesky (lower): L = chol(A) with A read from its lower triangle, so the
 // tangent A sees is the symmetric S = tril(dA) + tril(dA, -1)^T, and
@@ -13,6 +13,7 @@
 // where da' keeps the triangle of da that the op reads (without the
 // diagonal when it is unit).
 #include "autodiff/jvp_rule.h"
+#include "autodiff/jvp_rules/linear_op.h"
 #include "autodiff/linalg_formulas.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ops/op_util.h"
@@ -87,6 +88,9 @@ absl::StatusOr<Instruction*> TriangularSolveJvp(const Instruction& inst, const J
 void RegisterLinalgJvpRules(JvpRuleRegistry& r) {
   r.Register(Opcode::kCholesky, CholeskyJvp);
   r.Register(Opcode::kTriangularSolve, TriangularSolveJvp);
+  // fft is linear (over the reals for RFFT and IRFFT): the same transform of
+  // the tangent, as in JAX's fft JVP.
+  r.Register(Opcode::kFft, LinearIn({}));
 }
 
 }  // namespace sharc::autodiff

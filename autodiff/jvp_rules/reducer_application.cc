@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "autodiff/linearizer.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/batching/vmap.h"
 #include "hlo/ops/op_util.h"
@@ -109,7 +110,7 @@ absl::StatusOr<ReductionState> ReducerApplication::Apply(const ReductionState& a
                          ? Gte(ctx_.tangent(), result->tangent, static_cast<int64_t>(i))
                          : nullptr;
     }
-    if (!hlo::IsFloatingPoint(leaf.primal->shape().type())) leaf.tangent = nullptr;
+    if (!IsDifferentiableType(leaf.primal->shape().type())) leaf.tangent = nullptr;
     leaf.primal = Reshape(ctx_.primal(), leaf.primal, dims);
     if (leaf.tangent != nullptr) leaf.tangent = Reshape(ctx_.tangent(), leaf.tangent, dims);
     out.push_back(leaf);

@@ -103,6 +103,7 @@ void RegisterReductionJvpRules(JvpRuleRegistry& r) {
   r.Register(Opcode::kConvolution, BilinearJvp);
   r.Register(Opcode::kRaggedDot, RaggedDotJvp);
   r.Register(Opcode::kReduce, ReduceJvp);
+  r.Register(Opcode::kSelectAndScatter, SelectAndScatterJvp);
   r.Register(Opcode::kReduceWindow, [](const Instruction& inst, const JvpArgs& a,
                                        JvpContext& ctx) -> absl::StatusOr<Instruction*> {
     if (!CarriesTangent(inst.shape())) return nullptr;

@@ -1,7 +1,7 @@
 // The JVP rules of reduce and reduce-window beyond sums (reduction.cc
 // dispatches on the reducer): max and min pooling, and reductions with any
 // other reducer, including variadic ones such as argmax's value-and-index
-// pairs.
+// pairs; and select-and-scatter's.
 #pragma once
 
 #include "autodiff/jvp_rule.h"
@@ -21,5 +21,13 @@ absl::StatusOr<Instruction*> ReduceTreeJvp(const Instruction& inst, const JvpArg
 // (window_fold.cc).
 absl::StatusOr<Instruction*> WindowFoldJvp(const Instruction& inst, const JvpArgs& args,
                                            JvpContext& ctx);
+
+// select-and-scatter, linear in its source and init value when its scatter
+// function adds (select_and_scatter.cc).
+absl::StatusOr<Instruction*> SelectAndScatterJvp(const Instruction& inst, const JvpArgs& args,
+                                                 JvpContext& ctx);
+// Whether select-and-scatter's scatter function is an add (the case
+// autodiff supports).
+bool ScattersByAdding(const Instruction& inst);
 
 }  // namespace sharc::autodiff

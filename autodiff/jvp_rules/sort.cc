@@ -141,7 +141,6 @@ void RegisterSortAndTokenJvpRules(JvpRuleRegistry& r) {
   }
   r.RegisterUnsupported(Opcode::kBitcastConvert,
                         "bitcast-convert reinterprets bits, which is not differentiable");
-  r.RegisterUnsupported(Opcode::kFft, "fft has no derivative rule yet (sharc does not run it)");
   RegisterOpsOutsideAutodiff(r);
 }
 

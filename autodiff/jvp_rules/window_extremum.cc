@@ -36,20 +36,17 @@ absl::StatusOr<Instruction*> WindowExtremumJvp(const Instruction& inst, Opcode r
 
   Emitter& t = ctx.tangent();
   Instruction* won = ctx.Residual(winner);
-  Instruction* zeros = Zeros(t, out);
   Instruction* tangent = nullptr;
-  auto add_term = [&](int64_t k, Instruction* value) {
-    Instruction* mine = Cmp(t, won, Full(t, index_shape, static_cast<double>(k)), "EQ");
-    Instruction* term = Select(t, mine, value, zeros);
-    tangent = tangent == nullptr ? term : Add(t, tangent, term);
-  };
   if (args.tangents[0] != nullptr) {
     Instruction* padded_tangent = window.Pad(t, args.tangents[0], ScalarOf(t, out.type(), 0.0));
-    for (int64_t k = 0; k < window.num_offsets(); ++k) {
-      add_term(k, window.Element(t, padded_tangent, window.Offset(k)));
-    }
+    tangent = window.AtOffsets(t, padded_tangent, won);
   }
-  if (args.tangents[1] != nullptr) add_term(-1, BroadcastInDim(t, args.tangents[1], out, {}));
+  if (args.tangents[1] != nullptr) {
+    Instruction* init_won = Cmp(t, won, Full(t, index_shape, -1), "EQ");
+    Instruction* term =
+        Select(t, init_won, BroadcastInDim(t, args.tangents[1], out, {}), Zeros(t, out));
+    tangent = tangent == nullptr ? term : Add(t, tangent, term);
+  }
   return tangent;
 }
 

@@ -6,9 +6,13 @@ namespace sharc::autodiff {
 
 WindowGeometry WindowGeometry::Of(const Instruction& inst) {
   WindowGeometry g;
+  if (!inst.has_attr("window")) return g;  // a scalar's (empty) window
   const hlo::IntListList& window = inst.attr_int_lists("window");
   const Shape& operand = inst.operand(0)->shape();
-  const Shape& result = inst.shape().is_tuple() ? inst.shape().tuple_shape(0) : inst.shape();
+  // select-and-scatter's source has the windows' dims.
+  const Shape& result = inst.opcode() == Opcode::kSelectAndScatter ? inst.operand(1)->shape()
+                        : inst.shape().is_tuple()                   ? inst.shape().tuple_shape(0)
+                                                                    : inst.shape();
   for (int64_t d = 0; d < operand.rank(); ++d) {
     const std::vector<int64_t>& w = window[static_cast<size_t>(d)];
     g.dims_.push_back(WindowDim{w[0], w[1], w[2], w[3], w[4], w[5], operand.dim(d),
@@ -68,6 +72,20 @@ Instruction* WindowGeometry::Element(Emitter& e, Instruction* padded,
   if (whole) return padded;
   return e.Add(Opcode::kSlice, Shape(padded->shape().type(), output_dims()), {padded},
                {{"slice", std::move(spec)}});
+}
+
+Instruction* WindowGeometry::AtOffsets(Emitter& e, Instruction* padded,
+                                       Instruction* offsets) const {
+  const Shape out(padded->shape().type(), output_dims());
+  const Shape index_shape(PrimitiveType::kS32, output_dims());
+  Instruction* zeros = Zeros(e, out);
+  Instruction* sum = zeros;
+  for (int64_t k = 0; k < num_offsets(); ++k) {
+    Instruction* mine = Cmp(e, offsets, Full(e, index_shape, static_cast<double>(k)), "EQ");
+    Instruction* term = Select(e, mine, Element(e, padded, Offset(k)), zeros);
+    sum = k == 0 ? term : Add(e, sum, term);
+  }
+  return sum;
 }
 
 Instruction* WindowGeometry::Valid(Emitter& e, const std::vector<int64_t>& offset) const {

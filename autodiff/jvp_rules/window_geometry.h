@@ -21,7 +21,7 @@ struct WindowDim {
 
 class WindowGeometry {
  public:
-  // The window of a reduce-window instruction.
+  // The window of a reduce-window or select-and-scatter instruction.
   static WindowGeometry Of(const Instruction& inst);
 
   int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
@@ -39,6 +39,9 @@ class WindowGeometry {
   // Element `offset` of every window: a strided slice of Pad(...)'s result,
   // with the result's dims.
   Instruction* Element(Emitter& e, Instruction* padded, const std::vector<int64_t>& offset) const;
+  // Element offsets[w] of each window w (zero where offsets[w] is -1):
+  // offsets is s32[output dims], `padded` a Pad(...) result.
+  Instruction* AtOffsets(Emitter& e, Instruction* padded, Instruction* offsets) const;
   // pred[output dims]: whether element `offset` of each window is a real
   // operand element (not padding or a dilation hole); nullptr when all are.
   Instruction* Valid(Emitter& e, const std::vector<int64_t>& offset) const;

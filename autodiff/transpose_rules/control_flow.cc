@@ -158,7 +158,6 @@ void RegisterControlFlowTransposeRules(TransposeRuleRegistry& r) {
                     Opcode::kRngGetAndUpdateState}) {
     r.RegisterNotLinear(op);
   }
-  r.RegisterUnsupported(Opcode::kFft, "fft has no transpose rule yet (sharc does not run it)");
   RegisterOpsOutsideAutodiff(r);
   for (Opcode op : {Opcode::kAllGather, Opcode::kAllReduce, Opcode::kAllToAll,
                     Opcode::kCollectivePermute, Opcode::kReduceScatter}) {

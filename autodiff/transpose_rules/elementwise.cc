@@ -49,8 +49,14 @@ void RegisterElementwiseTransposeRules(TransposeRuleRegistry& r) {
              });
   r.Register(Opcode::kConvert, [](const Instruction& inst, const Cotangent& ct,
                                   TransposeContext& ctx) -> absl::StatusOr<std::vector<Cotangent>> {
-    return std::vector<Cotangent>{
-        Cotangent::Of(Convert(ctx.emitter(), ct.value, inst.operand(0)->shape().type()))};
+    // A real converted to complex has the real part of the cotangent as
+    // its own (JAX: complex cotangents pair with tangents by Re(ct t)).
+    const PrimitiveType from = inst.operand(0)->shape().type();
+    if (hlo::IsComplex(inst.shape().type()) && !hlo::IsComplex(from)) {
+      return std::vector<Cotangent>{
+          Cotangent::Of(Convert(ctx.emitter(), RealPart(ctx.emitter(), ct.value), from))};
+    }
+    return std::vector<Cotangent>{Cotangent::Of(Convert(ctx.emitter(), ct.value, from))};
   });
   r.Register(Opcode::kMultiply, [](const Instruction& inst, const Cotangent& ct,
                                    TransposeContext& ctx) -> absl::StatusOr<std::vector<Cotangent>> {

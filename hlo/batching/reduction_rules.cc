@@ -1,6 +1,7 @@
-// reduce and reduce-window (also variadic): the batch dim is one more kept
-// dim (a window of size 1 for reduce-window). Reducers act on scalars, so
-// they stay as they are.
+// reduce, reduce-window (also variadic) and select-and-scatter: the batch
+// dim is one more kept dim (a window of size 1 for the windowed ops).
+// Reducers, select and scatter functions act on scalars, so they stay as
+// they are.
 #include "hlo/base/status_macros.h"
 #include "hlo/batching/batch_util.h"
 #include "hlo/batching/batching_rule.h"
@@ -8,11 +9,10 @@
 namespace sharc::hlo {
 namespace {
 
-// The batched inputs followed by the (unbatched) init values.
+// The `n` batched inputs followed by the (unbatched) init values.
 absl::StatusOr<std::vector<Instruction*>> ReductionOperands(const Instruction& inst,
                                                             absl::Span<const BatchedValue> operands,
-                                                            BatchingContext& ctx) {
-  const size_t n = operands.size() / 2;
+                                                            size_t n, BatchingContext& ctx) {
   for (size_t i = n; i < operands.size(); ++i) {
     if (operands[i].batched.Any()) {
       // A per-slice init cannot be expressed with one scalar init, and
@@ -42,18 +42,25 @@ BatchedValue Rebuild(const Instruction& inst, std::vector<Instruction*> operands
 absl::StatusOr<BatchedValue> BatchReduce(const Instruction& inst,
                                          absl::Span<const BatchedValue> operands,
                                          BatchingContext& ctx) {
-  ASSIGN_OR_RETURN(std::vector<Instruction*> new_operands, ReductionOperands(inst, operands, ctx));
+  ASSIGN_OR_RETURN(std::vector<Instruction*> new_operands,
+                   ReductionOperands(inst, operands, operands.size() / 2, ctx));
   return Rebuild(inst, std::move(new_operands),
                  {"dimensions", ShiftDims(inst.attr_ints("dimensions"))}, ctx);
 }
 
-absl::StatusOr<BatchedValue> BatchReduceWindow(const Instruction& inst,
+absl::StatusOr<BatchedValue> BatchWindowed(const Instruction& inst,
                                                absl::Span<const BatchedValue> operands,
                                                BatchingContext& ctx) {
-  ASSIGN_OR_RETURN(std::vector<Instruction*> new_operands, ReductionOperands(inst, operands, ctx));
-  // size 1, stride 1, no padding, no dilation.
+  // reduce-window's inputs, or select-and-scatter's operand and source.
+  const size_t n =
+      inst.opcode() == Opcode::kSelectAndScatter ? 2 : operands.size() / 2;
+  ASSIGN_OR_RETURN(std::vector<Instruction*> new_operands,
+                   ReductionOperands(inst, operands, n, ctx));
+  // size 1, stride 1, no padding, no dilation (a scalar's window is left out).
   IntListList window = {{1, 1, 0, 0, 1, 1}};
-  for (const std::vector<int64_t>& w : inst.attr_int_lists("window")) window.push_back(w);
+  if (inst.has_attr("window")) {
+    for (const std::vector<int64_t>& w : inst.attr_int_lists("window")) window.push_back(w);
+  }
   return Rebuild(inst, std::move(new_operands), {"window", std::move(window)}, ctx);
 }
 
@@ -61,7 +68,8 @@ absl::StatusOr<BatchedValue> BatchReduceWindow(const Instruction& inst,
 
 void RegisterReductionBatchingRules(BatchingRuleRegistry& registry) {
   registry.Register(Opcode::kReduce, BatchReduce);
-  registry.Register(Opcode::kReduceWindow, BatchReduceWindow);
+  registry.Register(Opcode::kReduceWindow, BatchWindowed);
+  registry.Register(Opcode::kSelectAndScatter, BatchWindowed);
 }
 
 }  // namespace sharc::hlo

@@ -46,7 +46,7 @@ void RegisterTokenBatchingRules(BatchingRuleRegistry& registry) {
                                "map whose function is not elementwise has no batching rule yet "
                                "(elementwise ones become array ops on load, "
                                "hlo/passes/inline_map.h)");
-  for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kGetDimensionSize,
+  for (Opcode op : {Opcode::kGetDimensionSize,
                     Opcode::kSetDimensionSize, Opcode::kCollectiveBroadcast,
                     Opcode::kRaggedAllToAll}) {
     registry.RegisterUnsupported(op, std::string(OpcodeName(op)) + " has no batching rule yet");

@@ -1,6 +1,8 @@
 // Helpers for the autodiff tests: parse and run modules, random f64 inputs,
 // and the numerical checks (central finite differences, inner products) that
-// every derivative is compared against.
+// every derivative is compared against. Complex values are pairs of reals:
+// random parts, parts compared, and the inner product Re(sum(a b)) that
+// pairs JAX's complex cotangents with tangents (transposes, not adjoints).
 #pragma once
 
 #include <cmath>
@@ -14,6 +16,8 @@
 #include "autodiff/builder.h"
 #include "autodiff/grad.h"
 #include "autodiff/jvp.h"
+#include "autodiff/linearize.h"
+#include "hlo/eval/complex_values.h"
 #include "hlo/eval/interpreter.h"
 #include "hlo/ir/literal.h"
 #include "hlo/ir/module.h"
@@ -64,6 +68,12 @@ inline Literal Random(const Shape& shape, std::mt19937_64& rng, double lo = 0.5,
   if (hlo::IsFloatingPoint(shape.type())) {
     for (int64_t i = 0; i < l.num_elements(); ++i) l.SetFromDouble(i, dist(rng));
   }
+  if (hlo::IsComplex(shape.type())) {
+    for (int64_t i = 0; i < l.num_elements(); ++i) {
+      const double re = dist(rng);
+      hlo::SetComplex(l, i, hlo::Complex128(re, dist(rng)));
+    }
+  }
   return l;
 }
 
@@ -77,6 +87,12 @@ inline Literal Axpy(const Literal& a, double s, const Literal& b) {
     return Literal::Tuple(std::move(elements));
   }
   Literal out = a;
+  if (hlo::IsComplex(a.shape().type())) {
+    for (int64_t i = 0; i < a.num_elements(); ++i) {
+      hlo::SetComplex(out, i, hlo::GetComplex(a, i) + s * hlo::GetComplex(b, i));
+    }
+    return out;
+  }
   if (!hlo::IsFloatingPoint(a.shape().type())) return out;
   for (int64_t i = 0; i < a.num_elements(); ++i) {
     out.SetFromDouble(i, a.GetAsDouble(i) + s * b.GetAsDouble(i));
@@ -84,15 +100,22 @@ inline Literal Axpy(const Literal& a, double s, const Literal& b) {
   return out;
 }
 
-// Sum of elementwise products over floating-point leaves.
+// Sum of elementwise products over floating-point leaves; the real part of
+// it over complex ones.
 inline double Dot(const Literal& a, const Literal& b) {
   if (a.is_tuple()) {
     double sum = 0;
     for (size_t i = 0; i < a.elements().size(); ++i) sum += Dot(a.elements()[i], b.elements()[i]);
     return sum;
   }
-  if (!hlo::IsFloatingPoint(a.shape().type())) return 0;
   double sum = 0;
+  if (hlo::IsComplex(a.shape().type())) {
+    for (int64_t i = 0; i < a.num_elements(); ++i) {
+      sum += (hlo::GetComplex(a, i) * hlo::GetComplex(b, i)).real();
+    }
+    return sum;
+  }
+  if (!hlo::IsFloatingPoint(a.shape().type())) return 0;
   for (int64_t i = 0; i < a.num_elements(); ++i) sum += a.GetAsDouble(i) * b.GetAsDouble(i);
   return sum;
 }
@@ -103,6 +126,15 @@ inline void ExpectNear(const Literal& actual, const Literal& expected, double to
   if (actual.is_tuple()) {
     for (size_t i = 0; i < actual.elements().size(); ++i) {
       ExpectNear(actual.elements()[i], expected.elements()[i], tolerance, what);
+    }
+    return;
+  }
+  if (hlo::IsComplex(actual.shape().type())) {
+    for (int64_t i = 0; i < actual.num_elements(); ++i) {
+      const hlo::Complex128 a = hlo::GetComplex(actual, i);
+      const hlo::Complex128 e = hlo::GetComplex(expected, i);
+      EXPECT_NEAR(a.real(), e.real(), tolerance * (1 + std::abs(e))) << what << " element " << i;
+      EXPECT_NEAR(a.imag(), e.imag(), tolerance * (1 + std::abs(e))) << what << " element " << i;
     }
     return;
   }
@@ -125,13 +157,45 @@ inline std::vector<Literal> RandomArgs(const hlo::Computation& f, std::mt19937_6
   return args;
 }
 
-// Checks the JVP and the VJP of `module`'s entry at a random point.
-inline void CheckDerivatives(const Module& module, uint64_t seed, const std::string& what) {
+// The dot-product test of a transpose: for `module`'s entry L, linear in
+// its first `linear` parameters (the rest fixed), the transpose T must
+// satisfy <T(v), w> = <v, L(w)> for random w and v. The transposed program
+// must also print, re-parse and verify.
+inline void CheckTransposeByDotProduct(const Module& module, int64_t linear,
+                                       const std::string& what, double tolerance = 1e-6) {
+  const hlo::Computation& f = *module.entry();
+  std::unique_ptr<Module> t = module.Clone();
+  auto transposed = Transpose(*t, *t->entry(), linear);
+  ASSERT_TRUE(transposed.ok()) << what << ": " << transposed.status();
+  t->set_entry(*transposed);
+  std::unique_ptr<Module> reparsed = Reparse(*t);
+  ASSERT_NE(reparsed, nullptr) << what;
+  for (uint64_t seed : {7, 8}) {
+    std::mt19937_64 rng(seed);
+    std::vector<Literal> args;
+    for (const hlo::Instruction* p : f.parameters()) args.push_back(Random(p->shape(), rng, -1, 1));
+    Literal lw = Run(module, args);
+    Literal v = Random(lw.shape(), rng, -1, 1);
+    std::vector<Literal> t_args;
+    for (size_t i = static_cast<size_t>(linear); i < args.size(); ++i) t_args.push_back(args[i]);
+    t_args.push_back(v);
+    Literal tv = Run(*reparsed, t_args);
+    double lhs = 0;
+    for (int64_t i = 0; i < linear; ++i) lhs += Dot(tv.element(i), args[static_cast<size_t>(i)]);
+    const double rhs = Dot(v, lw);
+    EXPECT_NEAR(lhs, rhs, tolerance * (1 + std::abs(rhs))) << what;
+  }
+}
+
+// Checks the JVP and the VJP of `module`'s entry at a random point, against
+// central differences with step `eps` (larger for f32 and c64 programs,
+// whose rounding a small step would magnify).
+inline void CheckDerivatives(const Module& module, uint64_t seed, const std::string& what,
+                             double eps = 1e-6, double tolerance = 1e-5) {
   std::mt19937_64 rng(seed);
   const hlo::Computation& f = *module.entry();
   std::vector<Literal> x = RandomArgs(f, rng);
   std::vector<Literal> t = RandomArgs(f, rng);
-  const double eps = 1e-6;
   std::vector<Literal> plus, minus;
   for (size_t i = 0; i < x.size(); ++i) {
     plus.push_back(Axpy(x[i], eps, t[i]));
@@ -150,7 +214,7 @@ inline void CheckDerivatives(const Module& module, uint64_t seed, const std::str
   Literal out = Run(*jvp_text, jvp_args);
   ASSERT_TRUE(out.is_tuple()) << what;
   ExpectNear(out.element(0), y, 1e-12, what + " jvp primal");
-  ExpectNear(out.element(1), numeric, 1e-5, what + " jvp tangent");
+  ExpectNear(out.element(1), numeric, tolerance, what + " jvp tangent");
 
   std::unique_ptr<Module> copy = module.Clone();
   auto vjp = Vjp(*copy, *copy->entry());
@@ -167,7 +231,7 @@ inline void CheckDerivatives(const Module& module, uint64_t seed, const std::str
   double lhs = 0;
   for (size_t i = 0; i < x.size(); ++i) lhs += Dot(back.element(static_cast<int64_t>(i) + 1), t[i]);
   const double rhs = Dot(ct, numeric);
-  EXPECT_NEAR(lhs, rhs, 1e-5 * (1 + std::abs(rhs))) << what << " vjp";
+  EXPECT_NEAR(lhs, rhs, tolerance * (1 + std::abs(rhs))) << what << " vjp";
 }
 
 }  // namespace sharc::autodiff::testing

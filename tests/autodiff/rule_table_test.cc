@@ -41,7 +41,8 @@ TEST(RuleTableTest, LinearOpsHaveTransposeRules) {
                     Opcode::kReduce, Opcode::kTuple, Opcode::kGetTupleElement, Opcode::kCall,
                     Opcode::kConditional, Opcode::kWhile, Opcode::kCustomCall,
                     Opcode::kMapReduceBroadcast, Opcode::kMapReduceMap, Opcode::kMapReduceSum,
-                    Opcode::kMapReduceMean}) {
+                    Opcode::kMapReduceMean, Opcode::kComplex, Opcode::kReal, Opcode::kImag,
+                    Opcode::kFft, Opcode::kSelectAndScatter}) {
     EXPECT_TRUE(FindTransposeRule(op)->transpose) << hlo::OpcodeName(op);
   }
 }

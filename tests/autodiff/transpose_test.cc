@@ -18,8 +18,6 @@ namespace sharc::autodiff {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::Dot;
-using testing::Random;
 
 struct LinearCase {
   std::string name;
@@ -224,29 +222,8 @@ TEST_P(TransposeTest, DotProductTest) {
   const LinearCase& c = GetParam();
   std::unique_ptr<Module> module = testing::Parse(c.text);
   ASSERT_NE(module, nullptr);
-  const hlo::Computation& f = *module->entry();
-  auto transposed = Transpose(*module, f, c.linear);
-  ASSERT_TRUE(transposed.ok()) << transposed.status();
-  std::unique_ptr<Module> t = module->Clone();
-  t->set_entry(t->FindComputation((*transposed)->name()));
-  std::unique_ptr<Module> reparsed = testing::Reparse(*t);
-  ASSERT_NE(reparsed, nullptr);
-  for (uint64_t seed : {7, 8}) {
-    std::mt19937_64 rng(seed);
-    std::vector<Literal> args;
-    for (const hlo::Instruction* p : f.parameters()) args.push_back(Random(p->shape(), rng, -1, 1));
-    Literal lw = testing::Run(*module, args);
-    Literal v = Random(lw.shape(), rng, -1, 1);
-    std::vector<Literal> t_args;
-    for (size_t i = static_cast<size_t>(c.linear); i < args.size(); ++i) t_args.push_back(args[i]);
-    t_args.push_back(v);
-    Literal tv = testing::Run(*reparsed, t_args);
-    double lhs = 0;
-    for (int64_t i = 0; i < c.linear; ++i) lhs += Dot(tv.element(i), args[static_cast<size_t>(i)]);
-    const double rhs = Dot(v, lw);
-    // f32 cases round; the f64 ones agree far more closely than this.
-    EXPECT_NEAR(lhs, rhs, 1e-6 * (1 + std::abs(rhs))) << c.name;
-  }
+  // f32 cases round; the f64 ones agree far more closely than 1e-6.
+  testing::CheckTransposeByDotProduct(*module, c.linear, c.name);
 }
 
 INSTANTIATE_TEST_SUITE_P(LinearOps, TransposeTest, ::testing::ValuesIn(Cases()),

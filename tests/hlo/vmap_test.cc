@@ -422,6 +422,32 @@ TEST(VmapReductionTest, VariadicReduceWindow) {
 )"));
 }
 
+// Overlapping, padded windows; the operand, the source or both batched (the
+// init value too, which is refused: see below).
+TEST(VmapReductionTest, SelectAndScatter) {
+  const std::string computations = absl::StrCat(kAdd, R"(%ge {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %c = pred[] compare(%a, %b), direction=GE
+}
+
+)");
+  const std::string text = Entry({"f32[4,5]", "f32[3,3]"}, R"(  %z = f32[] constant(0)
+  ROOT %r = f32[4,5] select-and-scatter(%p0, %p1, %z), window={size=2x3 stride=1x2 pad=0_0x1_1}, select=%ge, scatter=%add
+)",
+                                   computations);
+  ExpectVmapMatchesSlicesForAllPatterns(text);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module,
+                       ParseAndVerifyModule(Entry({"f32[4]", "f32[2]", "f32[]"},
+                                                  "  ROOT %r = f32[4] select-and-scatter(%p0, %p1, "
+                                                  "%p2), window={size=2 stride=2}, select=%ge, "
+                                                  "scatter=%add\n",
+                                                  computations)));
+  EXPECT_THAT(Vmap(*module, *module->entry(), {false, false, true}, 2, "v"),
+              sharc::testing::StatusIs(absl::StatusCode::kUnimplemented,
+                                       HasSubstr("init value")));
+}
+
 TEST(VmapReductionTest, BatchedInitValueIsRefused) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module,
                        ParseAndVerifyModule(Entry({"f32[3]", "f32[]"},
