@@ -40,6 +40,8 @@ constexpr DtypeEntry kDtypes[] = {
     {PrimitiveType::kS32, "i4"},  {PrimitiveType::kS64, "i8"},  {PrimitiveType::kU8, "u1"},
     {PrimitiveType::kU16, "u2"},  {PrimitiveType::kU32, "u4"},  {PrimitiveType::kU64, "u8"},
     {PrimitiveType::kF16, "f2"},  {PrimitiveType::kF32, "f4"},  {PrimitiveType::kF64, "f8"},
+    // Complex values are (real, imaginary) pairs, as NumPy stores them.
+    {PrimitiveType::kC64, "c8"},  {PrimitiveType::kC128, "c16"},
 };
 
 absl::Status Error(absl::string_view name, absl::string_view what) {
