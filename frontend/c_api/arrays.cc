@@ -22,7 +22,8 @@ constexpr DtypePair kDtypes[] = {
     {SHARC_DTYPE_U16, PrimitiveType::kU16},   {SHARC_DTYPE_U32, PrimitiveType::kU32},
     {SHARC_DTYPE_U64, PrimitiveType::kU64},   {SHARC_DTYPE_F16, PrimitiveType::kF16},
     {SHARC_DTYPE_BF16, PrimitiveType::kBF16}, {SHARC_DTYPE_F32, PrimitiveType::kF32},
-    {SHARC_DTYPE_F64, PrimitiveType::kF64},
+    {SHARC_DTYPE_F64, PrimitiveType::kF64},   {SHARC_DTYPE_C64, PrimitiveType::kC64},
+    {SHARC_DTYPE_C128, PrimitiveType::kC128},
 };
 
 }  // namespace

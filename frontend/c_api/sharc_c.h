@@ -103,7 +103,8 @@ SHARC_C_EXPORT void sharc_string_free(char* text);
 /* ------------------------------------------------------- element types, arrays */
 
 /* Element types (HLO names in comments). PRED is one byte, 0 or 1; F16 and
- * BF16 are 16-bit patterns. */
+ * BF16 are 16-bit patterns; C64 and C128 are (real, imaginary) pairs of F32
+ * and F64, as C's float complex and double complex. */
 typedef enum sharc_dtype {
   SHARC_DTYPE_INVALID = 0,
   SHARC_DTYPE_PRED = 1, /* pred */
@@ -118,7 +119,9 @@ typedef enum sharc_dtype {
   SHARC_DTYPE_F16 = 10,
   SHARC_DTYPE_BF16 = 11,
   SHARC_DTYPE_F32 = 12,
-  SHARC_DTYPE_F64 = 13
+  SHARC_DTYPE_F64 = 13,
+  SHARC_DTYPE_C64 = 14,  /* c64 */
+  SHARC_DTYPE_C128 = 15  /* c128 */
 } sharc_dtype;
 
 /* Bytes per element; 0 for an unknown dtype. */

@@ -57,6 +57,8 @@ py::dtype DtypeFor(PrimitiveType type) {
     case PrimitiveType::kBF16: return py::dtype::of<uint16_t>();
     case PrimitiveType::kF32: return py::dtype::of<float>();
     case PrimitiveType::kF64: return py::dtype::of<double>();
+    case PrimitiveType::kC64: return py::dtype("complex64");
+    case PrimitiveType::kC128: return py::dtype("complex128");
     case PrimitiveType::kInvalid: break;
   }
   throw py::type_error(absl::StrCat("element type ", hlo::PrimitiveTypeName(type),

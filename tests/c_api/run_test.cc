@@ -237,6 +237,36 @@ TEST_F(CApiRun, WrongInputsAreRefusedNamingTheParameter) {
   ExpectRunMatches(program.get(), inputs_, expected_, 1e-6);
 }
 
+// Complex arrays cross the C API as (real, imaginary) pairs.
+TEST(CApiComplex, ComplexArraysRunAndComeBack) {
+  sharc_module* raw_module = nullptr;
+  SHARC_ASSERT_OK(sharc_module_parse(R"(HloModule cx
+ENTRY e {
+  x = c64[3] parameter(0)
+  ROOT sq = c64[3] multiply(x, x)
+})",
+                                     "cx.hlo", &raw_module));
+  Owned<sharc_module> module(raw_module);
+  EXPECT_EQ(sharc_dtype_size(SHARC_DTYPE_C64), 8u);
+  EXPECT_EQ(sharc_dtype_size(SHARC_DTYPE_C128), 16u);
+  EXPECT_STREQ(sharc_dtype_name(SHARC_DTYPE_C128), "c128");
+  sharc_program* raw_program = nullptr;
+  SHARC_ASSERT_OK(sharc_compile(module.get(), nullptr, &raw_program));
+  Owned<sharc_program> program(raw_program);
+  const float x[6] = {1, 2, 3, -1, 0, 0.5f};  // 1+2i, 3-i, 0.5i
+  const int64_t dims[] = {3};
+  const sharc_array input = {SHARC_DTYPE_C64, 1, dims, x};
+  sharc_result* raw_result = nullptr;
+  SHARC_ASSERT_OK(sharc_program_run(program.get(), &input, 1, &raw_result));
+  Owned<sharc_result> result(raw_result);
+  sharc_array out;
+  SHARC_ASSERT_OK(sharc_result_output(result.get(), 0, &out));
+  EXPECT_EQ(out.dtype, SHARC_DTYPE_C64);
+  const float* got = static_cast<const float*>(out.data);
+  const float want[6] = {-3, 4, 8, -6, -0.25f, 0};
+  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(got[i], want[i]) << i;
+}
+
 TEST_F(CApiRun, CopyOutputChecksTheCapacity) {
   Owned<sharc_program> program = Compile(module_.get(), 2, SHARC_BACKEND_INTERPRETER);
   ASSERT_NE(program, nullptr);

@@ -301,3 +301,20 @@ ENTRY %e {
     import json
     events = json.loads(trace.read_text())["traceEvents"]
     assert {e["tid"] for e in events if e["ph"] == "X"} == {0, 1}
+
+
+def test_complex_arrays_run_as_numpy_complex():
+    module = sharc.parse("""HloModule cx
+ENTRY e {
+  x = c64[4] parameter(0)
+  y = c128[2,2] parameter(1)
+  sq = c64[4] multiply(x, x)
+  ROOT t = (c64[4], c128[2,2]) tuple(sq, y)
+}""")
+    x = np.array([1 + 2j, 3 - 1j, 0.5j, -2], dtype=np.complex64)
+    y = np.array([[1 + 1j, 2], [3j, -4 - 0.5j]], dtype=np.complex128)
+    for devices in (1, 2):
+        sq, same = sharc.compile(module, devices)(x, y)
+        assert sq.dtype == np.complex64 and same.dtype == np.complex128
+        np.testing.assert_allclose(sq, x * x, rtol=1e-6)
+        np.testing.assert_array_equal(same, y)
