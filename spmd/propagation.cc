@@ -19,6 +19,7 @@
 #include "hlo/ops/custom_call_targets.h"
 #include "spmd/propagation_internal.h"
 #include "spmd/sharding_util.h"
+#include "spmd/while_channel_devices.h"
 
 namespace sharc::spmd {
 
@@ -349,6 +350,7 @@ absl::StatusOr<PropagationResult> PropagateShardings(Module& module,
                                                      const PropagationOptions& options) {
   if (module.entry() == nullptr) return absl::InvalidArgumentError("module has no entry");
   RETURN_IF_ERROR(ValidateAnnotations(module));
+  RETURN_IF_ERROR(CheckWhileChannelDevices(module));
   PropagationResult result;
   State state;
   state.module = &module;
