@@ -127,6 +127,28 @@ absl::Status HloParser::CheckBufferAliasing(const Module& module) const {
     }
     RETURN_IF_ERROR(CheckParameterIndex(at, "input_output_alias", *entry, alias.parameter_number,
                                         alias.parameter_index));
+    // As XLA's verifier: an output reuses an input's buffer only if both
+    // are arrays of the same byte size, and each input buffer serves one
+    // output.
+    const Shape& output = *SubshapeAt(result, alias.output_index);
+    const Shape& input =
+        *SubshapeAt(EntryParameter(*entry, alias.parameter_number)->shape(), alias.parameter_index);
+    auto bytes = [](const Shape& s) { return ByteWidth(s.type()) * s.num_elements(); };
+    if (!output.is_array() || !input.is_array() || bytes(output) != bytes(input)) {
+      return ErrorAt(at, Cat("input_output_alias: output ", IndexText(alias.output_index), " (",
+                             output.ToString(), ") and parameter ", alias.parameter_number,
+                             " at ", IndexText(alias.parameter_index), " (", input.ToString(),
+                             ") are not arrays of the same size"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      const InputOutputAlias& other = config.input_output_alias[j];
+      if (other.parameter_number == alias.parameter_number &&
+          other.parameter_index == alias.parameter_index) {
+        return ErrorAt(at, Cat("input_output_alias: parameter ", alias.parameter_number, " at ",
+                               IndexText(alias.parameter_index), " is already aliased (at ",
+                               alias_tokens_[j].line, ":", alias_tokens_[j].column, ")"));
+      }
+    }
   }
   for (size_t i = 0; i < config.buffer_donors.size(); ++i) {
     const BufferDonor& donor = config.buffer_donors[i];

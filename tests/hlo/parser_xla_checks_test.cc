@@ -128,6 +128,15 @@ TEST(ParserXlaChecksTest, AliasingMustNameWhatTheEntryHas) {
                      "parameter 0 ('%p', (f32[], f32[2])) has no element at index {1, 0}");
   EXPECT_PARSE_ERROR(WithHeader("input_output_alias={ {0}: (0, {0}), {0}: (1, {}) }"), "1:50",
                      "output index {0} is already aliased (at 1:35)");
+  EXPECT_PARSE_ERROR(WithHeader("input_output_alias={ {0}: (0, {1}) }"), "1:35",
+                     "input_output_alias: output {0} (f32[]) and parameter 0 at {1} (f32[2]) are "
+                     "not arrays of the same size");
+  EXPECT_PARSE_ERROR(WithHeader("input_output_alias={ {}: (0, {}) }"), "1:35",
+                     "are not arrays of the same size");
+  EXPECT_PARSE_ERROR("HloModule m, input_output_alias={ {0}: (0, {}), {1}: (0, {}) }\n"
+                     "ENTRY %main {\n  %p = f32[] parameter(0)\n"
+                     "  ROOT %t = (f32[], f32[]) tuple(%p, %p)\n}\n",
+                     "1:49", "input_output_alias: parameter 0 at {} is already aliased (at 1:35)");
   EXPECT_PARSE_ERROR(WithHeader("buffer_donor={ (1, {0}) }"), "1:29",
                      "buffer_donor: parameter 1 ('%q', f32[]) has no element at index {0}");
   EXPECT_PARSE_ERROR(WithHeader("buffer_donor={ (-1, {}) }"), "1:29",
