@@ -647,14 +647,18 @@ absl::StatusOr<Computation*> HloParser::ParseComputationBody(Module* module, con
   RETURN_IF_ERROR(Expect(TokenKind::kLbrace, "'{' to start the computation body"));
   Scope scope;
   scope.computation_name = computation_name;
-  // A computation written in place is parsed inside its caller's body.
+  // A computation written in place is parsed inside its caller's
+  // attributes: what they have read so far waits for the caller.
   std::vector<Token> callers_predecessors = std::move(control_predecessors_);
   control_predecessors_.clear();
+  std::optional<Token> callers_thread = std::move(pending_async_thread_);
+  pending_async_thread_.reset();
   while (!TryConsume(TokenKind::kRbrace)) {
     RETURN_IF_ERROR(ParseInstruction(scope));
   }
   RETURN_IF_ERROR(CheckControlPredecessors(scope));
   control_predecessors_ = std::move(callers_predecessors);
+  pending_async_thread_ = std::move(callers_thread);
   if (scope.instructions.empty()) {
     return ErrorAt(name, Cat("computation '%", computation_name, "' has no instructions"));
   }

@@ -212,6 +212,13 @@ TEST(ParserXlaChecksTest, AsyncUpdateAndDoneKeepTheirStartsThread) {
   EXPECT_THAT(ParseModule(chain(", async_execution_thread=\"side\"", "",
                                 ", async_execution_thread=\"side\"")),
               IsOk());
+  // The thread written before a computation written in place still counts.
+  EXPECT_THAT(ParseModule(Entry(
+                  "  %p = f32[3] parameter(0)\n"
+                  "  %s = ((f32[3]), f32[3], s32[]) async-start(%p), async_execution_thread=\"side\", "
+                  "calls={ %x = f32[3] parameter(0)\n ROOT %n = f32[3] negate(%x) }\n"
+                  "  ROOT %d = f32[3] async-done(%s), async_execution_thread=\"side\"\n")),
+              IsOk());
   EXPECT_PARSE_ERROR(chain("", ", async_execution_thread=\"side\"", ""), "5:81",
                      "async_execution_thread is \"side\" but the async-start '%s' runs on \"main\"");
   EXPECT_PARSE_ERROR(chain(", async_execution_thread=\"side\"", "",
