@@ -58,6 +58,10 @@ absl::StatusOr<std::unique_ptr<hlo::Module>> TransformEntry(
   hlo::Computation* entry = clone->entry();
   ASSIGN_OR_RETURN(hlo::Computation * result, transform(*clone, *entry));
   clone->set_entry(result);
+  // The new entry has a signature of its own, which the original's buffer
+  // aliasing does not describe.
+  clone->mutable_config().input_output_alias.clear();
+  clone->mutable_config().buffer_donors.clear();
   // Keep only what the new entry calls (the original entry included, if the
   // derivative still calls it).
   CleanUp(*clone, {result}, clone->computations());

@@ -20,6 +20,7 @@
 #include "spmd/propagation_internal.h"
 #include "spmd/unreduced.h"
 #include "spmd/sharding_util.h"
+#include "spmd/while_channel_devices.h"
 
 namespace sharc::spmd {
 
@@ -350,6 +351,7 @@ namespace {
 absl::StatusOr<PropagationResult> PropagateWholeValues(Module& module,
                                                        const PropagationOptions& options) {
   RETURN_IF_ERROR(ValidateAnnotations(module));
+  RETURN_IF_ERROR(CheckWhileChannelDevices(module));
   PropagationResult result;
   State state;
   state.module = &module;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "hlo/ir/buffer_aliasing.h"
 #include "hlo/ir/computation.h"
 
 namespace sharc::hlo {
@@ -28,6 +29,9 @@ struct ModuleConfig {
   // The header's `frontend_attributes={...}`, verbatim (e.g. Shardy's
   // xla.sdy.meshes); sharc does not interpret it.
   std::string frontend_attributes;
+  // The header's `input_output_alias` and `buffer_donor`, in written order.
+  std::vector<InputOutputAlias> input_output_alias;
+  std::vector<BufferDonor> buffer_donors;
 };
 
 class Module {

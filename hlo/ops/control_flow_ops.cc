@@ -260,8 +260,9 @@ absl::StatusOr<Literal> EvaluateConditional(const Instruction& inst,
 
 // ------------------------------------------------------------ custom-call --
 
-constexpr std::array<std::string_view, 5> kApiVersions = {
-    "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+// API_VERSION_UNSPECIFIED is the enum's zero, not a version: XLA refuses it.
+constexpr std::array<std::string_view, 4> kApiVersions = {
+    "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
     "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
 
 absl::StatusOr<Shape> InferCustomCall(const Instruction& inst) {

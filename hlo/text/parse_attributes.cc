@@ -20,20 +20,14 @@ namespace {
 // Attributes XLA prints that sharc accepts on any op and drops: scheduling,
 // layout and precision hints that do not change a value.
 constexpr std::string_view kDroppedAttributes[] = {
-    "control-predecessors",
-    // Which thread an async op runs on, as written on XLA's async sugar
-    // (`custom-call-start(...), async_execution_thread="t"`).
-    "async_execution_thread",
     "statistics",
     "parameter_replication",
     "original_value",
     "operand_precision",
     "precision_config",
     "algorithm",
-    "result_accuracy",
     "constrain_layout",
     "channel_id",
-    "operand_layout_constraints",
     "output_to_operand_aliasing",
     "custom_call_schedule",
     "api_version",
@@ -460,6 +454,13 @@ absl::Status HloParser::ParseGenericAttribute(const Token& name, Instruction* in
     inst->set_backend_config(std::string(text));
     return absl::OkStatus();
   }
+  // Dropped too, once checked as XLA checks them (parse_checked_hints.cc).
+  if (n == "result_accuracy") return ParseResultAccuracy(name, *inst);
+  if (n == "operand_layout_constraints") return ParseOperandLayoutConstraints(name, *inst);
+  if (n == "control-predecessors") return ParseControlPredecessors();
+  // Which thread an async op runs on, as written on XLA's async sugar
+  // (`custom-call-start(...), async_execution_thread="t"`).
+  if (n == "async_execution_thread") return ParseAsyncExecutionThread();
   for (std::string_view dropped : kDroppedAttributes) {
     if (n == dropped) return SkipAttributeValue();
   }
@@ -481,6 +482,8 @@ absl::Status HloParser::ParseInstructionAttributes(const Token& opcode_token, In
       return ErrorAt(name, Cat("duplicate attribute '", name.text, "'"));
     }
     RETURN_IF_ERROR(Expect(TokenKind::kEqual, Cat("'=' after '", name.text, "'")));
+    // Checked against the async chain once the instruction is complete.
+    if (name.text == "async_execution_thread") pending_async_thread_ = lexer_.Peek();
     if (const AttrSpec* spec = FindAttrSpec(def, name.text)) {
       ASSIGN_OR_RETURN(AttrValue value, ParseAttrValue(*spec, name));
       values.emplace_back(spec, std::move(value));

@@ -5,7 +5,9 @@
 #include <limits>
 #include <type_traits>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/text/parser_impl.h"
@@ -41,6 +43,32 @@ std::string SourceExcerpt(std::string_view source, const Token& token) {
 
 template <typename T>
 constexpr bool kIsIntegral = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// True if `value` rounds to a finite f32: below f32's largest value plus
+// half a step (round-to-nearest-even takes the halfway point up, to inf).
+bool RoundsToFiniteF32(double value) {
+  const double max = std::numeric_limits<float>::max();
+  const double below_max = std::nextafter(std::numeric_limits<float>::max(), 0.0f);
+  return std::fabs(value) < max + (max - below_max) / 2;
+}
+
+// False if the written number `value` is infinite or rounds to infinity or
+// NaN in the floating point `type`.
+bool FitsFloatType(PrimitiveType type, double value) {
+  if (!std::isfinite(value)) return false;
+  bool fits = true;
+  DispatchPrimitiveType(type, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_same_v<T, float>) {
+      fits = RoundsToFiniteF32(value);
+    } else if constexpr (kIsLowPrecisionFloat<T>) {
+      // Through f32, as Literal::SetFromDouble stores them.
+      fits = RoundsToFiniteF32(value) &&
+             std::isfinite(static_cast<float>(T(static_cast<float>(value))));
+    }
+  });
+  return fits;
+}
 
 }  // namespace
 
@@ -273,6 +301,38 @@ bool LayoutReorders(std::string_view layout, const std::vector<int64_t>& dims) {
   return false;
 }
 
+std::string LayoutError(std::string_view layout) {
+  std::string_view inner = layout.substr(1, layout.size() >= 2 ? layout.size() - 2 : 0);
+  size_t colon = inner.find(':');
+  if (colon == std::string_view::npos) return "";
+  std::string_view details = inner.substr(colon + 1);
+  // Dim level types `D(D,C+,S~)`: dense, compressed, singleton or loose
+  // compressed, each maybe marked non-unique (+) or unordered (~).
+  bool sparse = false;
+  size_t d = details.find("D(");
+  if (d != std::string_view::npos) {
+    size_t close = details.find(')', d);
+    std::string_view list = details.substr(d + 2, close == std::string_view::npos
+                                                      ? std::string_view::npos
+                                                      : close - d - 2);
+    for (absl::string_view item : absl::StrSplit(ToAbsl(list), ',')) {
+      item = absl::StripAsciiWhitespace(item);
+      if (!item.empty() && item.back() == '~') item.remove_suffix(1);
+      if (!item.empty() && item.back() == '+') item.remove_suffix(1);
+      if (item != "D" && item != "C" && item != "S" && item != "H") {
+        return Cat("invalid dim level type '", std::string_view(item.data(), item.size()),
+                   "' in layout ", layout, ": expected D, C, S or H");
+      }
+      sparse = sparse || item != "D";
+    }
+  }
+  // A physical shape `P(...)` describes a sparse array's storage.
+  if (!sparse && details.find("P(") != std::string_view::npos) {
+    return Cat("layout ", layout, " has a physical shape (P(...)) but the array is not sparse");
+  }
+  return "";
+}
+
 absl::StatusOr<Shape> HloParser::ParseShape() {
   Token start = lexer_.Peek();
   if (start.kind == TokenKind::kLparen) {
@@ -319,7 +379,11 @@ absl::StatusOr<Shape> HloParser::ParseShape() {
   last_layout_reorders_ = false;
   if (lexer_.Peek().kind == TokenKind::kLbrace && lexer_.Peek().offset == lexer_.last_end() &&
       !PeekVariance()) {
+    Token layout_token = lexer_.Peek();
     ASSIGN_OR_RETURN(std::string_view layout, SkipBalanced());
+    if (std::string error = LayoutError(layout); !error.empty()) {
+      return ErrorAt(layout_token, error);
+    }
     last_layout_reorders_ = LayoutReorders(layout, dims);
   }
   if (*type == PrimitiveType::kToken && !dims.empty()) {
@@ -527,6 +591,11 @@ absl::Status HloParser::ScanElement(PrimitiveType type, Literal* out, int64_t in
   }
   lexer_.Next();
   if (negate) value = -value;
+  // As XLA does, a written number the type cannot hold is refused rather
+  // than read as infinity: 1e400 for any type, 65520 for f16.
+  if (t.kind != TokenKind::kName && !FitsFloatType(type, value)) {
+    return ErrorAt(t, Cat("value ", t.text, " is out of range for ", type_name));
+  }
   if (out) out->SetFromDouble(index, value);
   return absl::OkStatus();
 }

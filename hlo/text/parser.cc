@@ -119,12 +119,16 @@ absl::Status HloParser::ParseHeaderAttribute(Module* module, const Token& name) 
   // The schedule is instruction order, which sharc's passes do not promise
   // to keep; aliasing pass-through parameters is a buffer concern.
   if (n == "is_scheduled" || n == "alias_passthrough_params") return ParseBool().status();
-  if (n == "entry_computation_layout" || n == "input_output_alias" || n == "buffer_donor" ||
-      n == "origin_recovery_table") {
-    // Layouts, aliasing and donation are XLA runtime concerns sharc ignores
-    // (every array is row-major, every buffer its own); the recovery table
-    // maps values XLA's passes removed back to the user's program, debug
-    // information that sharc's passes would not keep up to date.
+  // Aliasing and donation are kept (and checked once the entry is parsed)
+  // though sharc gives every buffer its own storage: a module handed back to
+  // XLA keeps them.
+  if (n == "input_output_alias") return ParseInputOutputAlias(&config);
+  if (n == "buffer_donor") return ParseBufferDonors(&config);
+  if (n == "entry_computation_layout" || n == "origin_recovery_table") {
+    // Layouts are an XLA runtime concern sharc ignores (every array is
+    // row-major); the recovery table maps values XLA's passes removed back
+    // to the user's program, debug information that sharc's passes would
+    // not keep up to date.
     if (lexer_.Peek().kind != TokenKind::kLbrace) return Expected("'{'");
     return SkipBalanced().status();
   }
@@ -369,6 +373,7 @@ absl::StatusOr<Instruction*> HloParser::ParseInstructionRhs(Scope& scope, const 
   if (sugar_wrapped.has_value() && sugar_form == Opcode::kAsyncStart) {
     ASSIGN_OR_RETURN(inst, ParseAsyncSugarStart(scope, opcode_token, *sugar_wrapped, inst_name,
                                                 shape_written ? shape : Shape(), nested));
+    RETURN_IF_ERROR(CheckAsyncChain(name, *inst));
     inst->set_location(LocationOf(name));
     inst->set_variance(std::move(variance));
     Instruction* raw = inst.get();
@@ -434,6 +439,7 @@ absl::StatusOr<Instruction*> HloParser::ParseInstructionRhs(Scope& scope, const 
   // list's commas, so it has none (XLA's nested form has none either).
   RETURN_IF_ERROR(ParseInstructionAttributes(opcode_token, inst.get(), /*written=*/!nested));
   if (!shape_written) RETURN_IF_ERROR(InferResultShape(opcode_token, inst.get()));
+  RETURN_IF_ERROR(CheckAsyncChain(name, *inst));
   if (sugar_wrapped.has_value()) {
     // `op-update` / `op-done` must follow a start of the same op.
     const Instruction* start = inst->operand(0);
@@ -641,9 +647,18 @@ absl::StatusOr<Computation*> HloParser::ParseComputationBody(Module* module, con
   RETURN_IF_ERROR(Expect(TokenKind::kLbrace, "'{' to start the computation body"));
   Scope scope;
   scope.computation_name = computation_name;
+  // A computation written in place is parsed inside its caller's
+  // attributes: what they have read so far waits for the caller.
+  std::vector<Token> callers_predecessors = std::move(control_predecessors_);
+  control_predecessors_.clear();
+  std::optional<Token> callers_thread = std::move(pending_async_thread_);
+  pending_async_thread_.reset();
   while (!TryConsume(TokenKind::kRbrace)) {
     RETURN_IF_ERROR(ParseInstruction(scope));
   }
+  RETURN_IF_ERROR(CheckControlPredecessors(scope));
+  control_predecessors_ = std::move(callers_predecessors);
+  pending_async_thread_ = std::move(callers_thread);
   if (scope.instructions.empty()) {
     return ErrorAt(name, Cat("computation '%", computation_name, "' has no instructions"));
   }
@@ -706,6 +721,7 @@ absl::StatusOr<std::unique_ptr<Module>> HloParser::ParseModule() {
   }
   // Without an ENTRY marker the last computation is the entry, as in XLA.
   module->set_entry(entry != nullptr ? entry : last);
+  RETURN_IF_ERROR(CheckBufferAliasing(*module));
   // XLA names a module without a header after its entry computation.
   if (headerless) module->set_name(Cat("module_", module->entry()->name()));
   return module;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -148,6 +149,37 @@ class HloParser {
   absl::Status ParseInstructionAttributes(const Token& opcode_token, Instruction* inst,
                                           bool written = true);
 
+  // ---- the header's buffer aliasing (parse_aliasing.cc)
+  // `{1, 0}` or `{}`.
+  absl::StatusOr<ShapeIndexPath> ParseShapeIndexPath(std::string_view what);
+  absl::Status ParseInputOutputAlias(ModuleConfig* config);
+  absl::Status ParseBufferDonors(ModuleConfig* config);
+  // Parameter `number` of `entry` exists and has an element at `index`.
+  absl::Status CheckParameterIndex(const Token& at, std::string_view attribute,
+                                   const Computation& entry, int64_t number,
+                                   const ShapeIndexPath& index) const;
+  // Every alias and donor names an element the entry's result and
+  // parameters have; no output is aliased twice.
+  absl::Status CheckBufferAliasing(const Module& module) const;
+
+  // ---- XLA attributes sharc checks, then drops (parse_checked_hints.cc)
+  // `result_accuracy={mode=highest}` or `{tolerance={atol=0.1, rtol=0, ulps=2}}`,
+  // only on the unary transcendental ops.
+  absl::Status ParseResultAccuracy(const Token& name, const Instruction& inst);
+  // custom-call's `operand_layout_constraints={f32[2]{0}, ...}`: one shape
+  // per operand, each the operand's shape up to layout.
+  absl::Status ParseOperandLayoutConstraints(const Token& name, const Instruction& inst);
+  // `control-predecessors={%a, %b}`: the names are checked when the
+  // computation's body ends (CheckControlPredecessors).
+  absl::Status ParseControlPredecessors();
+  absl::Status CheckControlPredecessors(const Scope& scope);
+  // `async_execution_thread="t"`: kept until the instruction is complete.
+  absl::Status ParseAsyncExecutionThread();
+  // On a complete instruction: an async-start records its thread and
+  // called computation (one start per computation, as in XLA); an
+  // async-update / -done may restate its start's thread, not change it.
+  absl::Status CheckAsyncChain(const Token& name, const Instruction& inst);
+
   // ---- structure (parser.cc)
   absl::Status ParseHeader(Module* module);
   // The text starts with a computation rather than `HloModule`.
@@ -197,6 +229,16 @@ class HloParser {
   // declared so: a bitcast of or to one is not a row-major reshape.
   bool last_layout_reorders_ = false;
   absl::flat_hash_set<const Instruction*> reordering_layouts_;
+  // Where each config.input_output_alias / buffer_donors entry was written.
+  std::vector<Token> alias_tokens_;
+  std::vector<Token> donor_tokens_;
+  // control-predecessors names of the computation being parsed.
+  std::vector<Token> control_predecessors_;
+  // The async_execution_thread written on the instruction being parsed.
+  std::optional<Token> pending_async_thread_;
+  // Each async-start's thread, and the async-start calling each computation.
+  absl::flat_hash_map<const Instruction*, std::string> async_threads_;
+  absl::flat_hash_map<const Computation*, Token> async_callers_;
 };
 
 }  // namespace sharc::hlo::text_internal

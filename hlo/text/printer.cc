@@ -106,6 +106,11 @@ std::string PrintBoolList(const std::vector<bool>& v) {
   return absl::StrCat("{", absl::StrJoin(parts, ","), "}");
 }
 
+// `{}` or `{1, 0}`, as XLA writes a ShapeIndex.
+std::string PrintShapeIndexPath(const ShapeIndexPath& index) {
+  return absl::StrCat("{", absl::StrJoin(index, ", "), "}");
+}
+
 }  // namespace
 
 std::string PrintAttributeValue(const AttrValue& value, AttrKind kind) {
@@ -237,6 +242,24 @@ std::string PrintModule(const Module& module) {
     std::vector<std::string> axes;
     for (const MeshAxis& a : config.mesh) axes.push_back(absl::StrCat(NameText(a.name), "=", a.size));
     absl::StrAppend(&out, ", mesh={", absl::StrJoin(axes, ", "), "}");
+  }
+  if (!config.input_output_alias.empty()) {
+    std::vector<std::string> entries;
+    for (const InputOutputAlias& a : config.input_output_alias) {
+      entries.push_back(absl::StrCat(PrintShapeIndexPath(a.output_index), ": (",
+                                     a.parameter_number, ", ",
+                                     PrintShapeIndexPath(a.parameter_index), ", ",
+                                     a.must_alias ? "must-alias" : "may-alias", ")"));
+    }
+    absl::StrAppend(&out, ", input_output_alias={ ", absl::StrJoin(entries, ", "), " }");
+  }
+  if (!config.buffer_donors.empty()) {
+    std::vector<std::string> entries;
+    for (const BufferDonor& d : config.buffer_donors) {
+      entries.push_back(absl::StrCat("(", d.parameter_number, ", ",
+                                     PrintShapeIndexPath(d.parameter_index), ")"));
+    }
+    absl::StrAppend(&out, ", buffer_donor={ ", absl::StrJoin(entries, ", "), " }");
   }
   if (!config.frontend_attributes.empty()) {
     absl::StrAppend(&out, ", frontend_attributes=", config.frontend_attributes);

@@ -484,7 +484,7 @@ ENTRY %main {
 
 TEST(ParseModuleTest, HeaderAttributes) {
   auto m = ParseRoundTrip(R"(
-HloModule hdr, is_scheduled=true, entry_computation_layout={(f32[8]{0}, s32[]{:T(256)})->f32[8]{0}}, replica_count=1, num_partitions=4, allow_spmd_sharding_propagation_to_output={true}, allow_spmd_sharding_propagation_to_parameters={false,true}, input_output_alias={ {0}: (0, {}, may-alias) }, buffer_donor={ (0, {}) }, frontend_attributes={attr="v"}, alias_passthrough_params=true, mesh={clients=2, data=2}
+HloModule hdr, is_scheduled=true, entry_computation_layout={(f32[8]{0}, s32[]{:T(256)})->f32[8]{0}}, replica_count=1, num_partitions=4, allow_spmd_sharding_propagation_to_output={true}, allow_spmd_sharding_propagation_to_parameters={false,true}, input_output_alias={ {}: (0, {}, may-alias) }, buffer_donor={ (0, {}) }, frontend_attributes={attr="v"}, alias_passthrough_params=true, mesh={clients=2, data=2}
 
 ENTRY %main {
   %p = f32[8] parameter(0)
@@ -502,6 +502,8 @@ ENTRY %main {
   ASSERT_EQ(c.mesh.size(), 2u);
   EXPECT_EQ(c.mesh[0], (MeshAxis{"clients", 2}));
   EXPECT_EQ(c.mesh[1], (MeshAxis{"data", 2}));
+  EXPECT_THAT(c.input_output_alias, ElementsAre(InputOutputAlias{{}, 0, {}, false}));
+  EXPECT_THAT(c.buffer_donors, ElementsAre(BufferDonor{0, {}}));
 }
 
 // Found by the parser fuzzer: a module name that starts with a digit parses
