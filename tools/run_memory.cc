@@ -46,11 +46,12 @@ absl::Status CheckValuesFitInMemory(const hlo::Module& module) {
 
 namespace {
 
-// The per-device program's liveness peak, measured on a partitioned copy
-// (propagating and partitioning again costs milliseconds). The whole
-// program's peak is no bound: halo masks, gathered operands and padding can
-// make a device's program hold more than the global one. nullopt when the
-// analysis cannot take the module.
+// What one device holds at most: its program's liveness peak, plus the
+// copy of its result read back for assembly while its buffers still live.
+// Measured on a partitioned copy (propagating and partitioning again costs
+// milliseconds); the whole program's peak is no bound: halo masks, gathered
+// operands and padding can make a device's program hold more than the
+// global one. nullopt when the analysis cannot take the module.
 std::optional<int64_t> PerDevicePeak(const hlo::Module& prepared, int64_t devices) {
   absl::StatusOr<spmd::CostReport> whole = spmd::AnalyzeCost(prepared, nullptr, 0);
   if (!whole.ok()) return std::nullopt;
@@ -62,7 +63,7 @@ std::optional<int64_t> PerDevicePeak(const hlo::Module& prepared, int64_t device
   if (!local.ok()) return std::nullopt;
   absl::StatusOr<spmd::CostReport> part = spmd::AnalyzeCost(**local, nullptr, 0);
   if (!part.ok()) return std::nullopt;
-  return part->peak_memory_in_bytes;
+  return part->peak_memory_in_bytes + part->output_size_in_bytes;
 }
 
 }  // namespace
@@ -85,7 +86,7 @@ absl::Status CheckRunFitsInMemory(const hlo::Module& prepared, int64_t devices,
   return absl::ResourceExhaustedError(absl::StrCat(
       "the run needs about ", need, " bytes but this machine has ", memory,
       " bytes of memory: ", devices, " device(s) x ", *device_peak,
-      " bytes at their peak, ", global_bytes, " bytes of global inputs and result",
+      " bytes at their peak (with the result read back), ", global_bytes, " bytes of global inputs and result",
       with_reference ? absl::StrCat(", ", reference_bytes, " bytes for --check's reference")
                      : std::string()));
 }

@@ -19,7 +19,8 @@ int64_t PhysicalMemoryBytes();
 absl::Status CheckValuesFitInMemory(const hlo::Module& module);
 
 // A partitioned run holds, at once, every in-process device's values (the
-// per-device program's liveness peak times the devices), the global inputs
+// per-device program's liveness peak plus its result's read-back copy,
+// times the devices), the global inputs
 // and the assembled global result, and with `with_reference` (--check) the
 // reference's own values (the global program's peak). `prepared` is the
 // module as it will be partitioned (PrepareModule done); its per-device
