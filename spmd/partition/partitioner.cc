@@ -25,6 +25,50 @@ using hlo::Sharding;
 
 namespace {
 
+// A partially manual all-reduce (its sharding's manual subgroup dim) sums
+// within manual subgroups: the devices that share a data tile and differ
+// only along the manual dim hold that tile's per-device values. A replica
+// group reaching into another subgroup mixes values of other tiles, which
+// GSPMD refuses too.
+absl::Status CheckManualAllReduceGroups(const Instruction& inst) {
+  if (inst.opcode() != Opcode::kAllReduce || !inst.has_sharding() ||
+      !inst.sharding()->IsTiled() || !inst.sharding()->HasManualSubgroup() ||
+      !inst.has_attr("use_global_device_ids") || !inst.attr_bool("use_global_device_ids")) {
+    return absl::OkStatus();
+  }
+  const Sharding& s = *inst.sharding();
+  const hlo::TileAssignment& tiles = s.tile_assignment();
+  const auto& types = s.subgroup_types();
+  const int64_t manual =
+      s.TiledDataRank() +
+      (std::find(types.begin(), types.end(), hlo::SubgroupType::kManual) - types.begin());
+  // Each device's subgroup: its tile index with the manual dim left out.
+  absl::flat_hash_map<int64_t, int64_t> subgroup;
+  for (size_t p = 0; p < tiles.devices().size(); ++p) {
+    int64_t rest = static_cast<int64_t>(p), key = 0, scale = 1;
+    for (int64_t d = tiles.num_dims() - 1; d >= 0; --d) {
+      const int64_t index = rest % tiles.dim(d);
+      rest /= tiles.dim(d);
+      if (d == manual) continue;
+      key += index * scale;
+      scale *= tiles.dim(d);
+    }
+    subgroup[tiles.devices()[p]] = key;
+  }
+  for (const std::vector<int64_t>& group : inst.attr_int_lists("replica_groups")) {
+    for (int64_t device : group) {
+      auto it = subgroup.find(device), first = subgroup.find(group.front());
+      if (it == subgroup.end() || first == subgroup.end() || it->second != first->second) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "manual all-reduce across devices that belong to different manual subgroups: "
+            "replica group {", absl::StrJoin(group, ","), "} under sharding ", s.ToString(),
+            ", in ", inst.Describe()));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckShardings(const Module& module, int64_t num_devices,
                             PartitionOptions::Unsharded unsharded) {
   for (const Computation* comp : module.computations()) {
@@ -46,6 +90,7 @@ absl::Status CheckShardings(const Module& module, int64_t num_devices,
             "; pass --devices matching the module's num_partitions, or fix the annotation, in ",
             inst->Describe()));
       }
+      RETURN_IF_ERROR(CheckManualAllReduceGroups(*inst));
     }
   }
   return absl::OkStatus();

@@ -4,8 +4,10 @@
 // value and reshard it among themselves only; SPMDShardToFullShape takes
 // each device's tile as its tile of the result (as in GSPMD). Each case runs
 // on simulated devices against a global program that computes the same.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "hlo/text/parser.h"
 #include "hlo/text/printer.h"
 #include "spmd/partition/partitioner.h"
@@ -67,6 +69,39 @@ TEST(PartialManualTest, DataSplitInsideTheRegionMovesOnlyWithinManualGroups) {
                                                            absl::Seconds(60), reference.get()))
         << hlo::PrintModule(*local);
   }
+}
+
+}  // namespace
+}  // namespace sharc::spmd
+
+namespace sharc::spmd {
+namespace {
+
+// A partially manual all-reduce sums within manual subgroups (the devices
+// that differ only along the manual dim); a replica group reaching into
+// another subgroup is refused, naming the group, as GSPMD refuses it.
+TEST(PartialManualTest, AllReduceAcrossManualSubgroupsIsRefused) {
+  auto module = [](const std::string& groups) {
+    return absl::StrCat(R"(HloModule m, num_partitions=4
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[2,2] parameter(0), sharding={devices=[2,1,2]0,2,1,3 last_tile_dims={manual}}
+  ROOT r = f32[2,2] all-reduce(p), to_apply=sum, replica_groups=)",
+                        groups, R"(, use_global_device_ids=true, channel_id=1, sharding={devices=[2,1,2]0,2,1,3 last_tile_dims={manual}}
+})");
+  };
+  ASSERT_OK_AND_ASSIGN(auto within, hlo::ParseAndVerifyModule(module("{{2,0},{1,3}}")));
+  EXPECT_OK(PartitionModule(*within).status());
+  ASSERT_OK_AND_ASSIGN(auto across, hlo::ParseAndVerifyModule(module("{{1,0},{2,3}}")));
+  absl::StatusOr<std::unique_ptr<hlo::Module>> refused = PartitionModule(*across);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()),
+              ::testing::HasSubstr("manual all-reduce across devices that belong to different "
+                                   "manual subgroups: replica group {1,0}"));
 }
 
 }  // namespace
