@@ -26,6 +26,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "hlo/text/parser.h"
@@ -201,6 +202,9 @@ class ProgramGenerator {
 
   std::string Fresh(const std::string& base) { return absl::StrCat(base, next_++); }
 
+  // Shard groups by element type and shape.
+  std::map<std::string, int64_t> shard_groups_;
+
   // ---- shardings --------------------------------------------------------
   // A sharding for a rank-`rank` value: mesh axes are assigned to at most
   // two tensor dims or to replication (last_tile_dim_replicate), in the
@@ -304,6 +308,20 @@ class ProgramGenerator {
     return absl::StrJoin(devices, ",");
   }
 
+  // Now and then puts the value in a shard group of values of its shape
+  // (`shard_as`: one sharding for all; `shard_like`: a hint), with or
+  // without a sharding of its own.
+  std::string MaybeShardGroup(const Value& v, std::string sharding) {
+    if (v.rank() == 0 || mesh_.devices == 1 || !Chance(0.06)) return sharding;
+    const std::string kind = Chance(0.5) ? "shard_as" : "shard_like";
+    auto [it, fresh] = shard_groups_.emplace(absl::StrCat(v.type, ShapeText(v)),
+                                             static_cast<int64_t>(shard_groups_.size()));
+    (void)fresh;
+    if (sharding.empty()) return absl::StrCat(", sharding={unknown ", kind, " ", it->second, "}");
+    sharding.pop_back();  // the closing brace
+    return absl::StrCat(sharding, " ", kind, " ", it->second, "}");
+  }
+
   std::string MaybeSharding(int64_t rank, double p) {
     if (!Chance(p)) return "";
     return absl::StrCat(", sharding={", RandomSharding(rank), "}");
@@ -358,7 +376,9 @@ class ProgramGenerator {
              const std::string& text, double shard_p = kIntermediateShardingP) {
     Value v{Fresh(base), type, dims};
     lines_.push_back(absl::StrCat("  %", v.name, " = ", ShapeText(v), " ", text,
-                                  MaybeSharding(v.rank(), shard_p)));
+                                  absl::StrContains(text, "sharding=")
+                                      ? ""
+                                      : MaybeShardGroup(v, MaybeSharding(v.rank(), shard_p))));
     pool_.push_back(v);
     return v;
   }
