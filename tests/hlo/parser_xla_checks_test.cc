@@ -7,6 +7,7 @@
 
 #include "hlo/text/parser.h"
 #include "hlo/text/printer.h"
+#include "tests/hlo/parse_error_expectations.h"
 #include "tests/testlib/status_matchers.h"
 
 namespace sharc::hlo {
@@ -19,12 +20,7 @@ using ::testing::HasSubstr;
 
 constexpr absl::StatusCode kInvalid = absl::StatusCode::kInvalidArgument;
 
-// A module whose entry computation body is `body` (instructions start on line 3).
-std::string Entry(const std::string& body) { return "HloModule m\nENTRY %main {\n" + body + "}\n"; }
 
-#define EXPECT_PARSE_ERROR(text, loc, message)                                                   \
-  EXPECT_THAT(ParseModule(text), StatusIs(kInvalid, AllOf(HasSubstr("<input>:" loc ": error: "), \
-                                                          HasSubstr(message))))
 
 // ------------------------------------------------------------ float literals
 
