@@ -18,6 +18,14 @@ struct ConvWindowDim {
   int64_t lhs_dilation = 1;  // base dilation: a transposed convolution
   int64_t rhs_dilation = 1;  // window dilation: an atrous convolution
   bool reversed = false;     // the kernel is read back to front (rhs_reversal)
+
+  // One window over the whole input (`input` elements): the result has one
+  // position and input and kernel elements pair up one to one, a plain
+  // contraction (a 1x1 weight gradient's spatial dims).
+  bool CoversWholeInput(int64_t input) const {
+    return size == input && pad_lo == 0 && pad_hi == 0 && lhs_dilation == 1 &&
+           rhs_dilation == 1 && !reversed;
+  }
 };
 
 struct ConvDims {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ops/op_def.h"
+#include "hlo/ops/op_util.h"
 #include "spmd/partition/computation_copy.h"
 #include "spmd/partition/global_view.h"
 #include "spmd/partition/halo.h"
@@ -43,9 +44,7 @@ bool SameGroups(std::vector<std::vector<int64_t>> a, std::vector<std::vector<int
 bool SumsPartials(const Instruction& inst) {
   if (inst.opcode() == Opcode::kDot || inst.opcode() == Opcode::kConvolution) return true;
   if (inst.opcode() != Opcode::kReduce || inst.operand_count() != 2) return false;
-  const Instruction* root = inst.attr_computation("to_apply")->root();
-  return root->opcode() == Opcode::kAdd && root->operand(0)->opcode() == Opcode::kParameter &&
-         root->operand(1)->opcode() == Opcode::kParameter;
+  return hlo::MatchBinaryReducer(*inst.attr_computation("to_apply")) == Opcode::kAdd;
 }
 
 // State shared by the rewriters of one module.

@@ -11,6 +11,7 @@
 #include "hlo/passes/dce.h"
 #include "spmd/partition/insert_reshards.h"
 #include "spmd/partition/localize.h"
+#include "spmd/partition/reshard.h"
 #include "spmd/partition/reshard_to_collectives.h"
 #include "spmd/sharding_util.h"
 
@@ -33,27 +34,20 @@ namespace {
 absl::Status CheckManualAllReduceGroups(const Instruction& inst) {
   if (inst.opcode() != Opcode::kAllReduce || !inst.has_sharding() ||
       !inst.sharding()->IsTiled() || !inst.sharding()->HasManualSubgroup() ||
-      !inst.has_attr("use_global_device_ids") || !inst.attr_bool("use_global_device_ids")) {
+      !inst.attr_bool("use_global_device_ids")) {
     return absl::OkStatus();
   }
   const Sharding& s = *inst.sharding();
-  const hlo::TileAssignment& tiles = s.tile_assignment();
   const auto& types = s.subgroup_types();
   const int64_t manual =
       s.TiledDataRank() +
       (std::find(types.begin(), types.end(), hlo::SubgroupType::kManual) - types.begin());
-  // Each device's subgroup: its tile index with the manual dim left out.
+  // Each device's subgroup: the devices that differ from it only along the
+  // manual dim.
   absl::flat_hash_map<int64_t, int64_t> subgroup;
-  for (size_t p = 0; p < tiles.devices().size(); ++p) {
-    int64_t rest = static_cast<int64_t>(p), key = 0, scale = 1;
-    for (int64_t d = tiles.num_dims() - 1; d >= 0; --d) {
-      const int64_t index = rest % tiles.dim(d);
-      rest /= tiles.dim(d);
-      if (d == manual) continue;
-      key += index * scale;
-      scale *= tiles.dim(d);
-    }
-    subgroup[tiles.devices()[p]] = key;
+  const std::vector<std::vector<int64_t>> subgroups = GroupsAlongDims(s, {manual});
+  for (size_t g = 0; g < subgroups.size(); ++g) {
+    for (int64_t device : subgroups[g]) subgroup[device] = static_cast<int64_t>(g);
   }
   for (const std::vector<int64_t>& group : inst.attr_int_lists("replica_groups")) {
     for (int64_t device : group) {

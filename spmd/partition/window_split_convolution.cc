@@ -52,9 +52,7 @@ std::optional<WindowSplitPlan> PlanWindowSplitConvolution(const Instruction& con
   // One window over the whole input is a plain contraction: the sharding
   // rule splits it with no halo.
   const int64_t length = in.dim(*ld);
-  if (out == 1 && w.size == length && w.pad_lo == 0 && w.pad_hi == 0 && w.rhs_dilation == 1) {
-    return std::nullopt;
-  }
+  if (w.CoversWholeInput(length)) return std::nullopt;
   WindowSplitPlan plan;
   plan.spatial = k;
   plan.groups = GroupsAlongDims(lhs, {*ld});

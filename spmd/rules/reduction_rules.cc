@@ -210,8 +210,7 @@ absl::StatusOr<ShardingRule> ConvolutionRule(const Instruction& inst) {
       l[cd.lhs_spatial[s]] = {f};
       out[cd.out_spatial[s]] = {f};
       // The kernel's spatial dim has size 1: no factor.
-    } else if (out_size == 1 && w.size == lhs.dim(cd.lhs_spatial[s]) && w.pad_lo == 0 &&
-               w.pad_hi == 0 && w.lhs_dilation == 1 && w.rhs_dilation == 1 && !w.reversed) {
+    } else if (w.CoversWholeInput(lhs.dim(cd.lhs_spatial[s]))) {
       // One window covering the whole input (a weight gradient's 1x1
       // result): input and kernel positions pair up one to one, a
       // contraction like a dot's. Split, each device convolves its block
