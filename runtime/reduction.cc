@@ -148,9 +148,10 @@ absl::Status CheckReduction(hlo::PrimitiveType type, ReductionKind kind) {
   if (type == hlo::PrimitiveType::kInvalid) {
     return absl::InvalidArgumentError("cannot reduce values of invalid element type");
   }
-  if (hlo::IsComplex(type) && kind != ReductionKind::kSum) {
-    return absl::InvalidArgumentError(absl::StrCat("unsupported: complex reduction '",
-                                                   ReductionKindName(kind), "' (only sums)"));
+  if (hlo::IsComplex(type) && kind != ReductionKind::kSum && kind != ReductionKind::kProduct) {
+    return absl::InvalidArgumentError(absl::StrCat("complex values have no reduction '",
+                                                   ReductionKindName(kind),
+                                                   "' (only sums and products)"));
   }
   if (hlo::IsFloatingPoint(type) && (kind == ReductionKind::kAnd || kind == ReductionKind::kOr)) {
     return absl::InvalidArgumentError(absl::StrCat("reduction '", ReductionKindName(kind),
@@ -163,16 +164,17 @@ absl::Status CheckReduction(hlo::PrimitiveType type, ReductionKind kind) {
 void ReduceElements(hlo::PrimitiveType type, ReductionKind kind, const void* const* inputs,
                     int64_t num_inputs, int64_t offset, int64_t count, void* out) {
   if (count <= 0 || num_inputs <= 0) return;
-  // Complex values only add (CheckReduction), in their own precision.
-  if (type == hlo::PrimitiveType::kC64) {
-    return ReduceLoop<std::complex<float>>(inputs, num_inputs, offset, count,
-                                           static_cast<std::complex<float>*>(out),
-                                           [](auto a, auto b) { return a + b; });
-  }
+  // Complex values add or multiply (CheckReduction), in their own precision.
+  auto complex_loop = [&](auto* typed_out) {
+    if (kind == ReductionKind::kProduct) {
+      return ReduceLoop(inputs, num_inputs, offset, count, typed_out,
+                        [](auto a, auto b) { return a * b; });
+    }
+    ReduceLoop(inputs, num_inputs, offset, count, typed_out, [](auto a, auto b) { return a + b; });
+  };
+  if (type == hlo::PrimitiveType::kC64) return complex_loop(static_cast<std::complex<float>*>(out));
   if (type == hlo::PrimitiveType::kC128) {
-    return ReduceLoop<std::complex<double>>(inputs, num_inputs, offset, count,
-                                            static_cast<std::complex<double>*>(out),
-                                            [](auto a, auto b) { return a + b; });
+    return complex_loop(static_cast<std::complex<double>*>(out));
   }
   hlo::DispatchPrimitiveType(type, [&](auto t) {
     using T = decltype(t);

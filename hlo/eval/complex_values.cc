@@ -22,6 +22,30 @@ void SetComplex(Literal& literal, int64_t i, Complex128 value) {
   }
 }
 
+Complex128 ComplexExpm1(Complex128 z) {
+  const double half_sin = std::sin(z.imag() / 2);
+  return {std::expm1(z.real()) * std::cos(z.imag()) - 2 * half_sin * half_sin,
+          std::exp(z.real()) * std::sin(z.imag())};
+}
+
+Complex128 ComplexLog1p(Complex128 z) {
+  const double x = z.real(), y = z.imag();
+  return {std::log1p(x * (2 + x) + y * y) / 2, std::atan2(y, 1 + x)};
+}
+
+Complex128 ComplexPower(Complex128 z, Complex128 w) {
+  if (z == Complex128(1) || w == Complex128(0)) return 1;
+  const bool positive_infinite_base = z.imag() == 0 && z.real() > 0 && std::isinf(z.real());
+  if (positive_infinite_base && w.imag() == 0 && w.real() > 0) return z;
+  if (positive_infinite_base && w.imag() == 0 && w.real() < 0) return 0;
+  return std::pow(z, w);
+}
+
+Complex128 ComplexAtan2(Complex128 y, Complex128 x) {
+  const Complex128 i(0, 1);
+  return -i * std::log((x + i * y) / std::sqrt(x * x + y * y));
+}
+
 namespace {
 
 // Transforms, in place, every line of `data` (row-major `dims`) along `axis`

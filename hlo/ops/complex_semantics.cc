@@ -17,6 +17,7 @@
 #include "hlo/eval/complex_values.h"
 #include "hlo/ir/computation.h"
 #include "hlo/ops/complex_semantics.h"
+#include "hlo/ops/identity_custom_calls.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
 
@@ -82,6 +83,16 @@ absl::StatusOr<Literal> EvaluateComplexElementwise(const Instruction& inst,
       case Opcode::kLog: SetComplex(out, i, std::log(a)); continue;
       case Opcode::kSqrt: SetComplex(out, i, std::sqrt(a)); continue;
       case Opcode::kSign: SetComplex(out, i, Sign(a)); continue;
+      case Opcode::kSin: SetComplex(out, i, std::sin(a)); continue;
+      case Opcode::kCos: SetComplex(out, i, std::cos(a)); continue;
+      case Opcode::kTan: SetComplex(out, i, std::tan(a)); continue;
+      case Opcode::kTanh: SetComplex(out, i, std::tanh(a)); continue;
+      case Opcode::kExpm1: SetComplex(out, i, ComplexExpm1(a)); continue;
+      case Opcode::kLog1p: SetComplex(out, i, ComplexLog1p(a)); continue;
+      case Opcode::kLogistic: SetComplex(out, i, 1.0 / (1.0 + std::exp(-a))); continue;
+      case Opcode::kRsqrt: SetComplex(out, i, 1.0 / std::sqrt(a)); continue;
+      case Opcode::kPower: SetComplex(out, i, ComplexPower(a, b)); continue;
+      case Opcode::kAtan2: SetComplex(out, i, ComplexAtan2(a, b)); continue;
       default: return OpError(inst, "unsupported: complex ", OpcodeName(op));
     }
   }
@@ -126,33 +137,15 @@ absl::StatusOr<Literal> EvaluateComplexSelect(const Instruction& inst,
   return out;
 }
 
-// ----------------------------------------------------------------- reduce --
+// ------------------------------------------------------------------ iota --
 
-absl::StatusOr<Literal> EvaluateComplexReduce(const Instruction& inst,
-                                              absl::Span<const Literal* const> operands,
-                                              const Shape& shape) {
-  const Computation* reducer = inst.attr_computation("to_apply");
-  if (operands.size() != 2 || reducer == nullptr ||
-      MatchBinaryReducer(*reducer) != std::optional<Opcode>(Opcode::kAdd)) {
-    return OpError(inst, "unsupported: complex reduce other than a sum of one operand");
-  }
-  const Literal& x = *operands[0];
-  const IntList& reduced = inst.attr_ints("dimensions");
-  std::vector<bool> is_reduced(static_cast<size_t>(x.shape().rank()), false);
-  for (int64_t d : reduced) is_reduced[static_cast<size_t>(d)] = true;
-  std::vector<Complex128> sums(static_cast<size_t>(shape.num_elements()),
-                               GetComplex(*operands[1], 0));
-  std::vector<int64_t> kept;
-  int64_t in_index = 0;
-  ForEachIndex(x.shape().dims(), [&](const std::vector<int64_t>& index) {
-    kept.clear();
-    for (size_t d = 0; d < index.size(); ++d) {
-      if (!is_reduced[d]) kept.push_back(index[d]);
-    }
-    sums[static_cast<size_t>(LinearIndex(shape.dims(), kept))] += GetComplex(x, in_index++);
-  });
+absl::StatusOr<Literal> EvaluateComplexIota(const Instruction& inst, const Shape& shape) {
+  const int64_t dim = inst.attr_int("iota_dimension");
   Literal out(shape);
-  for (int64_t i = 0; i < out.num_elements(); ++i) SetComplex(out, i, sums[static_cast<size_t>(i)]);
+  int64_t i = 0;
+  ForEachIndex(shape.dims(), [&](const std::vector<int64_t>& index) {
+    SetComplex(out, i++, Complex128(static_cast<double>(index[static_cast<size_t>(dim)]), 0));
+  });
   return out;
 }
 
@@ -184,13 +177,22 @@ void WrapForComplex(OpRegistry& registry, Opcode opcode, InferShapeFn infer,
   registry.Register(std::move(def));
 }
 
+// XLA's complex elementwise ops (shape_inference.cc accepts complex operands
+// for these; cbrt, the inverse and hyperbolic functions other than tanh,
+// erf, rounding, maximum, minimum, remainder and clamp take reals only).
 constexpr Opcode kComplexElementwise[] = {
-    Opcode::kAbs,    Opcode::kCompare, Opcode::kAdd, Opcode::kSubtract, Opcode::kMultiply,
-    Opcode::kDivide, Opcode::kNegate,  Opcode::kExp, Opcode::kLog,      Opcode::kSqrt,
-    Opcode::kSign};
+    Opcode::kAbs,  Opcode::kCompare, Opcode::kAdd,  Opcode::kSubtract, Opcode::kMultiply,
+    Opcode::kDivide, Opcode::kNegate, Opcode::kExp, Opcode::kLog,      Opcode::kSqrt,
+    Opcode::kSign, Opcode::kSin,     Opcode::kCos,  Opcode::kTan,      Opcode::kTanh,
+    Opcode::kExpm1, Opcode::kLog1p,  Opcode::kLogistic, Opcode::kRsqrt, Opcode::kPower,
+    Opcode::kAtan2};
 
-// Ops whose evaluators move elements as bytes, or compute complex values
-// themselves (dot, fft, cholesky, triangular-solve, complex/real/imag).
+// Ops whose evaluators move elements as bytes, call computations on scalar
+// literals (whose complex ops are the ones above), or compute complex values
+// themselves (dot, convolution, fft, cholesky, triangular-solve,
+// complex/real/imag, iota). A reduce, reduce-window or scatter folds with
+// any computation of those ops; the combinable reducers (add, multiply)
+// take the fast path of hlo::ApplyBinaryReducer.
 constexpr Opcode kTypeGeneric[] = {
     Opcode::kParameter,   Opcode::kConstant,     Opcode::kTuple,
     Opcode::kGetTupleElement, Opcode::kCopy,     Opcode::kReshape,
@@ -201,10 +203,26 @@ constexpr Opcode kTypeGeneric[] = {
     Opcode::kFft,         Opcode::kCholesky,     Opcode::kTriangularSolve,
     Opcode::kAllGather,   Opcode::kAllToAll,     Opcode::kCollectivePermute,
     Opcode::kSelect,      Opcode::kConvert,      Opcode::kDot,
-    Opcode::kPartitionId, Opcode::kReplicaId};
-
-// Ops that combine elements with a reducer: complex values only add.
-constexpr Opcode kSums[] = {Opcode::kReduce, Opcode::kAllReduce, Opcode::kReduceScatter};
+    Opcode::kPartitionId, Opcode::kReplicaId,    Opcode::kConvolution,
+    Opcode::kIota,        Opcode::kGather,       Opcode::kScatter,
+    Opcode::kReduce,      Opcode::kReduceWindow, Opcode::kSort,
+    Opcode::kWhile,       Opcode::kConditional,  Opcode::kFusion,
+    Opcode::kMap,         Opcode::kBitcast,      Opcode::kOptimizationBarrier,
+    Opcode::kDomain,      Opcode::kAddDependency, Opcode::kAfterAll,
+    Opcode::kInfeed,      Opcode::kOutfeed,      Opcode::kSend,
+    Opcode::kSendDone,    Opcode::kRecv,         Opcode::kRecvDone,
+    Opcode::kAsyncStart,  Opcode::kAsyncUpdate,  Opcode::kAsyncDone,
+    Opcode::kCopyStart,   Opcode::kCopyDone,     Opcode::kAllGatherStart,
+    Opcode::kAllGatherDone, Opcode::kCollectivePermuteStart, Opcode::kCollectivePermuteDone,
+    Opcode::kCollectiveBroadcast, Opcode::kAllReduceDone, Opcode::kGetDimensionSize,
+    Opcode::kSetDimensionSize, Opcode::kShardMap, Opcode::kAxisIndex,
+    Opcode::kNamedAllGather, Opcode::kNamedAllGatherInvariant, Opcode::kNamedAllToAll,
+    Opcode::kPBroadcast,  Opcode::kPPermute,     Opcode::kPScatter,
+    Opcode::kMapReduceBroadcast, Opcode::kMapReduceMap, Opcode::kMapReduceSum,
+    // Collectives that combine values: the runtime's add or multiply complex
+    // values (runtime/reduction.cc) and refuses other reducers of any type.
+    Opcode::kAllReduce,   Opcode::kAllReduceStart, Opcode::kReduceScatter,
+    Opcode::kPSum,        Opcode::kPSumScatter};
 
 }  // namespace
 
@@ -220,7 +238,9 @@ void AddComplexSemantics(OpRegistry& registry) {
   WrapForComplex(registry, Opcode::kSelect, nullptr,
                  [](const Instruction& inst, absl::Span<const Literal* const> operands,
                     const Shape&) { return EvaluateComplexSelect(inst, operands); });
-  WrapForComplex(registry, Opcode::kReduce, nullptr, EvaluateComplexReduce);
+  WrapForComplex(registry, Opcode::kIota, nullptr,
+                 [](const Instruction& inst, absl::Span<const Literal* const>,
+                    const Shape& shape) { return EvaluateComplexIota(inst, shape); });
 }
 
 absl::Status CheckComplexSupported(const Instruction& inst) {
@@ -232,17 +252,13 @@ absl::Status CheckComplexSupported(const Instruction& inst) {
   for (Opcode supported : kTypeGeneric) {
     if (op == supported) return absl::OkStatus();
   }
-  for (Opcode sum : kSums) {
-    if (op != sum) continue;
-    const Computation* reducer = inst.attr_computation("to_apply");
-    const bool one_input = op != Opcode::kReduce || inst.operand_count() == 2;
-    if (one_input && reducer != nullptr &&
-        MatchBinaryReducer(*reducer) == std::optional<Opcode>(Opcode::kAdd)) {
+  // Annotations (Sharding, MoveToHost, ...) and manual-region markers pass
+  // their operand's elements through.
+  if (op == Opcode::kCustomCall) {
+    const std::string& target = inst.attr_string("custom_call_target");
+    if (IsIdentityCustomCallTarget(target) || IsManualRegionMarker(target)) {
       return absl::OkStatus();
     }
-    return absl::UnimplementedError(absl::StrCat("unsupported: complex ", OpcodeName(op),
-                                                 " other than a sum of one operand, in ",
-                                                 inst.Describe()));
   }
   return absl::UnimplementedError(absl::StrCat("unsupported: complex ", OpcodeName(op),
                                                " (sharc computes complex values with a subset of "

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hlo/base/status_macros.h"
+#include "hlo/eval/complex_values.h"
 #include "hlo/ops/convolution_dims.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
@@ -43,7 +44,9 @@ template <typename Acc>
 std::vector<Acc> Values(const Literal& literal) {
   std::vector<Acc> v(static_cast<size_t>(literal.num_elements()));
   for (int64_t i = 0; i < literal.num_elements(); ++i) {
-    if constexpr (std::is_same_v<Acc, double>) {
+    if constexpr (std::is_same_v<Acc, Complex128>) {
+      v[static_cast<size_t>(i)] = GetComplex(literal, i);
+    } else if constexpr (std::is_same_v<Acc, double>) {
       v[static_cast<size_t>(i)] = literal.GetAsDouble(i);
     } else {
       v[static_cast<size_t>(i)] = literal.GetAsInt64(i);
@@ -105,7 +108,9 @@ Literal ComputeConvolution(const Shape& result_shape, const Literal& lhs_value,
         sum += l[static_cast<size_t>(lo + c * lf)] * r[static_cast<size_t>(ro + c * rf)];
       }
     });
-    if constexpr (std::is_same_v<Acc, double>) {
+    if constexpr (std::is_same_v<Acc, Complex128>) {
+      SetComplex(result, out_index, sum);
+    } else if constexpr (std::is_same_v<Acc, double>) {
       result.SetFromDouble(out_index, sum);
     } else {
       result.SetFromInt64(out_index, Saturate(sum, result_shape.type()));
@@ -121,6 +126,9 @@ absl::StatusOr<Literal> EvaluateConvolution(const Instruction& inst,
   RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
   ASSIGN_OR_RETURN(ConvDims cd, GetConvDims(inst));
   ASSIGN_OR_RETURN(Shape result_shape, InferConvolution(inst));
+  if (IsComplex(result_shape.type())) {
+    return ComputeConvolution<Complex128>(result_shape, *operands[0], *operands[1], cd);
+  }
   if (IsFloatingPoint(result_shape.type())) {
     return ComputeConvolution<double>(result_shape, *operands[0], *operands[1], cd);
   }

@@ -145,6 +145,10 @@ std::optional<Opcode> MatchBinaryReducer(const Computation& computation) {
   bool params = (root->operand(0) == p0 && root->operand(1) == p1) ||
                 (root->operand(0) == p1 && root->operand(1) == p0);
   if (!params) return std::nullopt;
+  if (IsComplex(s.type()) && root->opcode() != Opcode::kAdd &&
+      root->opcode() != Opcode::kMultiply) {
+    return std::nullopt;  // not defined on complex values: the evaluator says so
+  }
   switch (root->opcode()) {
     case Opcode::kAdd:
     case Opcode::kMultiply:
@@ -225,13 +229,23 @@ T CombineScalars(Opcode op, T a, T b) {
 
 void ApplyBinaryReducer(Opcode op, Literal& dst, int64_t dst_index, const Literal& src,
                         int64_t src_index) {
-  // Complex values only add (CheckComplexSupported refuses other reducers).
+  // Complex values add or multiply: MatchBinaryReducer matches nothing else
+  // on them.
+  auto combine_complex = [&](auto* d, const auto* x) {
+    if (op == Opcode::kMultiply) {
+      d[dst_index] *= x[src_index];
+    } else {
+      d[dst_index] += x[src_index];
+    }
+  };
   if (dst.shape().type() == PrimitiveType::kC64) {
-    dst.data<std::complex<float>>()[dst_index] += src.data<std::complex<float>>()[src_index];
+    combine_complex(dst.data<std::complex<float>>().data(),
+                    src.data<std::complex<float>>().data());
     return;
   }
   if (dst.shape().type() == PrimitiveType::kC128) {
-    dst.data<std::complex<double>>()[dst_index] += src.data<std::complex<double>>()[src_index];
+    combine_complex(dst.data<std::complex<double>>().data(),
+                    src.data<std::complex<double>>().data());
     return;
   }
   DispatchPrimitiveType(dst.shape().type(), [&](auto t) {

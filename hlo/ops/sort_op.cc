@@ -386,7 +386,8 @@ absl::StatusOr<Literal> EvaluateSort(const Instruction& inst,
         case 1: PermuteRow<1>(*op, out, base, stride, perm); break;
         case 2: PermuteRow<2>(*op, out, base, stride, perm); break;
         case 4: PermuteRow<4>(*op, out, base, stride, perm); break;
-        default: PermuteRow<8>(*op, out, base, stride, perm); break;
+        case 8: PermuteRow<8>(*op, out, base, stride, perm); break;
+        default: PermuteRow<16>(*op, out, base, stride, perm); break;  // c128
       }
     });
     results.push_back(std::move(out));

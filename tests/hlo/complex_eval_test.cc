@@ -1,5 +1,6 @@
-// Complex values at run time (c64, c128): the elementwise ops, dot, reduce
-// (sum), complex/real/imag, convert and fft evaluate as NumPy computes them
+// Complex values at run time (c64, c128): XLA's complex elementwise ops,
+// dot, convolution, reductions, sort, gather/scatter, loops,
+// complex/real/imag, convert and fft evaluate as NumPy computes them
 // (the values below are printed by tests/hlo/complex_expected.py; rerun it
 // and paste its output to change them), and a module using an op sharc does
 // not compute complex values with is refused before it runs.
@@ -43,6 +44,14 @@ const ComplexCase kUnaryCases[] = {
     {Opcode::kExp, {-0.8809828598836126, -1.9249826676958306, 0.0903413693835317, 0.27188864559191706, 0.05509018805108691, 0.7768498766770381, 0.22313016014842982, 0.0, 0.41454064950578356, 0.22646458896647162, 0.41454064950578356, 0.22646458896647162}},
     {Opcode::kLog, {0.7589353594543049, -1.2120256565243244, 0.5697171415941824, 2.356194490192345, 0.4191645952022216, 1.7359450042095235, 0.4054651081081644, 3.141592653589793, -0.10381968238912226, 2.5535900500422257, -0.10381968238912226, 2.5535900500422257}},
     {Opcode::kSqrt, {1.201249544501346, -0.8324664967220552, 0.5088059320440205, 1.2283661817565577, 0.7970855137858657, 0.9409279017476724, 0.0, 1.224744871391589, 0.27512526135016874, 0.9086770105119854, 0.27512526135016874, 0.9086770105119854}},
+    {Opcode::kSin, {2.564458405835377, -2.65373338938083, -1.7920852142496468, 0.5051209087665124, -0.5819954525995883, 2.0630853133346414, -0.9974949866040544, 0.0, -0.7686335646933926, 0.3812796346521782, -0.7686335646933926, 0.3812796346521782}},
+    {Opcode::kCos, {2.7527567096909453, 2.472208631182566, 0.5954622781500442, 1.5201965686577297, 2.2792788971607405, 0.526792167549771, 0.0707372016677029, 0.0, 0.8250713669946073, 0.35519875789073846, 0.8250713669946073, 0.35519875789073846}},
+    {Opcode::kTan, {0.03643288937571831, -0.996747399904603, -0.11225957033593745, 1.1348788112820032, -0.04380217692516719, 0.9152719132613141, -14.10141994717172, 0.0, -0.618096394806202, 0.7282118012804722, -0.618096394806202, 0.7282118012804722}},
+    {Opcode::kTanh, {1.2534271713346836, 0.44550132143674176, -1.1348788112820032, 0.11225957033593745, -3.7861089368147747, 1.0253320612293393, -0.9051482536448665, 0.0, -0.7360841705511909, 0.29089346182961806, -0.7360841705511909, 0.29089346182961806}},
+    {Opcode::kExpm1, {-1.8809828598836125, -1.9249826676958306, -0.9096586306164685, 0.27188864559191706, -0.944909811948913, 0.7768498766770381, -0.7768698398515702, 0.0, -0.5854593504942165, 0.22646458896647162, -0.5854593504942165, 0.22646458896647162}},
+    {Opcode::kLog1p, {0.9773995482362797, -0.8519663271732721, 0.24275390789085033, 1.7681918866447774, 0.5170368837652694, 1.1071487177940904, -0.6931471805599453, 3.141592653589793, -0.5815754049028404, 1.1071487177940904, -0.5815754049028404, 1.1071487177940904}},
+    {Opcode::kLogistic, {0.9680037656300103, -0.5175069450797777, 0.13654638371082012, 0.21531168206250928, 0.38540024148542473, 0.45252221280695604, 0.18242552380635635, 0.0, 0.31072373502641987, 0.1103514883691212, 0.31072373502641987, 0.1103514883691212}},
+    {Opcode::kRsqrt, {0.5623824990290673, 0.3897313351147728, 0.28782409988501484, -0.6948688455202312, 0.5241602050486669, -0.6187503766986883, 0.0, -0.8164965809277261, 0.30522407291491205, -1.0080866320727055, 0.30522407291491205, -1.0080866320727055}},
 };
 constexpr double kSignX[] = {0.0, 0.0, -0.813733471206735, -0.5812381937190965, 0.3511234415883917, 0.9363291775690445, -0.0, -1.0, 0.9486832980505138, 0.31622776601683794, -0.658504607868518, 0.7525766947068778};
 const ComplexCase kBinaryCases[] = {
@@ -52,6 +61,16 @@ const ComplexCase kBinaryCases[] = {
     {Opcode::kDivide, {-0.0, 0.0, 0.2, 1.2000000000000002, 1.216216216216216, -0.7027027027027025, -0.0, 0.5, -0.5384615384615385, -0.6923076923076923, 2.8461538461538463, -0.7692307692307694}},
 };
 constexpr double kAbsX[] = {0.0, 2.1505813167606567, 2.1360009363293826, 0.75, 0.7905694150420949, 2.6575364531836625};
+constexpr double kPowerYX[] = {1.0, 0.0, 0.8615133258056588, 6.963222485034511, -0.02293301009713013, 0.035818750525861386, 10.066627101634362, -3.1592399855814657, -0.15296628597934273, 0.46401169441036744, -0.0002610329488221653, 0.007254432562831468};
+constexpr double kAtan2Y[] = {0.0, -1.75, 0.75, 0.0, 0.75, -1.75};
+constexpr double kAtan2X[] = {0.75, -1.25, -0.25, -1.5, -0.75, -0.75};
+constexpr double kAtan2Real[] = {0.0, -2.191045812777718, 1.892546881191539, 3.141592653589793, 2.356194490192345, -1.97568811307998};
+constexpr double kTiny[] = {1e-09, 2e-09, -3e-10, 1e-12};
+constexpr double kExpm1Tiny[] = {9.999999985e-10, 2.0000000020000004e-09, -2.999999999550005e-10, 9.999999997e-13};
+constexpr double kLog1pTiny[] = {1.0000000015e-09, 1.9999999980000002e-09, -3.000000000449995e-10, 1.0000000003e-12};
+constexpr double kProductX[] = {-5.546875, 1.484375, -0.46875, 1.125};
+constexpr double kConvYX[] = {-7.25, 1.0, 0.5625, 0.0, 2.3125, -2.3125};
+constexpr double kSortedXY[] = {-1.75, -1.25, -1.75, 2.0, -1.5, 0.0, -1.25, 1.25, -0.75, 0.5, -0.75, 0.5, -0.25, 1.5, -0.0, -0.75, 0.0, 0.0, 0.75, -2.0, 0.75, 0.25, 0.75, 2.0};
 constexpr double kDotXY[] = {0.5625, 0.0, 0.375, -1.0625, -5.3125, -3.0625, -0.375, -1.0625};
 constexpr double kSumX[] = {-1.0, 0.75, -1.0, 1.5};
 constexpr double kZ[] = {0.75, -1.0, 2.0, -0.5, 0.25, -1.0, -1.5, 0.5, 0.75, -2.0, 0.75, -0.25, 1.5, 1.0, 0.75, -0.25, -0.75, 0.5, -1.75, -0.25, -0.25, 0.5, 0.5, 1.5, 1.0, 0.75, 0.75, 1.5, 0.5, 1.25, 0.5, 0.0, -1.0, -0.25, -0.5, 0.75, -0.25, 0.75, -1.75, -0.75, 1.75, 0.5, -1.75, -0.5, 2.0, 2.0, 1.25, -1.0};
@@ -94,6 +113,13 @@ Literal RealLiteral(PrimitiveType type, std::vector<int64_t> dims,
   return l;
 }
 
+// Real values as complex ones with zero imaginary parts, interleaved.
+std::vector<double> Interleave(const std::vector<double>& reals) {
+  std::vector<double> parts;
+  for (double r : reals) parts.insert(parts.end(), {r, 0.0});
+  return parts;
+}
+
 // Compares a complex or real result with expected values (interleaved for
 // complex) to a relative `tolerance`.
 void ExpectValues(const Literal& result, const std::vector<double>& expected, double tolerance,
@@ -132,7 +158,15 @@ TEST(ComplexEvalTest, ElementwiseOpsMatchNumPy) {
     OpHarness h;
     ASSERT_OK_AND_ASSIGN(Literal sign, h.Run(Opcode::kSign, shape, {x}));
     ExpectValues(sign, Of(kSignX), tolerance, "sign");
+    ASSERT_OK_AND_ASSIGN(Literal power, h.Run(Opcode::kPower, shape, {y, x}));
+    ExpectValues(power, Of(kPowerYX), tolerance, "power");
     const PrimitiveType part = type == PrimitiveType::kC64 ? PrimitiveType::kF32 : PrimitiveType::kF64;
+    ASSERT_OK_AND_ASSIGN(
+        Literal atan2,
+        h.Run(Opcode::kAtan2, shape,
+              {ComplexLiteral(type, {2, 3}, Interleave(Of(kAtan2Y))),
+               ComplexLiteral(type, {2, 3}, Interleave(Of(kAtan2X)))}));
+    ExpectValues(atan2, Interleave(Of(kAtan2Real)), tolerance, "atan2");
     ASSERT_OK_AND_ASSIGN(Literal abs, h.Run(Opcode::kAbs, Shape(part, {2, 3}), {x}));
     ExpectValues(abs, Of(kAbsX), tolerance, "abs");
     ASSERT_OK_AND_ASSIGN(Literal eq, h.Run(Opcode::kCompare, Shape(PrimitiveType::kPred, {2, 3}),
@@ -148,6 +182,111 @@ TEST(ComplexEvalTest, ElementwiseOpsMatchNumPy) {
                     .status()
                     .message(),
                 HasSubstr("EQ or NE only"));
+  }
+}
+
+// exp(z) - 1 and log(1 + z) of tiny z keep all their digits (computed
+// directly they cancel, leaving about 7 correct digits of 16).
+TEST(ComplexEvalTest, Expm1AndLog1pAreAccurateNearZero) {
+  const Literal tiny = ComplexLiteral(PrimitiveType::kC128, {2}, Of(kTiny));
+  for (auto [op, expected] : {std::pair{Opcode::kExpm1, Of(kExpm1Tiny)},
+                              std::pair{Opcode::kLog1p, Of(kLog1pTiny)}}) {
+    OpHarness h;
+    ASSERT_OK_AND_ASSIGN(Literal r, h.Run(op, tiny.shape(), {tiny}));
+    for (int64_t i = 0; i < 2; ++i) {
+      const Complex128 want(expected[2 * i], expected[2 * i + 1]);
+      EXPECT_LE(std::abs(GetComplex(r, i) - want), 1e-12 * std::abs(want))
+          << OpcodeName(op) << " element " << i << ": got " << GetComplex(r, i);
+    }
+  }
+}
+
+// The ops that call computations or move elements run on complex values
+// too: a product reduce, a convolution, a lexicographic sort (jnp.sort's
+// order for complex values), gather, scatter-add, iota and a while loop.
+constexpr char kProgramsModule[] = R"(HloModule m
+%mul (a: c128[], b: c128[]) -> c128[] {
+  %a = c128[] parameter(0)
+  %b = c128[] parameter(1)
+  ROOT %m = c128[] multiply(%a, %b)
+}
+%add (a: c128[], b: c128[]) -> c128[] {
+  %a = c128[] parameter(0)
+  %b = c128[] parameter(1)
+  ROOT %s = c128[] add(%a, %b)
+}
+%less (a: c128[], b: c128[]) -> pred[] {
+  %a = c128[] parameter(0)
+  %b = c128[] parameter(1)
+  %ra = f64[] real(%a)
+  %rb = f64[] real(%b)
+  %ia = f64[] imag(%a)
+  %ib = f64[] imag(%b)
+  %lt_re = pred[] compare(%ra, %rb), direction=LT
+  %eq_re = pred[] compare(%ra, %rb), direction=EQ
+  %lt_im = pred[] compare(%ia, %ib), direction=LT
+  %tie = pred[] and(%eq_re, %lt_im)
+  ROOT %lt = pred[] or(%lt_re, %tie)
+}
+%cond (s: (s32[], c128[4])) -> pred[] {
+  %s = (s32[], c128[4]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %n = s32[] constant(3)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+%body (s: (s32[], c128[4])) -> (s32[], c128[4]) {
+  %s = (s32[], c128[4]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %v = c128[4] get-tuple-element(%s), index=1
+  %one = s32[] constant(1)
+  %j = s32[] add(%i, %one)
+  %step = c128[] constant((0, 1))
+  %steps = c128[4] broadcast(%step), dimensions={}
+  %w = c128[4] multiply(%v, %steps)
+  ROOT %t = (s32[], c128[4]) tuple(%j, %w)
+}
+ENTRY %e {
+  %x = c128[2,3] parameter(0)
+  %y = c128[2,3] parameter(1)
+  %one = c128[] constant((1, 0))
+  %product = c128[2] reduce(%y, %one), dimensions={1}, to_apply=%mul
+  %y0 = c128[1,3] slice(%y), slice={[0:1], [0:3]}
+  %x0 = c128[1,3] slice(%x), slice={[0:1], [0:3]}
+  %input = c128[1,1,3] reshape(%y0)
+  %kernel = c128[1,1,3] reshape(%x0)
+  %conv = c128[1,1,3] convolution(%input, %kernel), window={size=3 pad=1_1}, dim_labels=bf0_oi0->bf0
+  %xf = c128[6] reshape(%x)
+  %yf = c128[6] reshape(%y)
+  %both = c128[12] concatenate(%xf, %yf), dimensions={0}
+  %sorted = c128[12] sort(%both), dimensions={0}, to_apply=%less
+  %at = s32[2,1] constant({ {4}, {1} })
+  %gathered = c128[2] gather(%xf, %at), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  %iota = c128[4] iota(), iota_dimension=0
+  %twice = s32[2,1] constant({ {1}, {1} })
+  %scattered = c128[4] scatter(%iota, %twice, %gathered), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%add
+  %zero = s32[] constant(0)
+  %init = (s32[], c128[4]) tuple(%zero, %scattered)
+  %loop = (s32[], c128[4]) while(%init), condition=%cond, body=%body
+  %turned = c128[4] get-tuple-element(%loop), index=1
+  ROOT %out = (c128[2], c128[1,1,3], c128[12], c128[4], c128[4]) tuple(%product, %conv, %sorted, %scattered, %turned)
+})";
+
+TEST(ComplexEvalTest, ReducersConvolutionSortGatherScatterAndLoopsMatchNumPy) {
+  ASSERT_OK_AND_ASSIGN(auto module, ParseAndVerifyModule(kProgramsModule));
+  ASSERT_OK(CheckRunnableTypes(*module));
+  const Literal x = ComplexLiteral(PrimitiveType::kC128, {2, 3}, Of(kX));
+  const Literal y = ComplexLiteral(PrimitiveType::kC128, {2, 3}, Of(kY));
+  ASSERT_OK_AND_ASSIGN(Literal out, Evaluate(*module, {x, y}));
+  ExpectValues(out.element(0), Of(kProductX), 1e-14, "product reduce");
+  ExpectValues(out.element(1), Of(kConvYX), 1e-14, "convolution");
+  ExpectValues(out.element(2), Of(kSortedXY), 0, "sort");
+  // iota (0, 1, 2, 3) with x[4] + x[1] added at 1; then times i three times (-i).
+  const Complex128 at1 = Complex128(1) + GetComplex(x, 4) + GetComplex(x, 1);
+  const std::vector<Complex128> scattered = {0, at1, 2, 3};
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(GetComplex(out.element(3), i), scattered[static_cast<size_t>(i)]) << i;
+    EXPECT_EQ(GetComplex(out.element(4), i), scattered[static_cast<size_t>(i)] * Complex128(0, -1))
+        << i;
   }
 }
 
@@ -211,15 +350,15 @@ TEST(ComplexEvalTest, FftMatchesNumPy) {
   }
 }
 
+// topk orders values, which complex values have no order for.
 TEST(ComplexEvalTest, OpsWithoutComplexSemanticsAreRefusedBeforeRunning) {
   ASSERT_OK_AND_ASSIGN(auto module, ParseAndVerifyModule(R"(HloModule m
 ENTRY %e {
-  %x = c64[4] parameter(0)
-  %i = s32[2,1] constant({ {0}, {2} })
-  ROOT %g = c64[2] gather(%x, %i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  %x = c64[4,8] parameter(0)
+  ROOT %t = (c64[4,2], s32[4,2]) topk(%x), k=2, largest=true
 })"));
   EXPECT_THAT(std::string(CheckRunnableTypes(*module).message()),
-              HasSubstr("unsupported: complex gather"));
+              HasSubstr("unsupported: complex topk"));
 }
 
 }  // namespace
