@@ -88,6 +88,7 @@ constexpr bool kGenerateConditional = true;
 // SPMDFullToShardShape, SPMDShardToFullShape), fully manual or partially
 // manual (last_tile_dims={manual, replicated}).
 constexpr bool kGenerateManualRegion = true;
+constexpr bool kGenerateComplexDetour = true;
 
 constexpr uint32_t kBaseSeed = 20260401;
 // How often an intermediate instruction gets its own sharding annotation.
@@ -141,8 +142,8 @@ class ProgramGenerator {
  private:
   std::string Text(bool reference) const {
     std::string text = absl::StrCat("HloModule random_case, num_partitions=", mesh_.devices, "\n\n");
-    for (const char* t : {"f32", "s32"}) {
-      for (const char* op : {"add", "maximum"}) {
+    for (const char* t : {"f32", "s32", "c64"}) {
+      for (const char* op : {"add", std::string(t) == "c64" ? "multiply" : "maximum"}) {
         absl::StrAppend(&text, "%", op, "_", t, " (a: ", t, "[], b: ", t, "[]) -> ", t, "[] {\n",
                         "  %a = ", t, "[] parameter(0)\n  %b = ", t, "[] parameter(1)\n",
                         "  ROOT %r = ", t, "[] ", op, "(%a, %b)\n}\n\n");
@@ -424,6 +425,7 @@ class ProgramGenerator {
         {kGenerateCall, 1, &ProgramGenerator::Call},
         {kGenerateConditional, 1, &ProgramGenerator::Conditional},
         {kGenerateManualRegion, 2, &ProgramGenerator::ManualRegion},
+        {kGenerateComplexDetour, 2, &ProgramGenerator::ComplexDetour},
     };
     int total = 0;
     for (const Choice& c : choices)
@@ -934,6 +936,74 @@ class ProgramGenerator {
     absl::StrAppend(&attrs, ", lhs_contracting_dims={", absl::StrJoin(lc, ","),
                     "}, rhs_contracting_dims={", absl::StrJoin(rc, ","), "}");
     Emit("dot", lhs.type, out, absl::StrCat("dot(%", lhs.name, ", %", rhs.name, ")", attrs));
+  }
+
+  // A detour through complex values: z = complex(a, b), a few of XLA's
+  // complex ops (elementwise, a dot, a sum or product reduce, a transpose),
+  // then back to f32 by real, imag or abs. Complex values stay out of the
+  // pool, so every other step sees f32 and s32 values only.
+  void ComplexDetour() {
+    Value a = PickAny();
+    if (a.type != "f32") a = Need("f32", a.dims);
+    const Value b = Need("f32", a.dims);
+    Value z = EmitComplex(a.dims, absl::StrCat("complex(%", a.name, ", %", b.name, ")"));
+    for (int steps = Uniform(1, 3); steps > 0; --steps) {
+      switch (Uniform(0, 4)) {
+        case 0: {
+          static const char* ops[] = {"negate", "sine", "tanh", "exponential", "sign"};
+          z = EmitComplex(z.dims, absl::StrCat(ops[Uniform(0, 4)], "(%", z.name, ")"));
+          break;
+        }
+        case 1: {
+          static const char* ops[] = {"add", "multiply", "subtract"};
+          const Value re = Need("f32", z.dims), im = Need("f32", z.dims);
+          const Value w = EmitComplex(z.dims, absl::StrCat("complex(%", re.name, ", %", im.name, ")"));
+          z = EmitComplex(z.dims, absl::StrCat(ops[Uniform(0, 2)], "(%", z.name, ", %", w.name, ")"));
+          break;
+        }
+        case 2: {  // z . z^T over the last dim: [.., k] x [.., k] -> [.., ..]
+          if (z.rank() != 2) break;
+          z = EmitComplex({z.dims[0], z.dims[0]},
+                          absl::StrCat("dot(%", z.name, ", %", z.name,
+                                       "), lhs_contracting_dims={1}, rhs_contracting_dims={1}"));
+          break;
+        }
+        case 3: {
+          if (z.rank() == 0) break;
+          const int64_t d = Uniform(0, static_cast<int>(z.rank()) - 1);
+          std::vector<int64_t> kept;
+          for (int64_t i = 0; i < z.rank(); ++i)
+            if (i != d) kept.push_back(z.dims[static_cast<size_t>(i)]);
+          // Products of a few small values only: they neither vanish nor blow up.
+          const bool product = z.dims[static_cast<size_t>(d)] <= 4 && Chance(0.4);
+          const std::string init = Fresh("cinit");
+          lines_.push_back(absl::StrCat("  %", init, " = c64[] constant((", product ? 1 : 0, ", 0))"));
+          z = EmitComplex(kept, absl::StrCat("reduce(%", z.name, ", %", init, "), dimensions={", d,
+                                             "}, to_apply=%", product ? "multiply" : "add", "_c64"));
+          break;
+        }
+        default: {
+          if (z.rank() < 2) break;
+          std::vector<int64_t> perm(static_cast<size_t>(z.rank()));
+          std::iota(perm.begin(), perm.end(), 0);
+          std::shuffle(perm.begin(), perm.end(), rng_);
+          std::vector<int64_t> dims;
+          for (int64_t p : perm) dims.push_back(z.dims[static_cast<size_t>(p)]);
+          z = EmitComplex(dims, absl::StrCat("transpose(%", z.name, "), dimensions={",
+                                             absl::StrJoin(perm, ","), "}"));
+        }
+      }
+    }
+    static const char* parts[] = {"real", "imag", "abs"};
+    Emit("part", "f32", z.dims, absl::StrCat(parts[Uniform(0, 2)], "(%", z.name, ")"));
+  }
+
+  // A c64 value computed by `text`, maybe sharded, kept out of the pool.
+  Value EmitComplex(const std::vector<int64_t>& dims, const std::string& text) {
+    Value v{Fresh("z"), "c64", dims};
+    lines_.push_back(absl::StrCat("  %", v.name, " = ", ShapeText(v), " ", text,
+                                  MaybeSharding(v.rank(), kIntermediateShardingP)));
+    return v;
   }
 
   void Iota() {
