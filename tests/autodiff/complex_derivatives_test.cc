@@ -147,6 +147,42 @@ ENTRY %e {
   testing::CheckDerivatives(*module, 11, "complex arithmetic", 1e-6, 1e-6);
 }
 
+// XLA's other complex elementwise ops are holomorphic: their real rules
+// (f'(z) dz) hold for complex tangents. A product reduce and a complex
+// convolution are multilinear, their real rules hold too.
+TEST(ComplexDerivativesTest, TranscendentalOpsProductsAndConvolutions) {
+  const std::string text = R"(HloModule transcendental
+%mul (a: c128[], b: c128[]) -> c128[] {
+  %a = c128[] parameter(0)
+  %b = c128[] parameter(1)
+  ROOT %m = c128[] multiply(%a, %b)
+}
+ENTRY %e {
+  %z = c128[4] parameter(0)
+  %w = c128[4] parameter(1)
+  %s = c128[4] sine(%z)
+  %c = c128[4] cosine(%w)
+  %t = c128[4] tan(%s)
+  %h = c128[4] tanh(%c)
+  %x = c128[4] exponential-minus-one(%t)
+  %l = c128[4] log-plus-one(%h)
+  %g = c128[4] logistic(%x)
+  %r = c128[4] rsqrt(%w)
+  %p = c128[4] power(%g, %r)
+  %sum = c128[4] add(%p, %l)
+  %one = c128[] constant((1, 0))
+  %prod = c128[] reduce(%sum, %one), dimensions={0}, to_apply=%mul
+  %in = c128[1,1,4] reshape(%z)
+  %k = c128[1,1,3] slice(%in), slice={[0:1], [0:1], [0:3]}
+  %conv = c128[1,1,4] convolution(%in, %k), window={size=3 pad=1_1}, dim_labels=bf0_oi0->bf0
+  ROOT %out = (c128[4], c128[], c128[1,1,4]) tuple(%sum, %prod, %conv)
+}
+)";
+  std::unique_ptr<hlo::Module> module = testing::Parse(text);
+  ASSERT_NE(module, nullptr);
+  testing::CheckDerivatives(*module, 17, "complex transcendental ops", 1e-6, 1e-6);
+}
+
 // The gradients of `text`'s entry (a scalar loss) at `args`, from the
 // printed and re-parsed gradient module.
 Literal GradAt(const std::string& text, const std::vector<Literal>& args) {
