@@ -38,7 +38,7 @@ bool IsContraction(const Instruction& inst) {
 
 bool IsHeavy(const Instruction& inst) {
   return IsContraction(inst) || inst.opcode() == Opcode::kReduce ||
-         inst.opcode() == Opcode::kReduceWindow;
+         inst.opcode() == Opcode::kReduceWindow || inst.opcode() == Opcode::kSelectAndScatter;
 }
 
 // The input dims of a reduce over its innermost dim only (one value per

@@ -34,7 +34,7 @@ namespace {
 
 // Bumped whenever lowerings, schedules or the cache's files change, so stale
 // disk entries are never loaded (53: every entry a sealed k_KEY.so).
-constexpr const char* kCodegenVersion = "sharc-codegen-53";
+constexpr const char* kCodegenVersion = "sharc-codegen-54";
 
 uint64_t Fnv1a(const std::string& text, uint64_t seed) {
   uint64_t h = seed;

@@ -105,6 +105,7 @@ void RegisterGatherScatterLowerings(LoweringTable& table);  // gather_scatter_lo
 void RegisterDotLowering(LoweringTable& table);           // dot_lowering.cc
 void RegisterConvolutionLowering(LoweringTable& table);   // convolution_lowering.cc
 void RegisterCustomCallLowering(LoweringTable& table);    // custom_call_lowering.cc
+void RegisterSelectAndScatterLowering(LoweringTable& table);  // select_and_scatter_lowering.cc
 void RegisterUnsupportedOps(LoweringTable& table);        // unsupported_ops.cc
 
 class LoweringTable {

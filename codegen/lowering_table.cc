@@ -45,6 +45,7 @@ const LoweringRule* FindLoweringRule(hlo::Opcode opcode) {
     RegisterDotLowering(*t);
     RegisterConvolutionLowering(*t);
     RegisterCustomCallLowering(*t);
+    RegisterSelectAndScatterLowering(*t);
     RegisterUnsupportedOps(*t);
     return t;
   }();

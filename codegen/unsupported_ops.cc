@@ -70,7 +70,7 @@ void RegisterUnsupportedOps(LoweringTable& table) {
                                  " is expanded into primitive ops before codegen "
                                  "(hlo/passes/expand_batch_norm.h)");
   }
-  for (Opcode op : {Opcode::kSelectAndScatter, Opcode::kMap,
+  for (Opcode op : {Opcode::kMap,
                     Opcode::kTopK, Opcode::kGetDimensionSize, Opcode::kRaggedDot,
                     Opcode::kStochasticConvert, Opcode::kReal, Opcode::kImag,
                     Opcode::kCholesky, Opcode::kTriangularSolve, Opcode::kFft}) {

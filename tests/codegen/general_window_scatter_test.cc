@@ -7,7 +7,9 @@
 // variadic scatter (2 and 3 operands, mixed dtypes including pred) with
 // duplicate and out-of-bounds indices, batching dims, empty updates, empty
 // and rank-0 operands, and windows large enough for the parallel update
-// loop. Each runs unfused (one kernel per op) and fused.
+// loop; and select-and-scatter (max and min pooling's gradients) with
+// overlapping, padded and all-padding windows and an order-dependent
+// scatter. Each runs unfused (one kernel per op) and fused.
 #include <string>
 #include <vector>
 
@@ -222,6 +224,61 @@ ENTRY main {
     tuple(s0v, s0i, s1v, s1i, s2a, s2b, s3v, s3i, s3f, s4i, s5v, s6v, s6i, s7i)
 }
 )";
+
+constexpr const char* kSelectAndScatter = R"(
+HloModule select_and_scatter
+ge { x = T[] parameter(0)  y = T[] parameter(1)  ROOT c = pred[] compare(x, y), direction=GE }
+le { x = T[] parameter(0)  y = T[] parameter(1)  ROOT c = pred[] compare(x, y), direction=LE }
+plus { x = T[] parameter(0)  y = T[] parameter(1)  ROOT r = T[] OPA(x, y) }
+fold { x = T[] parameter(0)  y = T[] parameter(1)  ROOT r = T[] OPS(x, y) }
+ENTRY main {
+  a = T[6,9] parameter(0)
+  s0 = T[3,3] parameter(1)
+  b = T[2,7,5,3] parameter(2)
+  s1 = T[2,4,3,3] parameter(3)
+  c = T[10] parameter(4)
+  s2 = T[5] parameter(5)
+  s3 = T[7] parameter(6)
+  z = T[] parameter(7)
+  sz = T[] parameter(8)
+  e = T[0,4] parameter(9)
+  se = T[0,2] parameter(10)
+  v0 = T[] parameter(11)
+  r0 = T[6,9] select-and-scatter(a, s0, v0), window={size=2x3 stride=2x3}, select=ge, scatter=plus
+  r1 = T[2,7,5,3] select-and-scatter(b, s1, v0), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, select=le, scatter=fold
+  r2 = T[10] select-and-scatter(c, s2, v0), window={size=4 stride=2 pad=1_1}, select=ge, scatter=fold
+  r3 = T[10] select-and-scatter(c, s3, v0), window={size=3 stride=2 pad=3_3}, select=le, scatter=plus
+  r4 = T[] select-and-scatter(z, sz, v0), window={}, select=ge, scatter=fold
+  r5 = T[0,4] select-and-scatter(e, se, v0), window={size=1x2 stride=1x2}, select=ge, scatter=plus
+  ROOT out = (T[6,9], T[2,7,5,3], T[10], T[10], T[], T[0,4]) tuple(r0, r1, r2, r3, r4, r5)
+}
+)";
+
+class SelectAndScatterTest : public ::testing::TestWithParam<PrimitiveType> {};
+
+TEST_P(SelectAndScatterTest, EqualsInterpreterUnfusedAndFused) {
+  ExpectEqualsInterpreter(ForType(kSelectAndScatter, GetParam()), {81, 82});
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, SelectAndScatterTest, ::testing::ValuesIn(AllTypes()),
+                         [](const auto& info) { return hlo::PrimitiveTypeName(info.param); });
+
+// A max-pool's gradient at training sizes: the selection and the gather
+// run vectorised and in parallel.
+TEST(SelectAndScatterTest, PoolingGradientAtTrainingSizeEqualsInterpreter) {
+  ExpectEqualsInterpreter(R"(
+HloModule max_pool_grad
+ge { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT c = pred[] compare(x, y), direction=GE }
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
+ENTRY main {
+  x = f32[4,32,32,16] parameter(0)
+  ct = f32[4,16,16,16] parameter(1)
+  zero = f32[] constant(0)
+  ROOT g = f32[4,32,32,16] select-and-scatter(x, ct, zero), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0}, select=ge, scatter=add
+}
+)",
+                          {91});
+}
 
 class VariadicScatterTest : public ::testing::TestWithParam<PrimitiveType> {};
 
