@@ -22,6 +22,11 @@ Instruction* SwapMatrixDims(Emitter& e, Instruction* x) {
   return Transpose(e, x, perm);
 }
 
+Instruction* AdjointMatrix(Emitter& e, Instruction* x) {
+  Instruction* swapped = SwapMatrixDims(e, x);
+  return hlo::IsComplex(x->shape().type()) ? Conj(e, swapped) : swapped;
+}
+
 Instruction* BatchMatmul(Emitter& e, Instruction* a, Instruction* b) {
   const int64_t r = a->shape().rank();
   IntList batch(static_cast<size_t>(r - 2));

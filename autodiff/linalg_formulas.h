@@ -14,6 +14,8 @@ namespace sharc::autodiff {
 Instruction* KeepTriangle(Emitter& e, Instruction* x, bool lower, bool keep_diagonal);
 // `x` with its last two dims swapped.
 Instruction* SwapMatrixDims(Emitter& e, Instruction* x);
+// The conjugate transpose of `x`'s matrices (the transpose for reals).
+Instruction* AdjointMatrix(Emitter& e, Instruction* x);
 // The batched product a @ b of [..., m, k] and [..., k, n].
 Instruction* BatchMatmul(Emitter& e, Instruction* a, Instruction* b);
 // A triangular-solve of `b` by `a` with `like`'s flags, transpose_a replaced
