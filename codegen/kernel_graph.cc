@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/lowering.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ir/narrow_types.h"
 
 namespace sharc::codegen {
 namespace {
@@ -140,13 +141,20 @@ absl::Status CheckLowerable(const hlo::Instruction& inst) {
     return LoweringError(inst, absl::StrCat("op ", hlo::OpcodeName(inst.opcode()), " has no lowering rule"));
   }
   if (!rule->lower) return LoweringError(inst, rule->unsupported_reason);
-  // Halide has no complex type: such values run on the interpreter's
-  // kernels (hlo/ops/complex_semantics.cc).
+  // Halide has no complex or 8-bit float type: such values run on the
+  // interpreter's kernels (hlo/ops/complex_semantics.cc,
+  // narrow_type_semantics.cc).
   auto is_complex = [](const hlo::Instruction* value) {
     return value->shape().is_array() && hlo::IsComplex(value->shape().type());
   };
   if (is_complex(&inst) || std::any_of(inst.operands().begin(), inst.operands().end(), is_complex)) {
     return LoweringError(inst, "complex values have no Halide lowering");
+  }
+  auto is_narrow = [](const hlo::Instruction* value) {
+    return value->shape().is_array() && hlo::IsNarrowType(value->shape().type());
+  };
+  if (is_narrow(&inst) || std::any_of(inst.operands().begin(), inst.operands().end(), is_narrow)) {
+    return LoweringError(inst, "narrow types (f8, f4, s4, ...) have no Halide lowering");
   }
   // The op's own reason first: it says more than the generic checks below.
   if (rule->supports) {

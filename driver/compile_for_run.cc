@@ -5,6 +5,7 @@
 
 #include "hlo/base/status_macros.h"
 #include "hlo/ops/complex_semantics.h"
+#include "hlo/ops/narrow_type_semantics.h"
 #include "hlo/passes/lower_for_compute.h"
 #include "hlo/verifier/runnable_types.h"
 #include "hlo/verifier/verifier.h"
@@ -55,11 +56,12 @@ absl::StatusOr<CompiledForRun> CompileForRun(const hlo::Module& module, const Ru
   RETURN_IF_ERROR(hlo::CheckRunnableTypes(*result.prepared));
   ASSIGN_OR_RETURN(CompileOptions compile_options, ResolveCompileOptions(timed, *result.prepared));
   RETURN_IF_ERROR(PrepareModule(*result.prepared, compile_options));
-  // The partitioner adds collectives and index arithmetic: complex values
-  // must still meet only ops that compute with them.
+  // The partitioner adds collectives and index arithmetic: complex and
+  // narrow values must still meet only ops that compute with them.
   for (const hlo::Computation* computation : result.prepared->computations()) {
     for (const hlo::Instruction* inst : computation->instructions()) {
       RETURN_IF_ERROR(hlo::CheckComplexSupported(*inst));
+      RETURN_IF_ERROR(hlo::CheckNarrowTypeSupported(*inst));
     }
   }
   absl::Status verified = hlo::VerifyModule(*result.prepared);

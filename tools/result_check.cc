@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ir/narrow_types.h"
 #include "hlo/ops/collective_groups.h"
 #include "hlo/ops/convolution_dims.h"
 #include "hlo/ops/custom_call_targets.h"
@@ -171,7 +172,10 @@ CheckTolerance ToleranceFor(PrimitiveType type, int64_t reduction_length) {
       relative = 8 * std::ldexp(1.0, -8);  // 8 significant bits: 3.1e-2
       break;
     default:
-      return CheckTolerance{0};
+      // The 8- and 4-bit floats: two units of their last place (one more
+      // rounding than the global program, where a partial result rounds).
+      if (!hlo::IsNarrowFloat(type)) return CheckTolerance{0};
+      relative = 2 * std::ldexp(1.0, 1 - hlo::NarrowFloatSignificandBits(type));
   }
   // Rounding errors of a long sum grow like the square root of its length
   // (random signs); the per-type figures cover sums of up to 1024 terms.

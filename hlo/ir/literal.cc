@@ -1,5 +1,6 @@
 #include "hlo/ir/literal.h"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -7,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "hlo/ir/narrow_types.h"
 
 namespace sharc::hlo {
 
@@ -31,6 +33,10 @@ Literal Literal::Tuple(std::vector<Literal> elements) {
 // A complex element reads as its real part and is set to (value, 0): the
 // partitioner's masks and the result summaries use these on any array.
 double Literal::GetAsDouble(int64_t i) const {
+  if (IsNarrowFloat(shape_.type())) return NarrowFloatToDouble(shape_.type(), untyped_data()[i]);
+  if (IsSubByteInteger(shape_.type())) {
+    return static_cast<double>(SubByteToInt64(shape_.type(), untyped_data()[i]));
+  }
   if (shape_.type() == PrimitiveType::kC64) return data<std::complex<float>>()[i].real();
   if (shape_.type() == PrimitiveType::kC128) return data<std::complex<double>>()[i].real();
   return DispatchPrimitiveType(shape_.type(), [&](auto t) -> double {
@@ -44,6 +50,11 @@ double Literal::GetAsDouble(int64_t i) const {
 }
 
 int64_t Literal::GetAsInt64(int64_t i) const {
+  if (IsSubByteInteger(shape_.type())) return SubByteToInt64(shape_.type(), untyped_data()[i]);
+  if (IsNarrowFloat(shape_.type())) {
+    const double v = NarrowFloatToDouble(shape_.type(), untyped_data()[i]);
+    return std::isfinite(v) ? static_cast<int64_t>(v) : 0;
+  }
   return DispatchPrimitiveType(shape_.type(), [&](auto t) -> int64_t {
     using T = decltype(t);
     if constexpr (kIsLowPrecisionFloat<T>) {
@@ -55,6 +66,20 @@ int64_t Literal::GetAsInt64(int64_t i) const {
 }
 
 void Literal::SetFromDouble(int64_t i, double v) {
+  if (IsNarrowFloat(shape_.type())) {
+    untyped_data()[i] = NarrowFloatFromDouble(shape_.type(), v);
+    return;
+  }
+  if (IsSubByteInteger(shape_.type())) {
+    // Floats saturate to the integer's range (NaN is 0), as XLA converts.
+    const int bits = shape_.type() == PrimitiveType::kS2 || shape_.type() == PrimitiveType::kU2 ? 2 : 4;
+    const bool is_signed = IsSignedInteger(shape_.type());
+    const double lo = is_signed ? -std::ldexp(1.0, bits - 1) : 0;
+    const double hi = is_signed ? std::ldexp(1.0, bits - 1) - 1 : std::ldexp(1.0, bits) - 1;
+    const double clamped = std::isnan(v) ? 0 : std::clamp(std::trunc(v), lo, hi);
+    untyped_data()[i] = SubByteFromInt64(shape_.type(), static_cast<int64_t>(clamped));
+    return;
+  }
   if (shape_.type() == PrimitiveType::kC64) {
     data<std::complex<float>>()[i] = std::complex<float>(static_cast<float>(v), 0);
     return;
@@ -76,6 +101,14 @@ void Literal::SetFromDouble(int64_t i, double v) {
 }
 
 void Literal::SetFromInt64(int64_t i, int64_t v) {
+  if (IsSubByteInteger(shape_.type())) {
+    untyped_data()[i] = SubByteFromInt64(shape_.type(), v);  // wraps, as C casts do
+    return;
+  }
+  if (IsNarrowFloat(shape_.type())) {
+    untyped_data()[i] = NarrowFloatFromDouble(shape_.type(), static_cast<double>(v));
+    return;
+  }
   DispatchPrimitiveType(shape_.type(), [&](auto t) {
     using T = decltype(t);
     if constexpr (kIsLowPrecisionFloat<T>) {
@@ -123,16 +156,13 @@ void AppendValues(const Literal& lit, int64_t dim, int64_t& index, std::string& 
 }  // namespace
 
 std::string FormatElement(const Literal& literal, int64_t i) {
-  // Constants of the sub-byte integers (a byte each) and the complex types
-  // (two floats or doubles) are stored to be read and printed; nothing
-  // computes with them (CheckRunnableTypes).
+  // The narrow types (a byte each, hlo/ir/narrow_types.h) and the complex
+  // types (two floats or doubles).
+  if (IsSubByteInteger(literal.shape().type())) return absl::StrCat(literal.GetAsInt64(i));
+  // Nine digits name every narrow float's value exactly enough to read it
+  // back to the same pattern.
+  if (IsNarrowFloat(literal.shape().type())) return FormatFloat(literal.GetAsDouble(i), 9);
   switch (literal.shape().type()) {
-    case PrimitiveType::kS2:
-    case PrimitiveType::kS4:
-      return absl::StrCat(static_cast<int>(reinterpret_cast<const int8_t*>(literal.untyped_data())[i]));
-    case PrimitiveType::kU2:
-    case PrimitiveType::kU4:
-      return absl::StrCat(static_cast<int>(literal.untyped_data()[i]));
     case PrimitiveType::kC64: {
       const float* parts = reinterpret_cast<const float*>(literal.untyped_data()) + 2 * i;
       return absl::StrCat("(", FormatFloat(parts[0], 9), ", ", FormatFloat(parts[1], 9), ")");

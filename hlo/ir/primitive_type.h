@@ -28,10 +28,11 @@ enum class PrimitiveType : uint8_t {
   kBF16,
   kF32,
   kF64,
-  // Types sharc reads, prints and verifies but stores no values of: XLA's
-  // sub-byte integers, the 8- and 4-bit floats and the complex types. No
-  // constant may have them, and `run` (and every pass that computes)
-  // refuses a module that holds a value of one (CheckRunnableTypes).
+  // Types DispatchPrimitiveType does not take: XLA's sub-byte integers and
+  // 8- and 4-bit floats (a byte per element, hlo/ir/narrow_types.h) and the
+  // complex types. They compute only in the ops their semantics files wrap
+  // (hlo/ops/narrow_type_semantics.h, complex_semantics.h); CheckRunnableTypes
+  // refuses any other op that meets one.
   kS2,
   kS4,
   kU2,

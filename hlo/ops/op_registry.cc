@@ -1,6 +1,7 @@
 #include <memory>
 
 #include "hlo/ops/complex_semantics.h"
+#include "hlo/ops/narrow_type_semantics.h"
 #include "hlo/ops/op_def.h"
 
 namespace sharc::hlo {
@@ -60,6 +61,7 @@ const OpRegistry& Registry() {
     RegisterComplexOps(*r);
     // Last: it wraps definitions the calls above registered.
     AddComplexSemantics(*r);
+    AddNarrowTypeSemantics(*r);
     return r;
   }();
   return *registry;

@@ -9,6 +9,7 @@
 #include "hlo/ops/custom_call_targets.h"
 #include "hlo/passes/expand_batch_norm.h"
 #include "hlo/passes/inline_map.h"
+#include "hlo/passes/upcast_narrow_types.h"
 
 namespace sharc::hlo {
 namespace {
@@ -344,7 +345,7 @@ absl::Status LowerForCompute(Module& module) {
       }
     }
   }
-  return absl::OkStatus();
+  return UpcastNarrowTypes(module);
 }
 
 }  // namespace sharc::hlo

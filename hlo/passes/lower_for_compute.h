@@ -27,6 +27,7 @@
 //   %p = (f32[4], f32[8]) collective-permute(%a, %b), ...  ->  tuple(collective-permute(%a),
 //                                                                  collective-permute(%b))
 //   %y = f32[4] map(%a, %b), to_apply=%f   ->  f's elementwise ops on the arrays (inline_map.h)
+//   %z = f8e4m3fn[4] add(%x, %y)  ->  the add in f32 between converts (upcast_narrow_types.h)
 //
 // and after-all instructions that no longer order anything are dropped. A
 // fusion's value is its computation's (it records only which ops XLA's

@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ir/narrow_types.h"
 #include "hlo/text/parser_impl.h"
 
 namespace sharc::hlo::text_internal {
@@ -56,6 +57,9 @@ bool RoundsToFiniteF32(double value) {
 // NaN in the floating point `type`.
 bool FitsFloatType(PrimitiveType type, double value) {
   if (!std::isfinite(value)) return false;
+  if (IsNarrowFloat(type)) {
+    return std::isfinite(NarrowFloatToDouble(type, NarrowFloatFromDouble(type, value)));
+  }
   bool fits = true;
   DispatchPrimitiveType(type, [&](auto zero) {
     using T = decltype(zero);

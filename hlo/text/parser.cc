@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ir/narrow_types.h"
 #include "hlo/text/parser_impl.h"
 #include "hlo/verifier/runnable_types.h"
 #include "hlo/verifier/verifier.h"
@@ -20,8 +21,7 @@ namespace {
 // sub-byte integers and complex types, stored to be read and printed (no
 // pass computes with them: CheckRunnableTypes).
 bool HasConstantStorage(PrimitiveType type) {
-  return IsRunnableType(type) || IsComplex(type) || type == PrimitiveType::kS2 ||
-         type == PrimitiveType::kS4 || type == PrimitiveType::kU2 || type == PrimitiveType::kU4;
+  return IsRunnableType(type) || IsComplex(type) || IsNarrowType(type);
 }
 
 // The first leaf element type of `shape` a constant cannot hold (kInvalid if none).

@@ -2,7 +2,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ir/narrow_types.h"
 #include "hlo/ops/complex_semantics.h"
+#include "hlo/ops/narrow_type_semantics.h"
 #include "hlo/ops/op_def.h"
 
 namespace sharc::hlo {
@@ -16,8 +18,10 @@ PrimitiveType FirstUnrunnableType(const Shape& shape, bool allow_tokens) {
     return PrimitiveType::kInvalid;
   }
   if (allow_tokens && shape.type() == PrimitiveType::kToken) return PrimitiveType::kInvalid;
-  // Complex values run in the ops CheckComplexSupported accepts.
-  return shape.is_array() && !IsRunnableType(shape.type()) && !IsComplex(shape.type())
+  // Complex values run in the ops CheckComplexSupported accepts, narrow ones
+  // in those CheckNarrowTypeSupported accepts.
+  return shape.is_array() && !IsRunnableType(shape.type()) && !IsComplex(shape.type()) &&
+                 !IsNarrowType(shape.type())
              ? shape.type()
              : PrimitiveType::kInvalid;
 }
@@ -37,6 +41,7 @@ absl::Status CheckTypes(const Module& module) {
       PrimitiveType type = FirstUnrunnableType(inst->shape(), /*allow_tokens=*/true);
       if (type == PrimitiveType::kInvalid) {
         RETURN_IF_ERROR(CheckComplexSupported(*inst));
+        RETURN_IF_ERROR(CheckNarrowTypeSupported(*inst));
         continue;
       }
       return absl::InvalidArgumentError(absl::StrCat(

@@ -6,6 +6,7 @@
 // fails with FILE:LINE:COL.
 #include <string>
 
+#include "hlo/passes/lower_for_compute.h"
 #include "hlo/text/parser.h"
 #include "hlo/text/printer.h"
 #include "hlo/verifier/runnable_types.h"
@@ -268,15 +269,17 @@ ENTRY e {
                                  "f4e2m1fn[4], f8e8m0fnu[4], f8e5m2[4]) tuple("));
   auto module = ParseAndVerifyModule(printed);
   ASSERT_THAT(module, IsOk());
-  // Nothing may compute with them: the first such value is named.
+  // Arithmetic on a narrow type runs only once LowerForCompute has moved it
+  // to f32 between converts (narrow_types_test.cc runs such programs).
   EXPECT_THAT(CheckRunnableTypes(**module),
-              StatusIs(kInvalid, AllOf(HasSubstr("value '%b' has element type s4, which sharc "
-                                                 "reads and verifies but cannot compute with"),
-                                       HasSubstr("at <input>:5:3"))));
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       AllOf(HasSubstr("unsupported: f8e5m2 add"), HasSubstr("at <input>:20:3"))));
+  ASSERT_THAT(LowerForCompute(**module), IsOk());
+  EXPECT_THAT(CheckRunnableTypes(**module), IsOk());
 }
 
-// Constants of the complex and sub-byte integer types hold their values
-// (printed back exactly); the narrow floats' constants are refused.
+// Constants of the complex and narrow types hold their values (printed
+// back exactly; a narrow float's to the pattern nearest the written value).
 TEST(TypesWithoutStorageTest, ComplexAndSubByteConstantsRoundTrip) {
   std::string printed = RoundTrip(R"(HloModule m
 ENTRY e {
@@ -284,8 +287,10 @@ ENTRY e {
   w = c128[] constant((1e+300, -0))
   s = s4[3] constant({-8, 7, 0})
   u = u2[2] constant({3, 0})
-  ROOT t = tuple(z, w, s, u)
+  f = f8e4m3fn[3] constant({0.1, -448, nan})
+  ROOT t = tuple(z, w, s, u, f)
 })");
+  EXPECT_THAT(printed, HasSubstr("%f = f8e4m3fn[3] constant({0.1015625, -448, nan})"));
   EXPECT_THAT(printed, HasSubstr("%z = c64[3] constant({(1, -2.5), (-inf, nan), (0.100000001, 3.00000001e+38)})"));
   EXPECT_THAT(printed, HasSubstr("%w = c128[] constant((1.0000000000000001e+300, -0))"));
   EXPECT_THAT(printed, HasSubstr("%s = s4[3] constant({-8, 7, 0})"));
@@ -299,8 +304,8 @@ ENTRY e {
 }
 
 TEST(TypesWithoutStorageTest, ConstantsAndUnsupportedOpsFailCleanly) {
-  EXPECT_PARSE_ERROR("HloModule m\nENTRY e {\n  ROOT c = f8e4m3fn[] constant(1)\n}\n", "3:23",
-                     "constants of type f8e4m3fn are not supported");
+  EXPECT_PARSE_ERROR("HloModule m\nENTRY e {\n  ROOT c = f8e4m3fn[] constant(1000)\n}\n", "3:32",
+                     "value 1000 is out of range for f8e4m3fn");
   // maximum of complex values has no meaning (complex numbers are not
   // ordered): the verifier says so rather than computing. complex_eval_test.cc
   // runs the arithmetic that has one.
