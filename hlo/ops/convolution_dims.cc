@@ -72,9 +72,14 @@ absl::StatusOr<ConvDims> GetConvDims(const Instruction& inst) {
   RETURN_IF_ERROR(ExpectArrayOperand(inst, 1));
   const Shape& lhs = inst.operand(0)->shape();
   const Shape& rhs = inst.operand(1)->shape();
+  // A pred operand beside a numeric one reads as 0/1 of the result type (XLA
+  // converts it; LowerForCompute does too, before anything computes).
+  const bool numeric_result = inst.shape().is_array() && inst.shape().type() != PrimitiveType::kPred;
   for (int64_t i = 0; i < 2; ++i) {
-    if (inst.operand(i)->shape().type() == PrimitiveType::kPred) {
-      return OpError(inst, "expects numeric operands, operand ", i, " is pred");
+    if (inst.operand(i)->shape().type() != PrimitiveType::kPred) continue;
+    if (!numeric_result || inst.operand(1 - i)->shape().type() == PrimitiveType::kPred) {
+      return OpError(inst, "expects numeric operands, operand ", i,
+                     " is pred (a pred operand needs a numeric one beside it and a numeric result)");
     }
   }
   if (lhs.rank() < 2 || lhs.rank() != rhs.rank()) {

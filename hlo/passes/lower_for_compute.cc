@@ -289,6 +289,19 @@ bool OrdersNothing(const Instruction* token) {
   return true;
 }
 
+// A convolution's pred operand becomes 0/1 of the result type.
+void ConvertPredOperands(Computation& computation, Instruction* conv) {
+  for (int64_t k = 0; k < conv->operand_count(); ++k) {
+    Instruction* operand = conv->operand(k);
+    if (operand->shape().type() != PrimitiveType::kPred || !conv->shape().is_array()) continue;
+    Instruction* converted = computation.AddInstructionBefore(
+        Instruction::Create(Opcode::kConvert, absl::StrCat(conv->name(), ".operand", k),
+                            Shape(conv->shape().type(), operand->shape().dims()), {operand}),
+        conv);
+    conv->ReplaceOperand(k, converted);
+  }
+}
+
 }  // namespace
 
 absl::Status LowerForCompute(Module& module) {
@@ -320,6 +333,9 @@ absl::Status LowerForCompute(Module& module) {
           break;
         case Opcode::kMap:
           RETURN_IF_ERROR(InlineElementwiseMap(*computation, inst).status());
+          break;
+        case Opcode::kConvolution:
+          ConvertPredOperands(*computation, inst);
           break;
         case Opcode::kOutfeed:
           RETURN_IF_ERROR(MoveOutfeedShardingToData(*computation, inst));

@@ -28,6 +28,8 @@
 //                                                                  collective-permute(%b))
 //   %y = f32[4] map(%a, %b), to_apply=%f   ->  f's elementwise ops on the arrays (inline_map.h)
 //   %z = f8e4m3fn[4] add(%x, %y)  ->  the add in f32 between converts (upcast_narrow_types.h)
+//   %c = f32[...] convolution(f32 %x, pred %k)  ->  convolution(%x, f32 convert(%k)), as XLA's
+//     importer converts a pred operand
 //
 // and after-all instructions that no longer order anything are dropped. A
 // fusion's value is its computation's (it records only which ops XLA's

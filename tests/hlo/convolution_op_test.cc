@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hlo/eval/interpreter.h"
+#include "hlo/passes/lower_for_compute.h"
 #include "hlo/text/parser.h"
 #include "hlo/text/printer.h"
 #include "tests/testlib/status_matchers.h"
@@ -335,6 +336,35 @@ TEST(ConvolutionTest, VerifierNamesTheInstructionAndTheDimension) {
   EXPECT_NE(VerifyError("c = f32[2,5,4,8] convolution(x, k), window={size=3x3}, "
                         "dim_labels=b01f_01io->b01f, feature_group_count=2"),
             "ok");
+}
+
+// A pred operand beside a numeric one is its 0/1 values (XLA's importer
+// converts it); LowerForCompute makes the convert explicit, and the
+// convolution equals the one of the converted kernel. A pred result, or two
+// pred operands, stay refused.
+TEST(ConvolutionTest, PredOperandReadsAsZeroOrOne) {
+  const std::string conv = R"(HloModule m
+ENTRY e {
+  x = f32[1,5,1] parameter(0)
+  k = pred[3,1,1] constant({ { {1} }, { {0} }, { {1} } })
+  ROOT c = f32[1,5,1] convolution(x, k), window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f
+})";
+  ASSERT_OK_AND_ASSIGN(auto module, ParseAndVerifyModule(conv));
+  ASSERT_OK(LowerForCompute(*module));
+  EXPECT_THAT(PrintModule(*module), HasSubstr("f32[3,1,1] convert(%k)"));
+  const Literal x = Literal::FromValues<float>({1, 5, 1}, {1, 2, 3, 4, 5});
+  ASSERT_OK_AND_ASSIGN(Literal lowered, Evaluate(*module, {x}));
+  ASSERT_OK_AND_ASSIGN(Literal as_written, EvalText(conv, {x}));
+  // Each output adds its left and right neighbours.
+  EXPECT_THAT(AsDoubles(lowered), ElementsAre(2, 4, 6, 8, 4));
+  EXPECT_EQ(lowered, as_written);
+  auto pred_result = ParseAndVerifyModule(R"(HloModule m
+ENTRY e {
+  x = f32[1,5,1] parameter(0)
+  k = pred[3,1,1] parameter(1)
+  ROOT c = pred[1,5,1] convolution(x, k), window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f
+})");
+  EXPECT_THAT(pred_result.status().message(), HasSubstr("a pred operand needs a numeric one"));
 }
 
 }  // namespace

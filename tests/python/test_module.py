@@ -128,9 +128,17 @@ def test_help_is_useful():
     assert sharc.__version__.count(".") == 2
 
 
-def test_types_without_storage_parse_but_do_not_compile():
-    module = sharc.parse("HloModule narrow\nENTRY %e {\n  %x = f8e4m3fn[4] parameter(0)\n"
-                         "  ROOT %y = f8e4m3fn[4] negate(%x)\n}\n")
-    assert module.parameters[0].dtype == "f8e4m3fn"
-    with pytest.raises(sharc.PartitionError, match="f8e4m3fn"):
-        sharc.compile(module)
+def test_narrow_types_compute_between_converts():
+    # f8 values inside a program run (0.1 rounds to 13/128; 500 is past
+    # e4m3fn's 448 and it has no infinity: NaN).
+    module = sharc.parse("HloModule narrow\nENTRY %e {\n  %x = f32[4] parameter(0)\n"
+                         "  %q = f8e4m3fn[4] convert(%x)\n  %s = f8e4m3fn[4] add(%q, %q)\n"
+                         "  ROOT %y = f32[4] convert(%s)\n}\n")
+    out = sharc.compile(module)(np.array([0.1, 1, 500, -3], np.float32))
+    assert out[0] == 0.203125 and out[1] == 2 and np.isnan(out[2]) and out[3] == -6
+    # NumPy has no f8 dtype: an f8 argument is refused by name.
+    f8_in = sharc.parse("HloModule narrow\nENTRY %e {\n  %x = f8e4m3fn[4] parameter(0)\n"
+                        "  ROOT %y = f8e4m3fn[4] negate(%x)\n}\n")
+    assert f8_in.parameters[0].dtype == "f8e4m3fn"
+    with pytest.raises(TypeError, match="f8e4m3fn has no NumPy dtype"):
+        sharc.compile(f8_in)(np.zeros(4, np.uint8))
