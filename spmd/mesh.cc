@@ -40,19 +40,21 @@ absl::StatusOr<Mesh> Mesh::Create(std::vector<MeshAxis> axes, std::vector<int64_
     total *= axis.size;
   }
   if (device_ids.empty()) {
+    // The iota is a permutation by construction: no sort to prove it.
     device_ids.resize(static_cast<size_t>(total));
     std::iota(device_ids.begin(), device_ids.end(), 0);
-  }
-  if (static_cast<int64_t>(device_ids.size()) != total) {
-    return absl::InvalidArgumentError(absl::StrCat("mesh has ", total, " positions but ",
-                                                   device_ids.size(), " device ids"));
-  }
-  std::vector<int64_t> sorted = device_ids;
-  std::sort(sorted.begin(), sorted.end());
-  for (int64_t i = 0; i < total; ++i) {
-    if (sorted[i] != i) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mesh device ids must be a permutation of 0..", total - 1));
+  } else {
+    if (static_cast<int64_t>(device_ids.size()) != total) {
+      return absl::InvalidArgumentError(absl::StrCat("mesh has ", total, " positions but ",
+                                                     device_ids.size(), " device ids"));
+    }
+    std::vector<int64_t> sorted = device_ids;
+    std::sort(sorted.begin(), sorted.end());
+    for (int64_t i = 0; i < total; ++i) {
+      if (sorted[i] != i) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("mesh device ids must be a permutation of 0..", total - 1));
+      }
     }
   }
   Mesh mesh;
