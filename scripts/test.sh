@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds sharc and runs the whole test suite (GoogleTest + lit golden tests).
 # With --full, or when CI=true, also builds and tests under AddressSanitizer +
-# UBSan (build-asan/) and runs the parser fuzzer for a bounded time.
+# UBSan (build-asan/) and runs the parser fuzzers for a bounded time.
 #
 #   scripts/test.sh [--full]
 #

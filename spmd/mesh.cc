@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ir/device_limits.h"
 
 namespace sharc::spmd {
 
@@ -31,25 +32,29 @@ absl::StatusOr<Mesh> Mesh::Create(std::vector<MeshAxis> axes, std::vector<int64_
       return absl::InvalidArgumentError(
           absl::StrCat("mesh axis \"", axis.name, "\" has size ", axis.size, "; sizes must be >= 1"));
     }
-    if (total > (int64_t{1} << 30) / axis.size) {
-      return absl::InvalidArgumentError("mesh has too many devices");
+    // Bounded before the device ids are allocated and sorted.
+    if (total > hlo::kMaxDevices / axis.size) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mesh has more than ", hlo::kMaxDevices, " devices"));
     }
     total *= axis.size;
   }
   if (device_ids.empty()) {
+    // The iota is a permutation by construction: no sort to prove it.
     device_ids.resize(static_cast<size_t>(total));
     std::iota(device_ids.begin(), device_ids.end(), 0);
-  }
-  if (static_cast<int64_t>(device_ids.size()) != total) {
-    return absl::InvalidArgumentError(absl::StrCat("mesh has ", total, " positions but ",
-                                                   device_ids.size(), " device ids"));
-  }
-  std::vector<int64_t> sorted = device_ids;
-  std::sort(sorted.begin(), sorted.end());
-  for (int64_t i = 0; i < total; ++i) {
-    if (sorted[i] != i) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mesh device ids must be a permutation of 0..", total - 1));
+  } else {
+    if (static_cast<int64_t>(device_ids.size()) != total) {
+      return absl::InvalidArgumentError(absl::StrCat("mesh has ", total, " positions but ",
+                                                     device_ids.size(), " device ids"));
+    }
+    std::vector<int64_t> sorted = device_ids;
+    std::sort(sorted.begin(), sorted.end());
+    for (int64_t i = 0; i < total; ++i) {
+      if (sorted[i] != i) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("mesh device ids must be a permutation of 0..", total - 1));
+      }
     }
   }
   Mesh mesh;
@@ -127,6 +132,12 @@ absl::StatusOr<PartitionSpec> PartitionSpec::Parse(std::string_view text) {
       while (true) {
         std::string name = read_name();
         if (name.empty()) return absl::InvalidArgumentError("expected a mesh axis name in P(...)");
+        // P((None)) would print as P(None), which means "not split".
+        if (name == "None" || name == "_") {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "'", name, "' cannot be in a grouped axis list of P(...); write it alone, as in P(",
+              name, ")"));
+        }
         axes.push_back(name);
         skip_space();
         if (i < t.size() && t[i] == ',') {

@@ -22,8 +22,9 @@ namespace sharc::spmd {
 class Mesh {
  public:
   Mesh() = default;
-  // Validates names (non-empty, distinct), sizes (>= 1) and device ids (a
-  // permutation of 0..N-1; empty = iota).
+  // Validates names (non-empty, distinct), sizes (>= 1, at most
+  // hlo::kMaxDevices devices in all) and device ids (a permutation of
+  // 0..N-1; empty = iota).
   static absl::StatusOr<Mesh> Create(std::vector<hlo::MeshAxis> axes,
                                      std::vector<int64_t> device_ids = {});
   // Parses "x=2,y=4" or "{x=2, y=4}".

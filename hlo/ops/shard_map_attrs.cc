@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ir/computation.h"
+#include "hlo/ir/device_limits.h"
 #include "hlo/ops/op_util.h"
 
 namespace sharc::hlo {
@@ -84,6 +85,11 @@ absl::StatusOr<AxisSpec> ParseOneSpec(Scanner& s) {
       if (!s.TryChar(')')) {
         do {
           ASSIGN_OR_RETURN(std::string axis, s.Name("a mesh axis name"));
+          // P((None)) would print as P(None), which means "not split".
+          if (axis == "None" || axis == "_") {
+            return s.Error(
+                absl::StrCat("'", axis, "' cannot be in an axis tuple; write it alone, as in P(", axis, ")"));
+          }
           axes.push_back(std::move(axis));
         } while (s.TryChar(','));
         RETURN_IF_ERROR(s.ExpectChar(')', "to close the axis tuple"));
@@ -108,11 +114,17 @@ absl::StatusOr<std::vector<MeshAxis>> ParseMeshText(std::string_view text) {
   Scanner s(text);
   std::vector<MeshAxis> mesh;
   if (s.AtEnd()) return s.Error("a mesh needs at least one axis");
+  int64_t devices = 1;
   do {
     ASSIGN_OR_RETURN(std::string name, s.Name("a mesh axis name"));
     RETURN_IF_ERROR(s.ExpectChar('=', absl::StrCat("after mesh axis '", name, "'")));
     ASSIGN_OR_RETURN(int64_t size, s.Int(absl::StrCat("the size of mesh axis '", name, "'")));
     if (size < 1) return s.Error(absl::StrCat("mesh axis '", name, "' must have size >= 1"));
+    // Bounding the product keeps every group size and device index in range.
+    if (size > kMaxDevices / devices) {
+      return s.Error(absl::StrCat("mesh has more than ", kMaxDevices, " devices"));
+    }
+    devices *= size;
     for (const MeshAxis& a : mesh) {
       if (a.name == name) return s.Error(absl::StrCat("mesh axis '", name, "' appears twice"));
     }

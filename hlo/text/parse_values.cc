@@ -283,6 +283,9 @@ bool LayoutReorders(std::string_view layout, const std::vector<int64_t>& dims) {
   int64_t value = -1;
   for (char c : order) {
     if (c >= '0' && c <= '9') {
+      // A dimension number past the rank is no row-major order; stopping
+      // there also keeps a long run of digits from overflowing `value`.
+      if (value >= static_cast<int64_t>(dims.size())) return true;
       value = (value < 0 ? 0 : value * 10) + (c - '0');
       // No array has this many dims; stop before the digits overflow.
       if (value > (int64_t{1} << 32)) return true;

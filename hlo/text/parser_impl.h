@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "hlo/ir/attribute.h"
+#include "hlo/ir/device_limits.h"
 #include "hlo/ir/literal.h"
 #include "hlo/ir/module.h"
 #include "hlo/ir/shape.h"
@@ -29,10 +30,6 @@
 #include "hlo/text/parser.h"
 
 namespace sharc::hlo::text_internal {
-
-// Tile assignments and iota replica groups larger than this are refused
-// before anything is allocated (no real mesh comes close).
-inline constexpr int64_t kMaxDevices = int64_t{1} << 20;
 
 // Debian's Abseil has its own absl::string_view type, which absl::StrCat,
 // StrSplit and SimpleAtoi take, and std::string_view does not convert to it.

@@ -4,18 +4,19 @@
 // module that does not re-parse or prints differently) is a bug.
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <string_view>
 
 #include "hlo/text/parser.h"
 #include "hlo/text/printer.h"
+#include "tests/fuzz/fuzz_checks.h"
 
 namespace {
 
+constexpr char kFuzzer[] = "hlo_parser_fuzzer";
+
 [[noreturn]] void Fail(const char* what, const std::string& detail) {
-  std::fprintf(stderr, "hlo_parser_fuzzer: %s\n%s\n", what, detail.c_str());
-  __builtin_trap();
+  sharc::fuzz::Fail(kFuzzer, what, detail);
 }
 
 void CheckModule(std::string_view text) {
@@ -38,21 +39,19 @@ void CheckModule(std::string_view text) {
 void CheckSharding(std::string_view text) {
   auto sharding = sharc::hlo::ParseSharding(text);
   if (!sharding.ok()) return;
-  std::string printed = sharding->ToString();
-  auto reparsed = sharc::hlo::ParseSharding(printed);
-  if (!reparsed.ok()) Fail("printed sharding does not parse", printed);
-  if (!(*reparsed == *sharding)) Fail("sharding changed in a round trip", printed);
+  sharc::fuzz::CheckRoundTrip(kFuzzer, *sharding, sharc::hlo::ParseSharding,
+                              [](const sharc::hlo::Sharding& s) { return s.ToString(); });
 }
 
 // So does the standalone replica-groups entry point.
 void CheckReplicaGroups(std::string_view text) {
   auto groups = sharc::hlo::ParseReplicaGroups(text);
   if (!groups.ok()) return;
-  std::string printed =
-      sharc::hlo::PrintAttributeValue(*groups, sharc::hlo::AttrKind::kReplicaGroups);
-  auto reparsed = sharc::hlo::ParseReplicaGroups(printed);
-  if (!reparsed.ok()) Fail("printed replica groups do not parse", printed);
-  if (*reparsed != *groups) Fail("replica groups changed in a round trip", printed);
+  sharc::fuzz::CheckRoundTrip(kFuzzer, *groups, sharc::hlo::ParseReplicaGroups,
+                              [](const sharc::hlo::IntListList& g) {
+                                return sharc::hlo::PrintAttributeValue(
+                                    g, sharc::hlo::AttrKind::kReplicaGroups);
+                              });
 }
 
 }  // namespace

@@ -217,6 +217,15 @@ ENTRY %e {
   ROOT %b = f32[6] bitcast(%p)
 })"),
               HasSubstr("layouts that reorder dimensions"));
+  // Found by tests/fuzz/sharding_text_fuzzer.cc (UBSan): the layout's
+  // dimension numbers were read without a bound, so this one overflowed
+  // int64 and, wrapped to {0}, passed for row-major.
+  EXPECT_THAT(VerifyError(R"(HloModule m
+ENTRY %e {
+  %p = f32[4] parameter(0)
+  ROOT %b = f32[4]{99999999999999999990} bitcast(%p)
+})"),
+              HasSubstr("layouts that reorder dimensions"));
   EXPECT_THAT(VerifyError(R"(HloModule m
 ENTRY %e {
   %p = f32[2,3] parameter(0)

@@ -290,6 +290,26 @@ TEST(ShardMapVerifyTest, BadSpecTextIsAParseErrorWithALocation) {
   EXPECT_THAT(st.message(), HasSubstr(":8:"));
 }
 
+// Found by tests/fuzz/shard_map_attrs_fuzzer.cc: P((None)) read as a tuple
+// of one axis named None, which prints as P(None), "not split".
+TEST(ShardMapVerifyTest, NoneInsideAnAxisTupleIsAParseError) {
+  std::string text = OneOp("x=4", "f32[8]", "f32[8]", "P((None))", "f32[8]", "add(%a, %a)",
+                           "f32[8]", "P()");
+  EXPECT_THAT(ParseModule(text).status().message(),
+              HasSubstr("invalid 'in_specs': 'None' cannot be in an axis tuple"));
+}
+
+// Found while writing the shard_map attribute fuzzer, and confirmed by the
+// UBSan fuzz build: the sizes of a shard_map's own mesh were multiplied
+// unbounded (signed overflow in ManualMesh::GroupSize). They are now bounded
+// as the module header's mesh is.
+TEST(ShardMapVerifyTest, MeshOfMoreDevicesThanAnyModuleMayUseIsAParseError) {
+  std::string text = OneOp("i=1099511627776, j=1099511627776", "f32[4]", "f32[4]", "P()",
+                           "f32[4]", "add(%a, %a)", "f32[4]", "P()");
+  EXPECT_THAT(ParseModule(text).status().message(),
+              HasSubstr("invalid 'mesh': mesh has more than 1048576 devices"));
+}
+
 // -------------------------------------------------------------- variance --
 
 TEST(VarianceTextTest, SuffixRoundTripsAndLayoutsAreStillSkipped) {

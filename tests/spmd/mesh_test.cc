@@ -32,11 +32,34 @@ TEST(MeshTest, RejectsBadMeshes) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("permutation")));
 }
 
+// Found by tests/fuzz/mesh_parser_fuzzer.cc: "x=1073741824" passed the old
+// 2^30 bound and allocated (then sorted) 8 GiB of device ids. Meshes stop
+// at hlo::kMaxDevices, as the HLO header's mesh and num_partitions do.
+TEST(MeshTest, RefusesMoreDevicesThanAnyModuleMayUse) {
+  ASSERT_OK_AND_ASSIGN(Mesh largest, Mesh::Parse("x=1024,y=1024"));
+  EXPECT_EQ(largest.num_devices(), 1 << 20);
+  EXPECT_THAT(Mesh::Parse("x=1024,y=1025"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("mesh has more than 1048576 devices")));
+  EXPECT_THAT(Mesh::Parse("x=1073741824"), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 TEST(PartitionSpecTest, ParsesJaxStyle) {
   ASSERT_OK_AND_ASSIGN(PartitionSpec spec, PartitionSpec::Parse("P((x,y), None)"));
   EXPECT_EQ(spec.ToString(), "P((x,y), None)");
   ASSERT_OK_AND_ASSIGN(PartitionSpec empty, PartitionSpec::Parse("P()"));
   EXPECT_EQ(empty.rank(), 0);
+}
+
+// Found by tests/fuzz/partition_spec_fuzzer.cc: P((None)) read as a group of
+// one axis named None, which prints as P(None), "not split".
+TEST(PartitionSpecTest, RefusesNoneInsideAGroup) {
+  for (const char* text : {"P((None))", "P((x, _))", "P(x, (None,y))"}) {
+    EXPECT_THAT(PartitionSpec::Parse(text),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("cannot be in a grouped axis list of P(...)")))
+        << text;
+  }
 }
 
 TEST(PartitionSpecTest, ConvertsToXlaShardings) {
