@@ -287,8 +287,6 @@ bool LayoutReorders(std::string_view layout, const std::vector<int64_t>& dims) {
       // there also keeps a long run of digits from overflowing `value`.
       if (value >= static_cast<int64_t>(dims.size())) return true;
       value = (value < 0 ? 0 : value * 10) + (c - '0');
-      // No array has this many dims; stop before the digits overflow.
-      if (value > (int64_t{1} << 32)) return true;
     } else if (c == ',') {
       if (value < 0) return true;
       minor_to_major.push_back(value);
