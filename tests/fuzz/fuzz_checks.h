@@ -25,7 +25,8 @@ void CheckRoundTrip(const char* fuzzer, const T& value, ParseFn parse, PrintFn p
          printed + "\n" + std::string(reparsed.status().message()));
   }
   if (!(*reparsed == value)) {
-    Fail(fuzzer, "value changed in a print/parse round trip", printed + "\n---\n" + print(*reparsed));
+    Fail(fuzzer, "value changed in a print/parse round trip",
+         printed + "\n---\n" + print(*reparsed));
   }
 }
 

@@ -13,31 +13,27 @@
 #include "runtime/npy.h"
 #include "tests/fuzz/fuzz_checks.h"
 
-namespace {
-
-[[noreturn]] void Fail(const char* what, const std::string& detail) {
-  sharc::fuzz::Fail("npy_fuzzer", what, detail);
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using sharc::fuzz::Fail;
   using sharc::runtime::DecodeNpy;
   using sharc::runtime::EncodeNpy;
+  constexpr char kFuzzer[] = "npy_fuzzer";
   absl::string_view bytes(reinterpret_cast<const char*>(data), size);
   auto literal = DecodeNpy(bytes, "<fuzz>");
   if (!literal.ok()) return 0;
   // Every array DecodeNpy returns has a NumPy dtype, so it can be written.
   auto encoded = EncodeNpy(*literal);
-  if (!encoded.ok()) Fail("a decoded array does not encode", std::string(encoded.status().message()));
+  if (!encoded.ok()) {
+    Fail(kFuzzer, "a decoded array does not encode", std::string(encoded.status().message()));
+  }
   // Reading back with the shape as the expected one also checks `expected`.
   auto decoded = DecodeNpy(*encoded, "<encoded>", literal->shape());
   if (!decoded.ok()) {
-    Fail("an encoded array does not decode", std::string(decoded.status().message()));
+    Fail(kFuzzer, "an encoded array does not decode", std::string(decoded.status().message()));
   }
   auto reencoded = EncodeNpy(*decoded);
   if (!reencoded.ok() || *reencoded != *encoded) {
-    Fail("encode(decode(encode(a))) != encode(a)", literal->shape().ToString());
+    Fail(kFuzzer, "encode(decode(encode(a))) != encode(a)", literal->shape().ToString());
   }
   return 0;
 }
