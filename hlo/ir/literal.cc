@@ -52,8 +52,10 @@ double Literal::GetAsDouble(int64_t i) const {
 int64_t Literal::GetAsInt64(int64_t i) const {
   if (IsSubByteInteger(shape_.type())) return SubByteToInt64(shape_.type(), untyped_data()[i]);
   if (IsNarrowFloat(shape_.type())) {
+    // e8m0 reaches 2^127: clamp into int64 before converting.
     const double v = NarrowFloatToDouble(shape_.type(), untyped_data()[i]);
-    return std::isfinite(v) ? static_cast<int64_t>(v) : 0;
+    if (!std::isfinite(v)) return 0;
+    return static_cast<int64_t>(std::clamp(v, -0x1p63, 0x1p62));
   }
   return DispatchPrimitiveType(shape_.type(), [&](auto t) -> int64_t {
     using T = decltype(t);
