@@ -13,7 +13,11 @@
 //   async-start(a, b), calls=C -> ((a, b), C(a, b), context...)      done: C(a, b)
 //
 // The starts of collectives check what the synchronous op checks (its
-// definition is asked directly), and evaluate as it does.
+// definition is asked directly), and evaluate as it does. Older XLA text
+// (its MHLO exporter's) writes other start shapes, which sharc reads too:
+// all-gather-start and collective-permute-start returning their value
+// alone (done: that value), and a one-operand all-reduce-start returning
+// (x, reduced) (done: reduced).
 #include <vector>
 
 #include "absl/strings/str_join.h"
@@ -73,6 +77,11 @@ absl::StatusOr<const Instruction*> StartOperand(const Instruction& inst,
   return start;
 }
 
+// Starts whose older form returns the value alone.
+bool AllowsValueOnlyStart(Opcode start) {
+  return start == Opcode::kAllGatherStart || start == Opcode::kCollectivePermuteStart;
+}
+
 // A done: element `k` of its start's tuple.
 OpDef DoneDef(Opcode done, std::initializer_list<Opcode> starts, int64_t k) {
   OpDef def;
@@ -92,6 +101,8 @@ OpDef DoneDef(Opcode done, std::initializer_list<Opcode> starts, int64_t k) {
                      OpcodeName(start->opcode()), " %", start->name());
     }
     const Shape& s = start->shape();
+    // The older form's start returns the value itself.
+    if (s.is_array() && AllowsValueOnlyStart(start->opcode())) return s;
     if (!s.is_tuple() || s.tuple_size() <= k) {
       return OpError(inst, "needs a start whose result is a tuple of at least ", k + 1,
                      " elements, got ", s.ToString());
@@ -101,6 +112,9 @@ OpDef DoneDef(Opcode done, std::initializer_list<Opcode> starts, int64_t k) {
   def.evaluate = [k](const Instruction& inst, absl::Span<const Literal* const> operands,
                      EvalContext&) -> absl::StatusOr<Literal> {
     RETURN_IF_ERROR(ExpectValues(inst, operands));
+    if (!operands[0]->shape().is_tuple() && AllowsValueOnlyStart(inst.operand(0)->opcode())) {
+      return *operands[0];
+    }
     if (!operands[0]->shape().is_tuple() || operands[0]->shape().tuple_size() <= k) {
       return OpError(inst, "evaluated on ", operands[0]->shape().ToString());
     }
@@ -120,22 +134,41 @@ std::vector<AttrSpec> GroupAttrs(bool with_dimensions, bool with_reducer) {
 
 // ------------------------------------------------------ all-reduce-start --
 
+// The older one-operand form, declared (x, reduced).
+bool HoldsOperand(const Instruction& inst, const Shape& reduced) {
+  return inst.operand_count() == 1 && inst.shape().is_tuple() &&
+         inst.shape() == Shape::Tuple({inst.operand(0)->shape(), reduced});
+}
+
 OpDef AllReduceStartDef() {
   OpDef def;
   def.opcode = Opcode::kAllReduceStart;
   def.min_operands = 1;
   def.max_operands = -1;
   def.attributes = GroupAttrs(false, true);
-  def.infer_shape = [](const Instruction& inst) {
-    return GetOpDef(Opcode::kAllReduce).infer_shape(inst);
+  def.infer_shape = [](const Instruction& inst) -> absl::StatusOr<Shape> {
+    ASSIGN_OR_RETURN(Shape reduced, GetOpDef(Opcode::kAllReduce).infer_shape(inst));
+    if (HoldsOperand(inst, reduced)) return Shape::Tuple({inst.operand(0)->shape(), reduced});
+    return reduced;
   };
   def.verify = [](const Instruction& inst) { return GetOpDef(Opcode::kAllReduce).verify(inst); };
   def.evaluate = [](const Instruction& inst, absl::Span<const Literal* const> operands,
-                    EvalContext& ctx) {
-    return GetOpDef(Opcode::kAllReduce).evaluate(inst, operands, ctx);
+                    EvalContext& ctx) -> absl::StatusOr<Literal> {
+    ASSIGN_OR_RETURN(Literal reduced, GetOpDef(Opcode::kAllReduce).evaluate(inst, operands, ctx));
+    if (!inst.shape().is_tuple() || inst.operand_count() != 1) return reduced;
+    std::vector<Literal> out;
+    out.push_back(*operands[0]);
+    out.push_back(std::move(reduced));
+    return Literal::Tuple(std::move(out));
   };
   def.traits.collective = true;
   return def;
+}
+
+// A one-operand all-reduce-start whose result is (x, reduced).
+bool OlderAllReduceStart(const Instruction& start) {
+  return start.operand_count() == 1 && start.shape().is_tuple() &&
+         start.shape().tuple_size() == 2 && start.operand(0)->shape().is_array();
 }
 
 OpDef AllReduceDoneDef() {
@@ -147,11 +180,14 @@ OpDef AllReduceDoneDef() {
     if (inst.operand_count() != 1 || inst.operand(0)->opcode() != Opcode::kAllReduceStart) {
       return OpError(inst, "needs the result of one all-reduce-start");
     }
-    return inst.operand(0)->shape();
+    const Instruction* start = inst.operand(0);
+    if (OlderAllReduceStart(*start)) return start->shape().tuple_shape(1);
+    return start->shape();
   };
   def.evaluate = [](const Instruction& inst, absl::Span<const Literal* const> operands,
                     EvalContext&) -> absl::StatusOr<Literal> {
     RETURN_IF_ERROR(ExpectValues(inst, operands));
+    if (OlderAllReduceStart(*inst.operand(0))) return operands[0]->element(1);
     return *operands[0];
   };
   return def;
@@ -173,6 +209,7 @@ OpDef AllGatherStartDef() {
   def.attributes = GroupAttrs(true, false);
   def.infer_shape = [](const Instruction& inst) -> absl::StatusOr<Shape> {
     ASSIGN_OR_RETURN(Shape gathered, GetOpDef(Opcode::kAllGather).infer_shape(inst));
+    if (inst.shape() == gathered && gathered.is_array()) return gathered;  // the older form
     return WithOperands(inst, gathered);
   };
   def.verify = [](const Instruction& inst) { return GetOpDef(Opcode::kAllGather).verify(inst); };
@@ -180,6 +217,7 @@ OpDef AllGatherStartDef() {
                     EvalContext& ctx) -> absl::StatusOr<Literal> {
     RETURN_IF_ERROR(ExpectValues(inst, operands));
     ASSIGN_OR_RETURN(Literal gathered, GetOpDef(Opcode::kAllGather).evaluate(inst, operands, ctx));
+    if (inst.shape().is_array()) return gathered;
     std::vector<Literal> values = OperandValues(operands);
     Literal held = values.size() == 1 ? std::move(values[0]) : Literal::Tuple(std::move(values));
     std::vector<Literal> out;
@@ -203,6 +241,7 @@ absl::StatusOr<Shape> InferCollectivePermuteStart(const Instruction& inst) {
   if (inst.has_attr("slice_sizes")) x = inst.operand(0)->shape();
   Shape with_scratch = Shape::Tuple({x, permuted, Context(), Context()});
   if (inst.shape() == with_scratch) return with_scratch;
+  if (inst.shape() == permuted && permuted.is_array()) return permuted;  // the older form
   return Shape::Tuple({x, permuted});
 }
 
@@ -224,6 +263,7 @@ OpDef CollectivePermuteStartDef() {
     ASSIGN_OR_RETURN(Shape shape, InferCollectivePermuteStart(inst));
     ASSIGN_OR_RETURN(Literal permuted,
                      GetOpDef(Opcode::kCollectivePermute).evaluate(inst, operands, ctx));
+    if (shape.is_array()) return permuted;
     std::vector<Literal> out;
     out.push_back(operands.size() == 1 ? *operands[0] : Literal::Tuple(OperandValues(operands)));
     out.push_back(std::move(permuted));

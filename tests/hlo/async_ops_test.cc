@@ -105,6 +105,44 @@ ENTRY %e {
   EXPECT_THAT(printed, HasSubstr("%pd = f32[2] collective-permute(%p), source_target_pairs={{0,0}}"));
 }
 
+// The start shapes of older XLA text (its MHLO exporter's): all-gather-start
+// and collective-permute-start returning the value alone, a one-operand
+// all-reduce-start returning (x, reduced). Each evaluates and lowers to the
+// synchronous op as the current forms do.
+TEST(AsyncOpsTest, OlderStartShapesReadAndLowerToTheSynchronousOps) {
+  ASSERT_OK_AND_ASSIGN(auto module, ParseAndVerifyModule(R"(HloModule m, num_partitions=1
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+ENTRY %e {
+  %p = f32[2] parameter(0)
+  %gs = f32[2] all-gather-start(%p), replica_groups={{0}}, dimensions={0}
+  %gd = f32[2] all-gather-done(%gs)
+  %ps = f32[2] collective-permute-start(%p), source_target_pairs={{0,0}}
+  %pd = f32[2] collective-permute-done(%ps)
+  %rs = (f32[2], f32[2]) all-reduce-start(%p), replica_groups={{0}}, to_apply=%add
+  %rd = f32[2] all-reduce-done(%rs)
+  ROOT %t = (f32[2], f32[2], f32[2]) tuple(%gd, %pd, %rd)
+})"));
+  ASSERT_OK_AND_ASSIGN(Literal out, Evaluate(*module, {Literal::Vector<float>({4, 5})}));
+  for (int k = 0; k < 3; ++k) EXPECT_THAT(Floats(out.element(k)), ElementsAre(4, 5)) << k;
+  ASSERT_OK(LowerForCompute(*module));
+  const std::string printed = PrintModule(*module);
+  EXPECT_THAT(printed, HasSubstr("%gd = f32[2] all-gather(%p), replica_groups={{0}}, dimensions={0}"));
+  EXPECT_THAT(printed, HasSubstr("%pd = f32[2] collective-permute(%p), source_target_pairs={{0,0}}"));
+  EXPECT_THAT(printed, HasSubstr("%rd = f32[2] all-reduce(%p), replica_groups={{0}}, to_apply=%add"));
+  // A start declaring neither form is still refused.
+  EXPECT_THAT(ParseAndVerifyModule(R"(HloModule m, num_partitions=1
+ENTRY %e {
+  %p = f32[2] parameter(0)
+  %gs = f32[3] all-gather-start(%p), replica_groups={{0}}, dimensions={0}
+  ROOT %gd = f32[3] all-gather-done(%gs)
+})").status().message(),
+              HasSubstr("all-gather-start declares f32[3]"));
+}
+
 TEST(AsyncOpsTest, VerifierNamesTheProblem) {
   // async-start's first element is the tuple of its operands.
   EXPECT_THAT(VerifyError(R"(HloModule m
