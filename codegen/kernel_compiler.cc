@@ -29,12 +29,16 @@
 #include "runtime/kernel_loop_pool.h"
 #include "runtime/kernel_scratch.h"
 
+#include "codegen_source_hash.h"
+
 namespace sharc::codegen {
 namespace {
 
-// Bumped whenever lowerings, schedules or the cache's files change, so stale
-// disk entries are never loaded (53: every entry a sealed k_KEY.so).
-constexpr const char* kCodegenVersion = "sharc-codegen-54";
+// The cache format's version (53: every entry a sealed k_KEY.so) and a hash
+// of codegen's sources, generated at build time (source_hash.cmake): a
+// change to any lowering or schedule misses every entry an older build
+// wrote, so a stale kernel is never loaded.
+constexpr const char* kCodegenVersion = "sharc-codegen-54-" SHARC_CODEGEN_SOURCE_HASH;
 
 uint64_t Fnv1a(const std::string& text, uint64_t seed) {
   uint64_t h = seed;
