@@ -219,6 +219,7 @@ constexpr Opcode kTypeGeneric[] = {
     Opcode::kNamedAllGather, Opcode::kNamedAllGatherInvariant, Opcode::kNamedAllToAll,
     Opcode::kPBroadcast,  Opcode::kPPermute,     Opcode::kPScatter,
     Opcode::kMapReduceBroadcast, Opcode::kMapReduceMap, Opcode::kMapReduceSum,
+    Opcode::kMapReduceMean, Opcode::kRaggedDot,
     // Collectives that combine values: the runtime's add or multiply complex
     // values (runtime/reduction.cc) and refuses other reducers of any type.
     Opcode::kAllReduce,   Opcode::kAllReduceStart, Opcode::kReduceScatter,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hlo/base/status_macros.h"
+#include "hlo/eval/complex_values.h"
 #include "hlo/ir/computation.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
@@ -173,10 +174,10 @@ absl::StatusOr<Shape> InferGroupReduction(const Instruction& inst) {
   if (type == PrimitiveType::kPred) {
     return OpError(inst, "cannot add pred values; convert them to a number type first");
   }
-  if (inst.opcode() == Opcode::kMapReduceMean && !IsFloatingPoint(type)) {
+  if (inst.opcode() == Opcode::kMapReduceMean && !IsFloatingPoint(type) && !IsComplex(type)) {
     // DrJAX leaves integer means ill-defined (its result type disagrees with
     // its value); sharc asks for an explicit convert instead of guessing.
-    return OpError(inst, "needs a floating-point operand, got ",
+    return OpError(inst, "needs a floating-point or complex operand, got ",
                    inst.operand(0)->shape().ToString(),
                    "; convert it (e.g. to f32) before taking the mean");
   }
@@ -201,7 +202,11 @@ absl::StatusOr<Literal> EvaluateGroupReduction(const Instruction& inst,
   }
   if (inst.opcode() == Opcode::kMapReduceMean) {
     for (int64_t i = 0; i < per_group; ++i) {
-      out.SetFromDouble(i, out.GetAsDouble(i) / static_cast<double>(groups));
+      if (IsComplex(out.shape().type())) {
+        SetComplex(out, i, GetComplex(out, i) / static_cast<double>(groups));
+      } else {
+        out.SetFromDouble(i, out.GetAsDouble(i) / static_cast<double>(groups));
+      }
     }
   }
   return out;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "hlo/base/status_macros.h"
+#include "hlo/eval/complex_values.h"
 #include "hlo/ops/dot_dimension_numbers.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
@@ -146,6 +147,7 @@ absl::StatusOr<Literal> EvaluateRaggedDot(const Instruction& inst,
   const Shape& ls = lhs.shape();
   const Shape& rs = rhs.shape();
   const bool is_float = IsFloatingPoint(result_shape.type());
+  const bool is_complex = IsComplex(result_shape.type());
   std::vector<int64_t> k_dims;
   for (int64_t d : rd.dot.lhs_contracting) k_dims.push_back(ls.dim(d));
   const int64_t ragged_size = ls.dim(rd.lhs_ragged);
@@ -165,6 +167,7 @@ absl::StatusOr<Literal> EvaluateRaggedDot(const Instruction& inst,
     for (int64_t d : rd.dot.rhs_free) ri[static_cast<size_t>(d)] = out[pos++];
     double fsum = 0;
     uint64_t isum = 0;
+    Complex128 csum = 0;
     ForEachIndex(k_dims, [&](const std::vector<int64_t>& k) {
       for (size_t i = 0; i < k.size(); ++i) {
         li[static_cast<size_t>(rd.dot.lhs_contracting[i])] = k[i];
@@ -193,13 +196,17 @@ absl::StatusOr<Literal> EvaluateRaggedDot(const Instruction& inst,
       if (rd.mode == RaggedMode::kBatch) inside = at < end;
       if (!inside) return;
       const int64_t lo = LinearIndex(ls.dims(), li), ro = LinearIndex(rs.dims(), ri);
-      if (is_float) {
+      if (is_complex) {
+        csum += GetComplex(lhs, lo) * GetComplex(rhs, ro);
+      } else if (is_float) {
         fsum += lhs.GetAsDouble(lo) * rhs.GetAsDouble(ro);
       } else {
         isum += static_cast<uint64_t>(lhs.GetAsInt64(lo)) * static_cast<uint64_t>(rhs.GetAsInt64(ro));
       }
     });
-    if (is_float) {
+    if (is_complex) {
+      SetComplex(result, out_linear, csum);
+    } else if (is_float) {
       result.SetFromDouble(out_linear, fsum);
     } else {
       result.SetFromInt64(out_linear, static_cast<int64_t>(isum));

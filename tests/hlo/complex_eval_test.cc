@@ -350,6 +350,42 @@ TEST(ComplexEvalTest, FftMatchesNumPy) {
   }
 }
 
+// ragged-dot of complex values is the dot of each row block with its
+// group's matrix; a MapReduce mean of complex values divides both parts.
+TEST(ComplexEvalTest, RaggedDotAndMapReduceMeanOfComplexValues) {
+  ASSERT_OK_AND_ASSIGN(auto module, ParseAndVerifyModule(R"(HloModule m, mesh={clients=2}
+ENTRY %e {
+  %x = c128[3,2] parameter(0)
+  %w = c128[2,2,2] parameter(1)
+  %g = s32[2] constant({2, 1})
+  %r = c128[3,2] ragged-dot(%x, %w, %g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+  %x01 = c128[2,2] slice(%x), slice={[0:2], [0:2]}
+  %x2 = c128[1,2] slice(%x), slice={[2:3], [0:2]}
+  %w0 = c128[1,2,2] slice(%w), slice={[0:1], [0:2], [0:2]}
+  %w1 = c128[1,2,2] slice(%w), slice={[1:2], [0:2], [0:2]}
+  %m0 = c128[2,2] reshape(%w0)
+  %m1 = c128[2,2] reshape(%w1)
+  %d0 = c128[2,2] dot(%x01, %m0), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %d1 = c128[1,2] dot(%x2, %m1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %both = c128[3,2] concatenate(%d0, %d1), dimensions={0}
+  %mean = c128[2,2] mapreduce.mean(%w), placement=clients
+  ROOT %t = (c128[3,2], c128[3,2], c128[2,2]) tuple(%r, %both, %mean)
+})"));
+  ASSERT_OK(CheckRunnableTypes(*module));
+  const Literal x = ComplexLiteral(PrimitiveType::kC128, {3, 2}, Of(kX));
+  std::vector<double> w_parts(Of(kY));
+  for (double v : Of(kX)) w_parts.push_back(-v);  // kY then -kX: 16 values of 2 parts
+  w_parts.resize(16);
+  const Literal w = ComplexLiteral(PrimitiveType::kC128, {2, 2, 2}, w_parts);
+  ASSERT_OK_AND_ASSIGN(Literal out, Evaluate(*module, {x, w}));
+  for (int64_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(GetComplex(out.element(0), i), GetComplex(out.element(1), i)) << i;
+  }
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(GetComplex(out.element(2), i), (GetComplex(w, i) + GetComplex(w, i + 4)) / 2.0) << i;
+  }
+}
+
 // topk orders values, which complex values have no order for.
 TEST(ComplexEvalTest, OpsWithoutComplexSemanticsAreRefusedBeforeRunning) {
   ASSERT_OK_AND_ASSIGN(auto module, ParseAndVerifyModule(R"(HloModule m
