@@ -16,6 +16,7 @@
 #include "hlo/base/status_macros.h"
 #include "hlo/eval/complex_values.h"
 #include "hlo/ir/computation.h"
+#include "hlo/ops/byte_moving_ops.h"
 #include "hlo/ops/complex_semantics.h"
 #include "hlo/ops/identity_custom_calls.h"
 #include "hlo/ops/op_def.h"
@@ -187,39 +188,20 @@ constexpr Opcode kComplexElementwise[] = {
     Opcode::kExpm1, Opcode::kLog1p,  Opcode::kLogistic, Opcode::kRsqrt, Opcode::kPower,
     Opcode::kAtan2};
 
-// Ops whose evaluators move elements as bytes, call computations on scalar
-// literals (whose complex ops are the ones above), or compute complex values
-// themselves (dot, convolution, fft, cholesky, triangular-solve,
-// complex/real/imag, iota). A reduce, reduce-window or scatter folds with
-// any computation of those ops; the combinable reducers (add, multiply)
-// take the fast path of hlo::ApplyBinaryReducer.
-constexpr Opcode kTypeGeneric[] = {
-    Opcode::kParameter,   Opcode::kConstant,     Opcode::kTuple,
-    Opcode::kGetTupleElement, Opcode::kCopy,     Opcode::kReshape,
-    Opcode::kTranspose,   Opcode::kBroadcast,    Opcode::kSlice,
-    Opcode::kConcatenate, Opcode::kReverse,      Opcode::kPad,
-    Opcode::kDynamicSlice, Opcode::kDynamicUpdateSlice, Opcode::kCall,
+// Beyond the ops that move bytes (byte_moving_ops.h): ops that call
+// computations on scalar literals (whose complex ops are the ones above), or
+// compute complex values themselves (dot, convolution, fft, cholesky,
+// triangular-solve, complex/real/imag, iota). A reduce, reduce-window or
+// scatter folds with any computation of those ops; the combinable reducers
+// (add, multiply) take the fast path of hlo::ApplyBinaryReducer.
+constexpr Opcode kComputesComplexValues[] = {
     Opcode::kComplex,     Opcode::kReal,         Opcode::kImag,
     Opcode::kFft,         Opcode::kCholesky,     Opcode::kTriangularSolve,
-    Opcode::kAllGather,   Opcode::kAllToAll,     Opcode::kCollectivePermute,
     Opcode::kSelect,      Opcode::kConvert,      Opcode::kDot,
-    Opcode::kPartitionId, Opcode::kReplicaId,    Opcode::kConvolution,
-    Opcode::kIota,        Opcode::kGather,       Opcode::kScatter,
-    Opcode::kReduce,      Opcode::kReduceWindow, Opcode::kSort,
-    Opcode::kWhile,       Opcode::kConditional,  Opcode::kFusion,
-    Opcode::kMap,         Opcode::kBitcast,      Opcode::kOptimizationBarrier,
-    Opcode::kDomain,      Opcode::kAddDependency, Opcode::kAfterAll,
-    Opcode::kInfeed,      Opcode::kOutfeed,      Opcode::kSend,
-    Opcode::kSendDone,    Opcode::kRecv,         Opcode::kRecvDone,
-    Opcode::kAsyncStart,  Opcode::kAsyncUpdate,  Opcode::kAsyncDone,
-    Opcode::kCopyStart,   Opcode::kCopyDone,     Opcode::kAllGatherStart,
-    Opcode::kAllGatherDone, Opcode::kCollectivePermuteStart, Opcode::kCollectivePermuteDone,
-    Opcode::kCollectiveBroadcast, Opcode::kAllReduceDone, Opcode::kGetDimensionSize,
-    Opcode::kSetDimensionSize, Opcode::kShardMap, Opcode::kAxisIndex,
-    Opcode::kNamedAllGather, Opcode::kNamedAllGatherInvariant, Opcode::kNamedAllToAll,
-    Opcode::kPBroadcast,  Opcode::kPPermute,     Opcode::kPScatter,
-    Opcode::kMapReduceBroadcast, Opcode::kMapReduceMap, Opcode::kMapReduceSum,
-    Opcode::kMapReduceMean, Opcode::kRaggedDot,
+    Opcode::kConvolution, Opcode::kRaggedDot,    Opcode::kIota,
+    Opcode::kScatter,     Opcode::kReduce,       Opcode::kReduceWindow,
+    Opcode::kSort,        Opcode::kMap,          Opcode::kAllReduceDone,
+    Opcode::kMapReduceSum, Opcode::kMapReduceMean,
     // Collectives that combine values: the runtime's add or multiply complex
     // values (runtime/reduction.cc) and refuses other reducers of any type.
     Opcode::kAllReduce,   Opcode::kAllReduceStart, Opcode::kReduceScatter,
@@ -250,7 +232,8 @@ absl::Status CheckComplexSupported(const Instruction& inst) {
   for (Opcode supported : kComplexElementwise) {
     if (op == supported) return absl::OkStatus();
   }
-  for (Opcode supported : kTypeGeneric) {
+  if (MovesValuesAsBytes(op)) return absl::OkStatus();
+  for (Opcode supported : kComputesComplexValues) {
     if (op == supported) return absl::OkStatus();
   }
   // Annotations (Sharding, MoveToHost, ...) and manual-region markers pass

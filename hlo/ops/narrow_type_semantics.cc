@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ir/narrow_types.h"
+#include "hlo/ops/byte_moving_ops.h"
 #include "hlo/ops/identity_custom_calls.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
@@ -58,27 +59,6 @@ absl::StatusOr<Literal> ConvertToNarrow(const Instruction& inst, const Literal& 
   return out;
 }
 
-// Ops that move narrow values as bytes (or pass them through), plus convert
-// and select.
-constexpr Opcode kByteMovers[] = {
-    Opcode::kParameter,   Opcode::kConstant,      Opcode::kTuple,
-    Opcode::kGetTupleElement, Opcode::kCopy,      Opcode::kReshape,
-    Opcode::kTranspose,   Opcode::kBroadcast,     Opcode::kSlice,
-    Opcode::kConcatenate, Opcode::kReverse,       Opcode::kPad,
-    Opcode::kDynamicSlice, Opcode::kDynamicUpdateSlice, Opcode::kGather,
-    Opcode::kCall,        Opcode::kWhile,         Opcode::kConditional,
-    Opcode::kConvert,     Opcode::kSelect,        Opcode::kBitcastConvert,
-    Opcode::kBitcast,     Opcode::kOptimizationBarrier, Opcode::kDomain,
-    Opcode::kAllGather,   Opcode::kAllToAll,      Opcode::kCollectivePermute,
-    Opcode::kCollectiveBroadcast, Opcode::kAllGatherStart, Opcode::kAllGatherDone,
-    Opcode::kCollectivePermuteStart, Opcode::kCollectivePermuteDone, Opcode::kCopyStart,
-    Opcode::kCopyDone,    Opcode::kAsyncStart,    Opcode::kAsyncUpdate,
-    Opcode::kAsyncDone,   Opcode::kAddDependency, Opcode::kInfeed,
-    Opcode::kOutfeed,     Opcode::kGetDimensionSize, Opcode::kFusion,
-    Opcode::kShardMap,    Opcode::kNamedAllGather, Opcode::kNamedAllGatherInvariant,
-    Opcode::kNamedAllToAll, Opcode::kPBroadcast,  Opcode::kPPermute,
-    Opcode::kMapReduceBroadcast, Opcode::kMapReduceMap};
-
 }  // namespace
 
 void AddNarrowTypeSemantics(OpRegistry& registry) {
@@ -122,8 +102,12 @@ void AddNarrowTypeSemantics(OpRegistry& registry) {
 }
 
 bool HandlesNarrowValues(const Instruction& inst) {
-  for (Opcode op : kByteMovers) {
-    if (inst.opcode() == op) return true;
+  // The ops that move bytes (byte_moving_ops.h), and convert and select,
+  // which this file wraps.
+  const Opcode op = inst.opcode();
+  if (MovesValuesAsBytes(op) || op == Opcode::kConvert || op == Opcode::kSelect ||
+      op == Opcode::kBitcastConvert) {
+    return true;
   }
   if (inst.opcode() == Opcode::kCustomCall) {
     const std::string& target = inst.attr_string("custom_call_target");

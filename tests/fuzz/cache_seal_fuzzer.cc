@@ -16,21 +16,19 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using sharc::codegen::SealTrailer;
   using sharc::codegen::Unseal;
-  using sharc::fuzz::Fail;
   constexpr char kFuzzer[] = "cache_seal_fuzzer";
   absl::string_view bytes(reinterpret_cast<const char*>(data), size);
   auto object = Unseal(bytes, "<fuzz>");
   if (object.ok()) {
-    if (absl::StrCat(*object, SealTrailer(*object)) != bytes) {
-      Fail(kFuzzer, "accepted bytes that are not an object and its trailer",
-           std::to_string(size) + " bytes");
-    }
-  } else if (object.status().code() != absl::StatusCode::kDataLoss) {
-    Fail(kFuzzer, "damage is not DataLoss", object.status().ToString());
+    FUZZ_CHECK(absl::StrCat(*object, SealTrailer(*object)) == bytes, kFuzzer,
+               "accepted bytes that are not an object and its trailer",
+               std::to_string(size) + " bytes");
+  } else {
+    FUZZ_CHECK(object.status().code() == absl::StatusCode::kDataLoss, kFuzzer,
+               "damage is not DataLoss", object.status().ToString());
   }
   auto sealed = Unseal(absl::StrCat(bytes, SealTrailer(bytes)), "<fuzz>");
-  if (!sealed.ok() || *sealed != bytes) {
-    Fail(kFuzzer, "sealed bytes do not come back", std::to_string(size) + " bytes");
-  }
+  FUZZ_CHECK(sealed.ok() && *sealed == bytes, kFuzzer, "sealed bytes do not come back",
+             std::to_string(size) + " bytes");
   return 0;
 }

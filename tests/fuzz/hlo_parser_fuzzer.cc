@@ -15,10 +15,6 @@ namespace {
 
 constexpr char kFuzzer[] = "hlo_parser_fuzzer";
 
-[[noreturn]] void Fail(const char* what, const std::string& detail) {
-  sharc::fuzz::Fail(kFuzzer, what, detail);
-}
-
 void CheckModule(std::string_view text) {
   sharc::hlo::ParseOptions options;
   options.filename = "<fuzz>";
@@ -26,28 +22,26 @@ void CheckModule(std::string_view text) {
   if (!module.ok()) return;
   std::string printed = sharc::hlo::PrintModule(**module);
   auto reparsed = sharc::hlo::ParseAndVerifyModule(printed, options);
-  if (!reparsed.ok()) {
-    Fail("printed module does not parse",
-         std::string(reparsed.status().message()) + "\n" + printed);
-  }
+  FUZZ_CHECK(reparsed.ok(), kFuzzer, "printed module does not parse",
+             std::string(reparsed.status().message()) + "\n" + printed);
   std::string reprinted = sharc::hlo::PrintModule(**reparsed);
-  if (reprinted != printed)
-    Fail("print(parse(print(m))) != print(m)", printed + "\n---\n" + reprinted);
+  FUZZ_CHECK(reprinted == printed, kFuzzer, "print(parse(print(m))) != print(m)",
+             printed + "\n---\n" + reprinted);
 }
 
 // The standalone sharding entry point round-trips semantically.
 void CheckSharding(std::string_view text) {
   auto sharding = sharc::hlo::ParseSharding(text);
   if (!sharding.ok()) return;
-  sharc::fuzz::CheckRoundTrip(kFuzzer, *sharding, sharc::hlo::ParseSharding,
-                              [](const sharc::hlo::Sharding& s) { return s.ToString(); });
+  FUZZ_CHECK_ROUND_TRIP(kFuzzer, *sharding, sharc::hlo::ParseSharding,
+                        [](const sharc::hlo::Sharding& s) { return s.ToString(); });
 }
 
 // So does the standalone replica-groups entry point.
 void CheckReplicaGroups(std::string_view text) {
   auto groups = sharc::hlo::ParseReplicaGroups(text);
   if (!groups.ok()) return;
-  sharc::fuzz::CheckRoundTrip(kFuzzer, *groups, sharc::hlo::ParseReplicaGroups,
+  FUZZ_CHECK_ROUND_TRIP(kFuzzer, *groups, sharc::hlo::ParseReplicaGroups,
                               [](const sharc::hlo::IntListList& g) {
                                 return sharc::hlo::PrintAttributeValue(
                                     g, sharc::hlo::AttrKind::kReplicaGroups);

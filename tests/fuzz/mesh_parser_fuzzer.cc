@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using sharc::spmd::Mesh;
   auto mesh = Mesh::Parse(std::string_view(reinterpret_cast<const char*>(data), size));
   if (!mesh.ok()) return 0;
-  sharc::fuzz::CheckRoundTrip("mesh_parser_fuzzer", *mesh, Mesh::Parse,
-                              [](const Mesh& m) { return m.ToString(); });
+  FUZZ_CHECK_ROUND_TRIP("mesh_parser_fuzzer", *mesh, Mesh::Parse,
+                        [](const Mesh& m) { return m.ToString(); });
   return 0;
 }

@@ -14,7 +14,6 @@
 #include "tests/fuzz/fuzz_checks.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using sharc::fuzz::Fail;
   using sharc::runtime::DecodeNpy;
   using sharc::runtime::EncodeNpy;
   constexpr char kFuzzer[] = "npy_fuzzer";
@@ -23,17 +22,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!literal.ok()) return 0;
   // Every array DecodeNpy returns has a NumPy dtype, so it can be written.
   auto encoded = EncodeNpy(*literal);
-  if (!encoded.ok()) {
-    Fail(kFuzzer, "a decoded array does not encode", std::string(encoded.status().message()));
-  }
+  FUZZ_CHECK(encoded.ok(), kFuzzer, "a decoded array does not encode",
+             std::string(encoded.status().message()));
   // Reading back with the shape as the expected one also checks `expected`.
   auto decoded = DecodeNpy(*encoded, "<encoded>", literal->shape());
-  if (!decoded.ok()) {
-    Fail(kFuzzer, "an encoded array does not decode", std::string(decoded.status().message()));
-  }
+  FUZZ_CHECK(decoded.ok(), kFuzzer, "an encoded array does not decode",
+             std::string(decoded.status().message()));
   auto reencoded = EncodeNpy(*decoded);
-  if (!reencoded.ok() || *reencoded != *encoded) {
-    Fail(kFuzzer, "encode(decode(encode(a))) != encode(a)", literal->shape().ToString());
-  }
+  FUZZ_CHECK(reencoded.ok() && *reencoded == *encoded, kFuzzer,
+             "encode(decode(encode(a))) != encode(a)", literal->shape().ToString());
   return 0;
 }

@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using sharc::spmd::PartitionSpec;
   auto spec = PartitionSpec::Parse(std::string_view(reinterpret_cast<const char*>(data), size));
   if (!spec.ok()) return 0;
-  sharc::fuzz::CheckRoundTrip("partition_spec_fuzzer", *spec, PartitionSpec::Parse,
-                              [](const PartitionSpec& p) { return p.ToString(); });
+  FUZZ_CHECK_ROUND_TRIP("partition_spec_fuzzer", *spec, PartitionSpec::Parse,
+                        [](const PartitionSpec& p) { return p.ToString(); });
   return 0;
 }

@@ -18,13 +18,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   constexpr char kFuzzer[] = "shard_map_attrs_fuzzer";
   std::string_view text(reinterpret_cast<const char*>(data), size);
   if (auto mesh = ParseMeshText(text); mesh.ok()) {
-    sharc::fuzz::CheckRoundTrip(kFuzzer, *mesh, ParseMeshText, PrintMeshText);
+    FUZZ_CHECK_ROUND_TRIP(kFuzzer, *mesh, ParseMeshText, PrintMeshText);
   }
   if (auto specs = ParseSpecsText(text); specs.ok()) {
-    sharc::fuzz::CheckRoundTrip(kFuzzer, *specs, ParseSpecsText, PrintSpecsText);
+    FUZZ_CHECK_ROUND_TRIP(kFuzzer, *specs, ParseSpecsText, PrintSpecsText);
   }
   if (auto axes = ParseAxesText(text); axes.ok()) {
-    sharc::fuzz::CheckRoundTrip(kFuzzer, *axes, ParseAxesText, PrintAxesText);
+    FUZZ_CHECK_ROUND_TRIP(kFuzzer, *axes, ParseAxesText, PrintAxesText);
   }
   return 0;
 }

@@ -42,10 +42,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!shape.ok()) return 0;
   auto sharding = ParseShardingForValue(rest, module, *shape, "<fuzz>");
   if (!sharding.ok()) return 0;
-  if (absl::Status fits = sharding->Validate(*shape, /*num_devices=*/0); !fits.ok()) {
-    sharc::fuzz::Fail(kFuzzer, "an accepted sharding does not fit its shape", fits.ToString());
-  }
-  sharc::fuzz::CheckRoundTrip(
+  const absl::Status fits = sharding->Validate(*shape, /*num_devices=*/0);
+  FUZZ_CHECK(fits.ok(), kFuzzer, "an accepted sharding does not fit its shape", fits.ToString());
+  FUZZ_CHECK_ROUND_TRIP(
       kFuzzer, *sharding,
       [&](std::string_view text) { return ParseShardingForValue(text, module, *shape, "<fuzz>"); },
       [](const sharc::hlo::Sharding& s) { return s.ToString(); });
