@@ -331,17 +331,27 @@ absl::Status KernelCompiler::EnsureRuntime() {
   const std::string path = absl::StrCat(cache_dir_, "/halide_runtime_",
                                         HashHex(absl::StrCat(kCodegenVersion, rt_target.to_string())),
                                         ".so");
-  if (!std::filesystem::exists(path)) {
+  // The runtime is sealed as kernels are (cache_seal.h), and checked before
+  // every dlopen: a damaged one (a killed writer, a full disk) is built
+  // again rather than mapped into the process.
+  absl::Status sealed = CheckSealedFile(path);
+  if (sealed.code() == absl::StatusCode::kDataLoss || sealed.code() == absl::StatusCode::kNotFound) {
     const std::string obj = TempPath(path, ".o"), so = TempPath(path, ".so");
     RETURN_IF_ERROR(CallHalide("compile the Halide runtime",
                                [&] { Halide::compile_standalone_runtime(obj, rt_target); }));
     ++llvm_compiles_;
     absl::Status st = RunCommand(absl::StrCat("cc -shared -o '", so, "' '", obj, "' -lpthread -ldl -lm"));
     std::filesystem::remove(obj, ec);
-    if (!st.ok()) return st;
+    if (st.ok()) st = SealFile(so);
+    if (!st.ok()) {
+      std::filesystem::remove(so, ec);
+      return st;
+    }
     std::filesystem::rename(so, path, ec);
     if (ec) return absl::InternalError(absl::StrCat("cannot store ", path, ": ", ec.message()));
+    sealed = CheckSealedFile(path);
   }
+  RETURN_IF_ERROR(sealed);
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (handle == nullptr) return absl::InternalError(absl::StrCat("dlopen ", path, ": ", dlerror()));
   using SetHandler = void* (*)(void (*)(void*, const char*));

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ir/device_limits.h"
 #include "hlo/ops/collective_devices.h"
 #include "hlo/text/parser.h"
 #include "hlo/passes/lower_for_compute.h"
@@ -54,9 +55,9 @@ absl::StatusOr<std::string> ReadTextInput(const std::string& path) {
 
 namespace {
 
-// Largest device count taken from the collectives alone (as the parser's
-// bound on tile assignments): ids beyond it are left to the verifier.
-constexpr int64_t kMaxInferredDevices = int64_t{1} << 20;
+// Device counts taken from the collectives alone stop at the parser's bound
+// on tile assignments (hlo::kMaxDevices): ids beyond it are left to the
+// verifier.
 
 absl::Status SetDeviceCount(const std::string& name, std::optional<int64_t> devices,
                             hlo::Module& module) {
@@ -75,7 +76,7 @@ absl::Status SetDeviceCount(const std::string& name, std::optional<int64_t> devi
   // its collectives name. They are replicas when its collectives name
   // replicas (none has a channel_id), else partitions, sharc's SPMD unit.
   int64_t count = devices.value_or(hlo::DevicesNamedByCollectives(module));
-  if (count > 1 && count <= kMaxInferredDevices) {
+  if (count > 1 && count <= hlo::kMaxDevices) {
     (hlo::CollectivesNameReplicas(module) ? config.replica_count : config.num_partitions) = count;
   }
   return absl::OkStatus();

@@ -4,10 +4,13 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "absl/strings/numbers.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -29,12 +32,19 @@ std::atomic<KernelLoopRunner> library_runner{nullptr};
 std::atomic<KernelLoopTaskObserver> observer{nullptr};
 
 // HL_NUM_THREADS capped Halide's own pool; it caps this runner the same way,
-// so commands that set it (the codegen benchmarks) keep their meaning.
+// so commands that set it (the codegen benchmarks) keep their meaning. A
+// value that is not a positive count is ignored, and said so once: read with
+// atoi, "1x" capped at 1 and "x" silently at nothing.
 int HalideThreadCap() {
   static const int cap = [] {
     const char* v = std::getenv("HL_NUM_THREADS");
-    const int n = v != nullptr ? std::atoi(v) : 0;
-    return n > 0 ? n : 0;
+    if (v == nullptr || *v == '\0') return 0;
+    int n = 0;
+    if (!absl::SimpleAtoi(v, &n) || n <= 0) {
+      std::fprintf(stderr, "sharc: warning: HL_NUM_THREADS='%s' is not a positive thread count; ignored\n", v);
+      return 0;
+    }
+    return n;
   }();
   return cap;
 }

@@ -16,6 +16,7 @@
 #include "tools/command.h"
 #include "driver/compiler_passes.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ir/device_limits.h"
 #include "hlo/passes/pipeline.h"
 #include "tools/compile_flags.h"
 #include "driver/exit_codes.h"
@@ -198,7 +199,7 @@ int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ost
   if (!dir) return UsageError(kCompileCommand, "--dump-dir DIR is required", err);
   std::optional<int64_t> devices;
   if (auto d = parsed->Get("devices")) {
-    absl::StatusOr<int64_t> n = ParseIntFlag("devices", *d, 1, 1 << 20);
+    absl::StatusOr<int64_t> n = ParseIntFlag("devices", *d, 1, hlo::kMaxDevices);
     if (!n.ok()) return UsageError(kCompileCommand, n.status().message(), err);
     devices = *n;
   }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ir/device_limits.h"
 
 namespace sharc::tools {
 
@@ -31,7 +32,7 @@ absl::StatusOr<hlo::PipelineOptions> PipelineOptionsFromFlags(const ParsedArgs& 
 absl::StatusOr<driver::CompileOptions> CompileOptionsFromFlags(const ParsedArgs& args) {
   driver::CompileOptions options;
   if (auto d = args.Get("devices")) {
-    ASSIGN_OR_RETURN(options.devices, ParseIntFlag("devices", *d, 1, 1 << 20));
+    ASSIGN_OR_RETURN(options.devices, ParseIntFlag("devices", *d, 1, hlo::kMaxDevices));
   }
   if (auto m = args.Get("mesh")) {
     absl::StatusOr<spmd::Mesh> mesh = spmd::Mesh::Parse(*m);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "frontend/c_api/handles.h"
+#include "hlo/ir/device_limits.h"
 
 using sharc::c_api::CheckNotNull;
 using sharc::c_api::Guard;
@@ -39,10 +40,9 @@ sharc_error* sharc_options_set_mesh(sharc_options* options, const char* mesh) {
 sharc_error* sharc_options_set_num_devices(sharc_options* options, int64_t num_devices) {
   return Guard(__func__, [&](const char* function) -> absl::Status {
     RETURN_IF_ERROR(CheckNotNull(options, function, "options"));
-    constexpr int64_t kMaxDevices = int64_t{1} << 20;  // as `--devices` allows
-    if (num_devices < 0 || num_devices > kMaxDevices) {
+    if (num_devices < 0 || num_devices > sharc::hlo::kMaxDevices) {
       return absl::InvalidArgumentError(absl::StrCat(function, ": num_devices ", num_devices,
-                                                     " is outside [1, ", kMaxDevices,
+                                                     " is outside [1, ", sharc::hlo::kMaxDevices,
                                                      "] (0 removes the override)"));
     }
     if (num_devices == 0) {
