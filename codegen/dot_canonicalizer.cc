@@ -10,12 +10,14 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/ir/computation.h"
+#include "hlo/ir/fresh_name.h"
 
 namespace sharc::codegen {
 namespace {
 
 using hlo::Instruction;
 using hlo::Opcode;
+using hlo::FreshName;
 
 bool Consecutive(const std::vector<int64_t>& dims) {
   for (size_t i = 1; i < dims.size(); ++i) {
@@ -60,15 +62,6 @@ std::optional<Collapsed> Collapse(const hlo::Shape& shape, const std::vector<int
 hlo::Shape Matrix(hlo::PrimitiveType type, const Collapsed& c) {
   return c.contracting_first ? hlo::Shape(type, {c.contracting, c.free})
                              : hlo::Shape(type, {c.free, c.contracting});
-}
-
-// A name not yet used in `comp`: `base`, else base.1, base.2, ...
-std::string FreshName(const hlo::Computation& comp, const std::string& base) {
-  if (comp.FindInstruction(base) == nullptr) return base;
-  for (int i = 1;; ++i) {
-    std::string name = absl::StrCat(base, ".", i);
-    if (comp.FindInstruction(name) == nullptr) return name;
-  }
 }
 
 // The operands' 2-D views made so far, so that the dots of one activation

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "codegen/dot_canonicalizer.h"
+#include "codegen/one_hot_dots.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/passes/algebraic_simplifier.h"
 #include "hlo/passes/call_inliner.h"
@@ -81,6 +82,9 @@ void AddKernelPasses(const CompilerSpec& spec, std::vector<std::unique_ptr<hlo::
       "check-kernel-support", [interpret_unlowerable](hlo::Module& m) {
         return codegen::CheckHalideSupports(m, interpret_unlowerable);
       }));
+  passes.push_back(std::make_unique<FunctionPass>("one-hot-dots", [](hlo::Module& m) {
+    return codegen::RewriteOneHotDots(m).status();
+  }));
   passes.push_back(std::make_unique<FunctionPass>("canonicalize-dots", [](hlo::Module& m) {
     return codegen::CanonicalizeDots(m).status();
   }));

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/batching/vmap.h"
+#include "hlo/ir/fresh_name.h"
 #include "hlo/ir/scalar_reducer.h"
 #include "hlo/ops/custom_call_targets.h"
 #include "hlo/ops/op_util.h"
@@ -19,6 +20,7 @@
 namespace sharc::spmd {
 
 using hlo::Computation;
+using hlo::FreshName;
 using hlo::Instruction;
 using hlo::Literal;
 using hlo::Module;
@@ -72,14 +74,6 @@ absl::StatusOr<std::optional<Mesh>> PlacementMesh(const Module& module,
     return std::optional<Mesh>(Mesh::OneDimensional(groups.begin()->first, config.num_partitions));
   }
   return std::optional<Mesh>();
-}
-
-std::string FreshName(const Computation& comp, const std::string& base) {
-  if (comp.FindInstruction(base) == nullptr) return base;
-  for (int64_t i = 1;; ++i) {
-    std::string name = absl::StrCat(base, ".", i);
-    if (comp.FindInstruction(name) == nullptr) return name;
-  }
 }
 
 class Lowering {
