@@ -6,7 +6,7 @@
 // writing a pooled block (docs/performance.md).
 //
 // Blocks are keyed by their size (rounded to the cache line, or to the
-// 4 KiB page from 4 MiB up) and handed back when the last Buffer holding
+// 4 KiB page from 2 MiB up) and handed back when the last Buffer holding
 // one is dropped, wherever that is (a result kept by the caller returns its
 // block when the caller lets it go). The pool holds at most twice the most
 // it ever had in use at once (free and in use together), so a program whose
@@ -42,7 +42,7 @@ class BufferPool {
   BufferPool& operator=(const BufferPool&) = delete;
 
   // Memory for `bytes` (64-byte aligned; 2 MiB aligned with huge pages
-  // advised from 4 MiB). Contents are whatever the last user left. The
+  // advised from 2 MiB). Contents are whatever the last user left. The
   // returned pointer gives the block back when its last copy is dropped,
   // even after the pool itself is gone. `shape` names the value in errors.
   absl::StatusOr<std::shared_ptr<uint8_t>> Acquire(int64_t bytes, const hlo::Shape& shape);
