@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "hlo/base/status_macros.h"
 #include "hlo/eval/interpreter.h"
 #include "hlo/passes/lower_for_compute.h"
 #include "hlo/text/parser.h"
