@@ -30,10 +30,17 @@ struct OneHot {
   std::vector<int64_t> token_dims;  // the one-hot's other dims, in order
 };
 
-bool IsFloatResult(PrimitiveType t) { return t == PrimitiveType::kF32 || t == PrimitiveType::kF64; }
+// A lookup of one row is exact in every float type (the dot's one non-zero
+// term, rounded to the type it already has); a sum of rows is only in the
+// types a dot accumulates in, since a scatter rounds after every addition.
+bool GathersExactly(PrimitiveType t) {
+  return t == PrimitiveType::kF32 || t == PrimitiveType::kF64 || t == PrimitiveType::kBF16 ||
+         t == PrimitiveType::kF16;
+}
+bool ScattersExactly(PrimitiveType t) { return t == PrimitiveType::kF32 || t == PrimitiveType::kF64; }
 
 std::optional<OneHot> MatchOneHot(const Instruction& h) {
-  if (h.opcode() != Opcode::kConvert || !h.shape().is_array() || !IsFloatResult(h.shape().type())) {
+  if (h.opcode() != Opcode::kConvert || !h.shape().is_array() || !GathersExactly(h.shape().type())) {
     return std::nullopt;
   }
   const Instruction& cmp = *h.operand(0);
@@ -80,9 +87,12 @@ class Emitter {
     return Place(std::move(inst));
   }
   Instruction* Scalar(PrimitiveType type, double value) {
-    hlo::Literal l = type == PrimitiveType::kF64 ? hlo::Literal::Scalar<double>(value)
-                     : type == PrimitiveType::kF32 ? hlo::Literal::Scalar<float>(static_cast<float>(value))
-                                                   : hlo::Literal::Scalar<int32_t>(static_cast<int32_t>(value));
+    hlo::Literal l(Shape(type, {}));
+    if (hlo::IsFloatingPoint(type)) {
+      l.SetFromDouble(0, value);
+    } else {
+      l.SetFromInt64(0, static_cast<int64_t>(value));
+    }
     return Place(Instruction::CreateConstant(
         hlo::FreshName(comp_, absl::StrCat(dot_->name(), ".one_hot")), std::move(l)));
   }
@@ -218,7 +228,7 @@ Instruction* AsScatter(Instruction* dot, int h_side, const OneHot& o) {
   if (sorted != o.token_dims || o.token_dims.empty()) return nullptr;
   Instruction* g = dot->operand(1 - h_side);
   const PrimitiveType t = dot->shape().type();
-  if (g->shape().type() != t) return nullptr;
+  if (g->shape().type() != t || !ScattersExactly(t)) return nullptr;
   const int64_t tokens = static_cast<int64_t>(o.token_dims.size());
   // G's dims in the one-hot's token order, then its free dims.
   std::vector<int64_t> perm;
@@ -279,7 +289,7 @@ void RemoveIfDead(hlo::Computation& comp, Instruction* inst) {
 
 bool Rewrite(Instruction* dot) {
   if (!dot->attr_ints("lhs_batch_dims").empty() || !dot->attr_ints("rhs_batch_dims").empty() ||
-      !dot->shape().is_array() || !IsFloatResult(dot->shape().type()) || dot->has_sharding()) {
+      !dot->shape().is_array() || !GathersExactly(dot->shape().type()) || dot->has_sharding()) {
     return false;
   }
   for (int side = 0; side < 2; ++side) {

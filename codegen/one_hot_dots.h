@@ -4,8 +4,8 @@
 // Programs written for accelerators spell embedding lookups so (JAX's
 // one_hot(x) @ E, the transformer LM of examples/); on a CPU the product
 // costs tokens x classes x width FMAs where the lookup moves tokens x width
-// values. A one-hot is convert(compare(broadcast(ids), iota) EQ) to f32 or
-// f64, the iota over the class dim, the broadcast over all the others.
+// values. A one-hot is convert(compare(broadcast(ids), iota) EQ) to a float
+// type, the iota over the class dim, the broadcast over all the others.
 //
 // Before (the embedding and its gradient):
 //   %iota = s32[16,128,1024] iota(), iota_dimension=2
@@ -23,7 +23,10 @@
 // the one-hot does not select (in the same column), the dot's element is
 // NaN, and so is the rewrite's (it counts the non-finite values per column
 // and subtracts the selected ones). Only the order of a scatter's additions
-// differs from the dot's. Dots with batch dims, or of other types, stay.
+// differs from the dot's. Lookups are rewritten in f16, bf16, f32 and f64
+// (one row, exact in any of them); sums of rows in f32 and f64 only, as a
+// bf16 scatter would round after each addition where the dot does not.
+// Dots with batch dims stay.
 #pragma once
 
 #include <cstdint>

@@ -131,5 +131,38 @@ TEST(OneHotDotsTest, RandomValuesMatchTheDots) {
   }
 }
 
+// In bf16 a lookup is one row, exact; a sum of rows is not (a scatter
+// rounds after each addition), so the gradient stays a dot.
+TEST(OneHotDotsTest, Bf16LookupsAreRewrittenAndBf16SumsAreNot) {
+  constexpr const char* kBf16 = R"(
+HloModule one_hot_bf16
+ENTRY main {
+  ids = s32[6] parameter(0)
+  e = bf16[5,3] parameter(1)
+  g = bf16[6,3] parameter(2)
+  iota = s32[6,5] iota(), iota_dimension=1
+  b = s32[6,5] broadcast(ids), dimensions={0}
+  c = pred[6,5] compare(b, iota), direction=EQ
+  h = bf16[6,5] convert(c)
+  lookup = bf16[6,3] dot(h, e), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  grad = bf16[5,3] dot(h, g), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  ROOT out = (bf16[6,3], bf16[5,3]) tuple(lookup, grad)
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kBf16));
+  std::unique_ptr<hlo::Module> rewritten = module->Clone();
+  ASSERT_OK_AND_ASSIGN(int64_t n, RewriteOneHotDots(*rewritten));
+  EXPECT_EQ(n, 1);
+  const std::string text = hlo::PrintModule(*rewritten);
+  EXPECT_THAT(text, Not(HasSubstr("%lookup = bf16[6,3] dot(")));
+  EXPECT_THAT(text, HasSubstr("%grad = bf16[5,3] dot(%h, %g)"));
+  for (uint64_t seed : {4, 5}) {
+    std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, seed, -3, 3, /*small_ints=*/true);
+    ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+    ASSERT_OK_AND_ASSIGN(hlo::Literal actual, hlo::Evaluate(*rewritten, args));
+    EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 0, 0, "bf16"));
+  }
+}
+
 }  // namespace
 }  // namespace sharc::codegen
