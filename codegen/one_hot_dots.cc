@@ -61,6 +61,11 @@ std::optional<OneHot> MatchOneHot(const Instruction& h) {
     if (bcast.attr_ints("dimensions") != IntList(o.token_dims.begin(), o.token_dims.end())) continue;
     o.ids = bcast.operand(0);
     if (o.ids->shape().type() != iota.shape().type()) continue;
+    // An iota too narrow for its classes wraps, and its one-hot selects
+    // several rows; the lookup would take one.
+    const int64_t bits = 8 * hlo::ByteWidth(iota.shape().type());
+    const int64_t value_bits = hlo::IsSignedInteger(iota.shape().type()) ? bits - 1 : bits;
+    if (o.classes < 1 || (value_bits < 63 && o.classes - 1 > (int64_t{1} << value_bits) - 1)) continue;
     return o;
   }
   return std::nullopt;
@@ -201,7 +206,8 @@ Instruction* AsGather(Instruction* dot, int h_side, const OneHot& o) {
   for (size_t i = 0; i < width_dims.size(); ++i) width_positions.push_back(tokens + static_cast<int64_t>(i));
   const PrimitiveType id_type = o.ids->shape().type();
   Instruction* low = e.Compare(o.ids, e.Splat(id_type, 0, o.ids->shape().dims()), "GE");
-  Instruction* high = e.Compare(o.ids, e.Splat(id_type, static_cast<double>(o.classes), o.ids->shape().dims()), "LT");
+  Instruction* high =
+      e.Compare(o.ids, e.Splat(id_type, static_cast<double>(o.classes - 1), o.ids->shape().dims()), "LE");
   Instruction* in_range = e.Broadcast(e.Binary(Opcode::kAnd, low, high), out_dims, token_positions);
   // + 0: the dot's sum of a -0 row value and +0 terms is +0.
   Instruction* zeros = e.Splat(t, 0, out_dims);

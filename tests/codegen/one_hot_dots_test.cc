@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_replace.h"
 #include "codegen/fusion.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -161,6 +162,36 @@ ENTRY main {
     ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
     ASSERT_OK_AND_ASSIGN(hlo::Literal actual, hlo::Evaluate(*rewritten, args));
     EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 0, 0, "bf16"));
+  }
+}
+
+// A u8 iota over 300 classes wraps: its "one-hot" has a 1 at v and at
+// v + 256, so it is no lookup and stays a dot; 256 classes fit, and ids of
+// 255 are in range.
+TEST(OneHotDotsTest, AnIotaTooNarrowForItsClassesIsNoOneHot) {
+  constexpr const char* kNarrow = R"(
+HloModule narrow
+ENTRY main {
+  ids = u8[4] parameter(0)
+  e = f32[CLASSES,2] parameter(1)
+  iota = u8[4,CLASSES] iota(), iota_dimension=1
+  b = u8[4,CLASSES] broadcast(ids), dimensions={0}
+  c = pred[4,CLASSES] compare(b, iota), direction=EQ
+  h = f32[4,CLASSES] convert(c)
+  ROOT lookup = f32[4,2] dot(h, e), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+  for (const char* classes : {"300", "256"}) {
+    const std::string text = absl::StrReplaceAll(kNarrow, {{"CLASSES", classes}});
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
+    std::unique_ptr<hlo::Module> rewritten = module->Clone();
+    ASSERT_OK_AND_ASSIGN(int64_t n, RewriteOneHotDots(*rewritten));
+    EXPECT_EQ(n, std::string(classes) == "256" ? 1 : 0) << classes;
+    std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 6);
+    args[0] = hlo::Literal::FromValues<uint8_t>({4}, std::vector<uint8_t>{0, 44, 255, 3});
+    ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+    ASSERT_OK_AND_ASSIGN(hlo::Literal actual, hlo::Evaluate(*rewritten, args));
+    EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 0, 0, classes));
   }
 }
 
