@@ -294,7 +294,9 @@ void RemoveIfDead(hlo::Computation& comp, Instruction* inst) {
 }
 
 bool Rewrite(Instruction* dot) {
-  if (!dot->attr_ints("lhs_batch_dims").empty() || !dot->attr_ints("rhs_batch_dims").empty() ||
+  // Two operands: a sparse dot's third (its metadata) changes what they mean.
+  if (dot->operand_count() != 2 || !dot->attr_ints("lhs_batch_dims").empty() ||
+      !dot->attr_ints("rhs_batch_dims").empty() ||
       !dot->shape().is_array() || !GathersExactly(dot->shape().type()) || dot->has_sharding()) {
     return false;
   }
