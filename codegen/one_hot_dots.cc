@@ -7,15 +7,16 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
+#include "hlo/batching/batch_util.h"
+#include "hlo/batching/emitter.h"
 #include "hlo/ir/computation.h"
-#include "hlo/ir/fresh_name.h"
 #include "hlo/ir/literal.h"
 #include "hlo/ir/scalar_reducer.h"
 
 namespace sharc::codegen {
 namespace {
 
+using hlo::Emitter;
 using hlo::Instruction;
 using hlo::IntList;
 using hlo::Opcode;
@@ -79,101 +80,73 @@ std::vector<int64_t> FreeDims(int64_t rank, const IntList& contracting) {
   return free;
 }
 
-// Adds the instructions of one rewrite before `dot`, named after it.
-class Emitter {
- public:
-  explicit Emitter(Instruction* dot) : dot_(dot), comp_(*dot->parent()) {}
+// A scalar of `type` holding `value` (a double, so NaN too) broadcast to
+// `dims`.
+Instruction* Splat(Emitter& e, PrimitiveType type, double value, const std::vector<int64_t>& dims) {
+  hlo::Literal literal(Shape::Scalar(type));
+  if (hlo::IsFloatingPoint(type)) {
+    literal.SetFromDouble(0, value);
+  } else {
+    literal.SetFromInt64(0, static_cast<int64_t>(value));
+  }
+  Instruction* scalar = e.Add(Instruction::CreateConstant("constant", std::move(literal)));
+  return hlo::Broadcast(e, scalar, Shape(type, dims), {});
+}
 
-  Instruction* Add(Opcode op, Shape shape, std::vector<Instruction*> operands,
-                   std::vector<std::pair<std::string, hlo::AttrValue>> attrs = {}) {
-    auto inst = Instruction::Create(op, hlo::FreshName(comp_, absl::StrCat(dot_->name(), ".one_hot")),
-                                    std::move(shape), std::move(operands));
-    for (auto& [name, value] : attrs) inst->set_attr(name, std::move(value));
-    return Place(std::move(inst));
-  }
-  Instruction* Scalar(PrimitiveType type, double value) {
-    hlo::Literal l(Shape(type, {}));
-    if (hlo::IsFloatingPoint(type)) {
-      l.SetFromDouble(0, value);
-    } else {
-      l.SetFromInt64(0, static_cast<int64_t>(value));
-    }
-    return Place(Instruction::CreateConstant(
-        hlo::FreshName(comp_, absl::StrCat(dot_->name(), ".one_hot")), std::move(l)));
-  }
-  // `scalar` broadcast to `dims` of `type`.
-  Instruction* Splat(PrimitiveType type, double value, const std::vector<int64_t>& dims) {
-    return Add(Opcode::kBroadcast, Shape(type, dims), {Scalar(type, value)}, {{"dimensions", IntList{}}});
-  }
-  Instruction* Broadcast(Instruction* x, const std::vector<int64_t>& dims, IntList mapped) {
-    return Add(Opcode::kBroadcast, Shape(x->shape().type(), dims), {x}, {{"dimensions", std::move(mapped)}});
-  }
-  Instruction* Compare(Instruction* a, Instruction* b, const char* direction) {
-    return Add(Opcode::kCompare, Shape(PrimitiveType::kPred, a->shape().dims()), {a, b},
-               {{"direction", std::string(direction)}});
-  }
-  Instruction* Unary(Opcode op, PrimitiveType type, Instruction* x) {
-    return Add(op, Shape(type, x->shape().dims()), {x});
-  }
-  Instruction* Binary(Opcode op, Instruction* a, Instruction* b) {
-    return Add(op, Shape(a->shape().type(), a->shape().dims()), {a, b});
-  }
-  Instruction* Select(Instruction* p, Instruction* a, Instruction* b) {
-    return Add(Opcode::kSelect, a->shape(), {p, a, b});
-  }
-  Instruction* Transpose(Instruction* x, const std::vector<int64_t>& perm) {
-    bool identity = true;
-    for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
-    if (identity) return x;
-    std::vector<int64_t> dims;
-    for (int64_t p : perm) dims.push_back(x->shape().dim(p));
-    return Add(Opcode::kTranspose, Shape(x->shape().type(), dims), {x},
+// An elementwise op of `type` over operands of one shape.
+Instruction* Elementwise(Emitter& e, Opcode op, PrimitiveType type, std::vector<Instruction*> operands) {
+  Shape shape(type, operands.back()->shape().dims());
+  return e.Add(op, std::move(shape), std::move(operands));
+}
+
+Instruction* Transpose(Emitter& e, Instruction* x, const std::vector<int64_t>& perm) {
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+  if (identity) return x;
+  std::vector<int64_t> dims;
+  for (int64_t p : perm) dims.push_back(x->shape().dim(p));
+  return e.Add(Opcode::kTranspose, Shape(x->shape().type(), dims), {x},
                {{"dimensions", IntList(perm.begin(), perm.end())}});
+}
+
+// s32 1 where `x` is inf or NaN, else 0.
+Instruction* NonFiniteCount(Emitter& e, Instruction* x) {
+  Instruction* finite = Elementwise(e, Opcode::kIsFinite, PrimitiveType::kPred, {x});
+  Instruction* bad = Elementwise(e, Opcode::kNot, PrimitiveType::kPred, {finite});
+  return Elementwise(e, Opcode::kConvert, PrimitiveType::kS32, {bad});
+}
+
+Instruction* SumS32(Emitter& e, Instruction* x, IntList dims) {
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d < x->shape().rank(); ++d) {
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) kept.push_back(x->shape().dim(d));
   }
-  // s32 1 where `x` is inf or NaN, else 0.
-  Instruction* NonFiniteCount(Instruction* x) {
-    Instruction* finite = Unary(Opcode::kIsFinite, PrimitiveType::kPred, x);
-    Instruction* bad = Unary(Opcode::kNot, PrimitiveType::kPred, finite);
-    return Unary(Opcode::kConvert, PrimitiveType::kS32, bad);
-  }
-  Instruction* SumS32(Instruction* x, IntList dims) {
-    std::vector<int64_t> kept;
-    for (int64_t d = 0; d < x->shape().rank(); ++d) {
-      if (std::find(dims.begin(), dims.end(), d) == dims.end()) kept.push_back(x->shape().dim(d));
-    }
-    hlo::Computation* add = hlo::BinaryReducer(*comp_.parent(), Opcode::kAdd, PrimitiveType::kS32);
-    return Add(Opcode::kReduce, Shape(PrimitiveType::kS32, kept), {x, Scalar(PrimitiveType::kS32, 0)},
+  hlo::Computation* add =
+      hlo::BinaryReducer(*e.computation()->parent(), Opcode::kAdd, PrimitiveType::kS32);
+  return e.Add(Opcode::kReduce, Shape(PrimitiveType::kS32, kept),
+               {x, hlo::ScalarConstant(e, PrimitiveType::kS32, 0)},
                {{"dimensions", std::move(dims)}, {"to_apply", add}});
-  }
-  // NaN where `poison` (s32 counts of non-finite terms outside the selected
-  // one) is positive, else `value`.
-  Instruction* PoisonedByNonFinite(Instruction* value, Instruction* poison) {
-    const PrimitiveType t = value->shape().type();
-    Instruction* zero = Splat(PrimitiveType::kS32, 0, poison->shape().dims());
-    Instruction* nan = Splat(t, std::numeric_limits<double>::quiet_NaN(), value->shape().dims());
-    return Select(Compare(poison, zero, "GT"), nan, value);
-  }
-  // ids as gather or scatter indices: [ids..., 1].
-  Instruction* IndexVectors(Instruction* ids) {
-    std::vector<int64_t> dims = ids->shape().dims();
-    dims.push_back(1);
-    return Add(Opcode::kReshape, Shape(ids->shape().type(), dims), {ids});
-  }
+}
 
- private:
-  Instruction* Place(std::unique_ptr<Instruction> inst) {
-    inst->set_location(dot_->location());
-    inst->mutable_metadata() = dot_->metadata();
-    return comp_.AddInstructionBefore(std::move(inst), dot_);
-  }
+// NaN where `poison` (s32 counts of non-finite terms outside the selected
+// one) is positive, else `value`.
+Instruction* PoisonedByNonFinite(Emitter& e, Instruction* value, Instruction* poison) {
+  const PrimitiveType t = value->shape().type();
+  Instruction* zero = Splat(e, PrimitiveType::kS32, 0, poison->shape().dims());
+  Instruction* nan = Splat(e, t, std::numeric_limits<double>::quiet_NaN(), value->shape().dims());
+  return Elementwise(e, Opcode::kSelect, t, {hlo::Compare(e, poison, zero, "GT"), nan, value});
+}
 
-  Instruction* dot_;
-  hlo::Computation& comp_;
-};
+// ids as gather or scatter indices: [ids..., 1].
+Instruction* IndexVectors(Emitter& e, Instruction* ids) {
+  std::vector<int64_t> dims = ids->shape().dims();
+  dims.push_back(1);
+  return e.Add(Opcode::kReshape, Shape(ids->shape().type(), dims), {ids});
+}
 
 // dot(one_hot, E) contracting the class dim with one dim of E: E's rows at
 // ids. Returns the value standing for the dot, or nullptr.
-Instruction* AsGather(Instruction* dot, int h_side, const OneHot& o) {
+Instruction* AsGather(Emitter& e, Instruction* dot, int h_side, const OneHot& o) {
   const IntList& hc = dot->attr_ints(h_side == 0 ? "lhs_contracting_dims" : "rhs_contracting_dims");
   const IntList& ec = dot->attr_ints(h_side == 0 ? "rhs_contracting_dims" : "lhs_contracting_dims");
   if (hc != IntList{o.class_dim} || ec.size() != 1) return nullptr;
@@ -184,7 +157,6 @@ Instruction* AsGather(Instruction* dot, int h_side, const OneHot& o) {
   const int64_t row_dim = ec[0], tokens = static_cast<int64_t>(o.token_dims.size());
   const std::vector<int64_t> width_dims = FreeDims(es.rank(), ec);
 
-  Emitter e(dot);
   // [token dims..., E's other dims...]
   std::vector<int64_t> out_dims = o.ids->shape().dims();
   IntList offset_dims, slice_sizes;
@@ -193,7 +165,7 @@ Instruction* AsGather(Instruction* dot, int h_side, const OneHot& o) {
     offset_dims.push_back(tokens + static_cast<int64_t>(i));
   }
   for (int64_t d = 0; d < es.rank(); ++d) slice_sizes.push_back(d == row_dim ? 1 : es.dim(d));
-  Instruction* rows = e.Add(Opcode::kGather, Shape(t, out_dims), {table, e.IndexVectors(o.ids)},
+  Instruction* rows = e.Add(Opcode::kGather, Shape(t, out_dims), {table, IndexVectors(e, o.ids)},
                             {{"offset_dims", offset_dims},
                              {"collapsed_slice_dims", IntList{row_dim}},
                              {"start_index_map", IntList{row_dim}},
@@ -205,28 +177,33 @@ Instruction* AsGather(Instruction* dot, int h_side, const OneHot& o) {
   for (int64_t i = 0; i < tokens; ++i) token_positions.push_back(i);
   for (size_t i = 0; i < width_dims.size(); ++i) width_positions.push_back(tokens + static_cast<int64_t>(i));
   const PrimitiveType id_type = o.ids->shape().type();
-  Instruction* low = e.Compare(o.ids, e.Splat(id_type, 0, o.ids->shape().dims()), "GE");
-  Instruction* high =
-      e.Compare(o.ids, e.Splat(id_type, static_cast<double>(o.classes - 1), o.ids->shape().dims()), "LE");
-  Instruction* in_range = e.Broadcast(e.Binary(Opcode::kAnd, low, high), out_dims, token_positions);
+  const std::vector<int64_t>& id_dims = o.ids->shape().dims();
+  Instruction* low = hlo::Compare(e, o.ids, Splat(e, id_type, 0, id_dims), "GE");
+  Instruction* high = hlo::Compare(e, o.ids, Splat(e, id_type, static_cast<double>(o.classes - 1), id_dims), "LE");
+  Instruction* in_range = hlo::Broadcast(e, Elementwise(e, Opcode::kAnd, PrimitiveType::kPred, {low, high}),
+                                         Shape(PrimitiveType::kPred, out_dims), token_positions);
   // + 0: the dot's sum of a -0 row value and +0 terms is +0.
-  Instruction* zeros = e.Splat(t, 0, out_dims);
-  Instruction* picked = e.Select(in_range, e.Binary(Opcode::kAdd, rows, zeros), zeros);
+  Instruction* zeros = Splat(e, t, 0, out_dims);
+  Instruction* picked = Elementwise(e, Opcode::kSelect, t,
+                                    {in_range, Elementwise(e, Opcode::kAdd, t, {rows, zeros}), zeros});
   // Non-finite values of E's columns outside the selected row make NaN.
-  Instruction* column_bad = e.Broadcast(e.SumS32(e.NonFiniteCount(table), IntList{row_dim}), out_dims, width_positions);
-  Instruction* selected_bad = e.Select(in_range, e.NonFiniteCount(rows), e.Splat(PrimitiveType::kS32, 0, out_dims));
-  Instruction* value = e.PoisonedByNonFinite(picked, e.Binary(Opcode::kSubtract, column_bad, selected_bad));
+  Instruction* column_bad = hlo::Broadcast(e, SumS32(e, NonFiniteCount(e, table), IntList{row_dim}),
+                                           Shape(PrimitiveType::kS32, out_dims), width_positions);
+  Instruction* selected_bad = Elementwise(e, Opcode::kSelect, PrimitiveType::kS32,
+                                          {in_range, NonFiniteCount(e, rows), Splat(e, PrimitiveType::kS32, 0, out_dims)});
+  Instruction* value = PoisonedByNonFinite(
+      e, picked, Elementwise(e, Opcode::kSubtract, PrimitiveType::kS32, {column_bad, selected_bad}));
   if (h_side == 0) return value;
   // dot(E, one_hot): [E's other dims..., token dims...].
   std::vector<int64_t> perm;
   for (size_t i = 0; i < width_dims.size(); ++i) perm.push_back(tokens + static_cast<int64_t>(i));
   for (int64_t i = 0; i < tokens; ++i) perm.push_back(i);
-  return e.Transpose(value, perm);
+  return Transpose(e, value, perm);
 }
 
 // dot(G, one_hot) contracting every token dim: G's rows added into the
 // rows of their ids. Returns the value standing for the dot, or nullptr.
-Instruction* AsScatter(Instruction* dot, int h_side, const OneHot& o) {
+Instruction* AsScatter(Emitter& e, Instruction* dot, int h_side, const OneHot& o) {
   const IntList& hc = dot->attr_ints(h_side == 0 ? "lhs_contracting_dims" : "rhs_contracting_dims");
   const IntList& gc = dot->attr_ints(h_side == 0 ? "rhs_contracting_dims" : "lhs_contracting_dims");
   std::vector<int64_t> sorted(hc.begin(), hc.end());
@@ -245,8 +222,7 @@ Instruction* AsScatter(Instruction* dot, int h_side, const OneHot& o) {
   const std::vector<int64_t> g_free = FreeDims(g->shape().rank(), gc);
   perm.insert(perm.end(), g_free.begin(), g_free.end());
 
-  Emitter e(dot);
-  Instruction* updates = e.Transpose(g, perm);
+  Instruction* updates = Transpose(e, g, perm);
   std::vector<int64_t> out_dims = {o.classes};
   IntList window_dims, free_positions;
   for (size_t i = 0; i < g_free.size(); ++i) {
@@ -254,12 +230,12 @@ Instruction* AsScatter(Instruction* dot, int h_side, const OneHot& o) {
     window_dims.push_back(tokens + static_cast<int64_t>(i));
     free_positions.push_back(1 + static_cast<int64_t>(i));
   }
-  Instruction* indices = e.IndexVectors(o.ids);
+  Instruction* indices = IndexVectors(e, o.ids);
   // Scatter skips updates whose id is outside [0, classes), as the one-hot
   // of such an id selects no row.
   auto scatter_add = [&](Instruction* values, PrimitiveType type) {
     hlo::Computation* add = hlo::BinaryReducer(*dot->parent()->parent(), Opcode::kAdd, type);
-    return e.Add(Opcode::kScatter, Shape(type, out_dims), {e.Splat(type, 0, out_dims), indices, values},
+    return e.Add(Opcode::kScatter, Shape(type, out_dims), {Splat(e, type, 0, out_dims), indices, values},
                  {{"update_window_dims", window_dims},
                   {"inserted_window_dims", IntList{0}},
                   {"scatter_dims_to_operand_dims", IntList{0}},
@@ -268,18 +244,20 @@ Instruction* AsScatter(Instruction* dot, int h_side, const OneHot& o) {
   };
   Instruction* sums = scatter_add(updates, t);
   // Non-finite values of G's columns in rows of other classes make NaN.
-  Instruction* bad = e.NonFiniteCount(updates);
+  Instruction* bad = NonFiniteCount(e, updates);
   IntList token_positions;
   for (int64_t i = 0; i < tokens; ++i) token_positions.push_back(i);
-  Instruction* column_bad = e.Broadcast(e.SumS32(bad, token_positions), out_dims, free_positions);
-  Instruction* value = e.PoisonedByNonFinite(
-      sums, e.Binary(Opcode::kSubtract, column_bad, scatter_add(bad, PrimitiveType::kS32)));
+  Instruction* column_bad = hlo::Broadcast(e, SumS32(e, bad, token_positions),
+                                           Shape(PrimitiveType::kS32, out_dims), free_positions);
+  Instruction* value = PoisonedByNonFinite(
+      e, sums, Elementwise(e, Opcode::kSubtract, PrimitiveType::kS32,
+                           {column_bad, scatter_add(bad, PrimitiveType::kS32)}));
   if (h_side == 0) return value;  // [classes, G's free dims...]
   // dot(G, one_hot): [G's free dims..., classes].
   std::vector<int64_t> to_result;
   for (size_t i = 0; i < g_free.size(); ++i) to_result.push_back(1 + static_cast<int64_t>(i));
   to_result.push_back(0);
-  return e.Transpose(value, to_result);
+  return Transpose(e, value, to_result);
 }
 
 // Removes `inst` and then its operands as they lose their last user (the
@@ -293,7 +271,7 @@ void RemoveIfDead(hlo::Computation& comp, Instruction* inst) {
   for (Instruction* operand : operands) RemoveIfDead(comp, operand);
 }
 
-bool Rewrite(Instruction* dot) {
+bool Rewrite(Emitter& e, Instruction* dot) {
   // Two operands: a sparse dot's third (its metadata) changes what they mean.
   if (dot->operand_count() != 2 || !dot->attr_ints("lhs_batch_dims").empty() ||
       !dot->attr_ints("rhs_batch_dims").empty() ||
@@ -303,8 +281,9 @@ bool Rewrite(Instruction* dot) {
   for (int side = 0; side < 2; ++side) {
     std::optional<OneHot> o = MatchOneHot(*dot->operand(side));
     if (!o) continue;
-    Instruction* value = AsGather(dot, side, *o);
-    if (value == nullptr) value = AsScatter(dot, side, *o);
+    e.set_origin(dot);
+    Instruction* value = AsGather(e, dot, side, *o);
+    if (value == nullptr) value = AsScatter(e, dot, side, *o);
     if (value == nullptr) continue;
     hlo::Computation* comp = dot->parent();
     Instruction* one_hot = dot->operand(side);
@@ -328,7 +307,13 @@ absl::StatusOr<int64_t> RewriteOneHotDots(hlo::Module& module) {
     for (Instruction* inst : comp->instructions()) {
       if (inst->opcode() == Opcode::kDot) dots.push_back(inst);
     }
-    for (Instruction* dot : dots) rewritten += Rewrite(dot) ? 1 : 0;
+    if (dots.empty()) continue;
+    Emitter e(comp);
+    int64_t here = 0;
+    for (Instruction* dot : dots) here += Rewrite(e, dot) ? 1 : 0;
+    // The emitter appends; the rewrites' users come before them until sorted.
+    if (here > 0) comp->SortInDefinitionOrder();
+    rewritten += here;
   }
   return rewritten;
 }

@@ -55,10 +55,6 @@ absl::StatusOr<std::string> ReadTextInput(const std::string& path) {
 
 namespace {
 
-// Device counts taken from the collectives alone stop at the parser's bound
-// on tile assignments (hlo::kMaxDevices): ids beyond it are left to the
-// verifier.
-
 absl::Status SetDeviceCount(const std::string& name, std::optional<int64_t> devices,
                             hlo::Module& module) {
   hlo::ModuleConfig& config = module.mutable_config();
@@ -76,6 +72,8 @@ absl::Status SetDeviceCount(const std::string& name, std::optional<int64_t> devi
   // its collectives name. They are replicas when its collectives name
   // replicas (none has a channel_id), else partitions, sharc's SPMD unit.
   int64_t count = devices.value_or(hlo::DevicesNamedByCollectives(module));
+  // A count taken from the collectives alone stops at the parser's bound on
+  // tile assignments: ids beyond it are left to the verifier.
   if (count > 1 && count <= hlo::kMaxDevices) {
     (hlo::CollectivesNameReplicas(module) ? config.replica_count : config.num_partitions) = count;
   }
