@@ -12,9 +12,18 @@ struct TileCandidate {
 };
 
 // With 32 vector registers (AVX-512): 64x6 (4 vectors x 6 rows, 24 + 4 + 1
-// registers). With 16 (AVX2): 24x4 (3 vectors x 4 rows, 12 + 3 + 1: every
-// register) or 16x6 (2 vectors x 6 rows, 12 + 2 + 1). On Zen 3, one thread,
-// 24x4 ran 4-9% faster than 16x6 against OpenBLAS in the same run at every N
+// registers), and for results narrower than 64 columns (attention's heads
+// of 32 or 16 values) 32x12 (2 x 12) or 16x24 (1 x 24), the same 24
+// accumulators. A 16x24 step loads 1 vector and broadcasts 24 lhs values
+// for its 24 FMAs, so the narrow tiles are slower where 64x6 fits: forced
+// on a [2048,256]x[256,1024] GEMM, 32x12 ran at 0.72x of 64x6 (Emerald
+// Rapids, one thread, session 27). Where 64 columns do not fit they replace
+// the untiled schedule: attention's p v over heads of 32
+// ([16,8,128,128]x[16,8,128,32]) went from 2.58 to 1.12-1.16 ms, its
+// transposed-lhs gradient from 3.59 to 1.17-1.22, heads of 16 from 1.99 to
+// 0.89 (`sharc run --profile`). With 16 (AVX2): 24x4 (3 vectors x 4 rows,
+// 12 + 3 + 1: every register) or 16x6 (2 vectors x 6 rows, 12 + 2 + 1).
+// On Zen 3, one thread, 24x4 ran 4-9% faster than 16x6 against OpenBLAS in the same run at every N
 // from 256 to 2048: a k step loads 7 values rather than 8 for its 12 FMAs,
 // the lhs tile is 4 row streams rather than 6, and the lhs is streamed once
 // per 24 columns rather than per 16. On two threads it lost at N=256 (1.12-1.31
@@ -24,7 +33,7 @@ struct TileCandidate {
 // spills every accumulator (0.3-0.4x OpenBLAS), as does 32x3 (4 vectors x 3
 // rows, 17 registers: 2x slower).
 constexpr double kAvx2WideTileSpeed = 1.06;
-constexpr TileCandidate kTilesFor32Registers[] = {{{4, 6}, 1.0}};
+constexpr TileCandidate kTilesFor32Registers[] = {{{4, 6}, 1.0}, {{2, 12}, 0.72}, {{1, 24}, 0.5}};
 constexpr TileCandidate kTilesFor16Registers[] = {{{3, 4}, kAvx2WideTileSpeed}, {{2, 6}, 1.0}};
 
 }  // namespace

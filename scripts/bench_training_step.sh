@@ -33,6 +33,16 @@ fi
 
 echo "# raw outputs in $OUT" >&2
 export HL_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
+# torch's products are OpenBLAS's (0.3.21), which reads OMP_NUM_THREADS for
+# its thread count and picks its kernels by CPU model: one it does not know
+# (Emerald Rapids, family 6 model 207) gets the SSE3 "Prescott" kernels,
+# 30 GFLOP/s where SkylakeX's run at 94-140. On an AVX-512 host the peer
+# gets SkylakeX's unless the caller chose a core type
+# (docs/performance.md; ../shared/reference/perf_anchors.md).
+if [[ -z "${OPENBLAS_CORETYPE:-}" ]] && grep -qw avx512f /proc/cpuinfo; then
+  export OPENBLAS_CORETYPE=SkylakeX
+fi
+echo "# torch's OpenBLAS core type: ${OPENBLAS_CORETYPE:-chosen by OpenBLAS}" >&2
 "$BUILD/benchmarks/bm_training_step" --dump-inputs="$OUT"
 filter="BM_TrainingStep/size:($(echo "$SIZES" | sed 's/small/0/; s/medium/1/; s/large/2/' | tr ' ' '|'))/devices:1"
 "$BUILD/benchmarks/bm_codegen_gemm" --benchmark_filter="BM_FmaPeak/threads:$THREADS(/real_time)?\$" \

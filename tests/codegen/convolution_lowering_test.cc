@@ -39,8 +39,8 @@ ENTRY e {
 HloModule m
 ENTRY e {
   x = f32[2,4,17,70] parameter(0)
-  w = f32[8,4,3,5] parameter(1)
-  ROOT c = f32[2,8,8,33] convolution(x, w), window={size=3x5 stride=2x2}, dim_labels=bf01_oi01->bf01
+  w = f32[24,4,3,5] parameter(1)
+  ROOT c = f32[2,24,8,33] convolution(x, w), window={size=3x5 stride=2x2}, dim_labels=bf01_oi01->bf01
 })",
      1e-5, 2e-4},
     {"transposed_atrous_grouped_1d", R"(
@@ -142,8 +142,10 @@ INSTANTIATE_TEST_SUITE_P(Forms, ConvolutionLoweringTest, ::testing::ValuesIn(kCa
                          });
 
 // f32 convolutions take a register tile: NHWC vectorises the output
-// features (3 vectors of 8 with AVX2) over rows of output positions, NCHW
-// the output positions over rows of output features; both keep the tile's
+// features (3 vectors of 8 with AVX2, 2 of 16 with AVX-512: 32 features
+// are narrower than its 64x6 tile) over rows of output positions, NCHW
+// the output positions over rows of output features (24 of them, enough
+// rows for AVX-512's 32x12 tile); both keep the tile's
 // accumulators in a per-tile stage, with the input feature the innermost
 // reduction loop.
 TEST(ConvolutionScheduleTest, F32FormsAreRegisterTiled) {
@@ -151,7 +153,7 @@ TEST(ConvolutionScheduleTest, F32FormsAreRegisterTiled) {
   ASSERT_OK_AND_ASSIGN(std::string nest, testing_util::LoopNestOfEntry(*nhwc));
   // The tile's accumulators: columns x rows, the other dims single points.
   const std::string tile_stage =
-      "allocate conv_acc_[a-z0-9_$]+\\[float32 \\* (24|16|64)( \\* 1)* \\* (4|6)( \\* 1)*\\]";
+      "allocate conv_acc_[a-z0-9_$]+\\[float32 \\* (24|16|64|32)( \\* 1)* \\* (4|6|12|24)( \\* 1)*\\]";
   EXPECT_THAT(nest, ::testing::ContainsRegex(tile_stage));
   EXPECT_THAT(nest, ::testing::ContainsRegex("for \\(conv_acc_[a-z0-9_]*\\.s1\\.conv_k_[a-z0-9_]*\\$x, 0, 8\\)"));
   EXPECT_THAT(nest, ::testing::HasSubstr("halide_do_par_for"));
@@ -159,7 +161,7 @@ TEST(ConvolutionScheduleTest, F32FormsAreRegisterTiled) {
   ASSERT_OK_AND_ASSIGN(std::string nchw_nest, testing_util::LoopNestOfEntry(*nchw));
   EXPECT_THAT(nchw_nest, ::testing::ContainsRegex(tile_stage));
   // Its vectors run along the output positions (stride 2 in the input).
-  EXPECT_THAT(nchw_nest, ::testing::ContainsRegex("in0\\[ramp\\([^]]*, 2, 8\\)\\]"));
+  EXPECT_THAT(nchw_nest, ::testing::ContainsRegex("in0\\[ramp\\([^]]*, 2, (8|16)\\)\\]"));
 }
 
 }  // namespace

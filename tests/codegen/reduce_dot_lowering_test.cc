@@ -217,6 +217,51 @@ ENTRY main {
   EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-5, 1e-5, "batched f32 dots"));
 }
 
+// Heads of 32 and 16 values are narrower than AVX-512's 64x6 tile: they take
+// 32x12 and 16x24 tiles there (AVX2's 16x6 everywhere), still one parallel
+// loop over the batches. 50 rows leave a partial tile of each height.
+TEST(DotLoweringTest, NarrowHeadsTakeNarrowTilesAndEqualInterpreter) {
+  const std::string text = R"(
+HloModule heads
+ENTRY main {
+  p = f32[2,3,50,40] parameter(0)
+  v32 = f32[2,3,40,32] parameter(1)
+  v16 = f32[2,3,40,16] parameter(2)
+  pv32 = f32[2,3,50,32] dot(p, v32), lhs_batch_dims={0,1}, lhs_contracting_dims={3},
+         rhs_batch_dims={0,1}, rhs_contracting_dims={2}
+  pv16 = f32[2,3,50,16] dot(p, v16), lhs_batch_dims={0,1}, lhs_contracting_dims={3},
+         rhs_batch_dims={0,1}, rhs_contracting_dims={2}
+  g = f32[2,3,50,40] parameter(3)
+  q = f32[2,3,50,32] parameter(4)
+  gq = f32[2,3,40,32] dot(g, q), lhs_batch_dims={0,1}, lhs_contracting_dims={2},
+       rhs_batch_dims={0,1}, rhs_contracting_dims={2}
+  ROOT out = (f32[2,3,50,32], f32[2,3,50,16], f32[2,3,40,32]) tuple(pv32, pv16, gq)
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 29, -1, 1);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-5, 1e-5, "narrow batched dots"));
+
+  for (const char* n : {"32", "16"}) {
+    const std::string one = absl::StrReplaceAll(R"(
+HloModule head
+ENTRY main {
+  p = f32[4,8,128,128] parameter(0)
+  v = f32[4,8,128,$N] parameter(1)
+  ROOT o = f32[4,8,128,$N] dot(p, v), lhs_batch_dims={0,1}, lhs_contracting_dims={3},
+           rhs_batch_dims={0,1}, rhs_contracting_dims={2}
+}
+)", {{"$N", n}});
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> head, hlo::ParseAndVerifyModule(one));
+    ASSERT_OK_AND_ASSIGN(const std::string nest, testing_util::LoopNestOfEntry(*head));
+    // The batched schedule (one parallel loop over the 32 fused batches),
+    // not the untiled one, which is parallel over rows.
+    EXPECT_THAT(nest, ::testing::ContainsRegex("halide_do_par_for\\([^,]*batch3, 0, 32,")) << n;
+  }
+}
+
 TEST(DotLoweringTest, BatchedGemmPacksATransposedRhsPerBatchAndRunsBatchesInParallel) {
   const std::string text = R"(
 HloModule scores
@@ -310,10 +355,12 @@ ENTRY main {
                                                         "(.*\n)* *produce out0[^ ]* \\{"));
   EXPECT_THAT(transposed_256kib, ::testing::Not(::testing::HasSubstr("dot_packed_lhs")));
   // It is copied as it lies: each task walks k once, copying its 8 row
-  // tiles' side-by-side values at each k (not a gather along k).
+  // tiles' side-by-side values at each k (not a gather along k). (Where
+  // the tile's rows do not divide m, the last task is peeled: the loop
+  // sits inside an if.)
   EXPECT_THAT(transposed_1mib,
-              ::testing::ContainsRegex("par_for_dot_packed_lhs[a-z0-9_]*_qtask \\([^\n]*\n(.*\n){0,4}"
-                                       "for \\(dot_packed_lhs[^,\n]*\\.qk, 0, 512\\)"));
+              ::testing::ContainsRegex("par_for_dot_packed_lhs[a-z0-9_]*_qtask \\([^\n]*\n(.*\n){0,8}"
+                                       " *for \\(dot_packed_lhs[^,\n]*\\.qk, 0, 512\\)"));
   // The register tile's loop takes 2 k steps per iteration.
   EXPECT_THAT(sixteen_mib, ::testing::ContainsRegex("for \\([^,]+k_outer, 0, 1024\\)"));
   EXPECT_THAT(four_mib, ::testing::ContainsRegex("for \\([^,]+k_outer, 0, 512\\)"));
