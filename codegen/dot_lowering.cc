@@ -10,7 +10,8 @@
 // The f32 schedule is the register-blocked outer-product kernel measured in
 // perf_anchors.md §2.1 (Halide "v2"): output tiles (columns x rows) whose
 // accumulators fill the register file (64x6, 24 zmm accumulators, with
-// AVX-512; 24x4 or 16x6, 12 ymm, with AVX2: ChooseRegisterTile), the
+// AVX-512, or 32x12 or 16x24 where 64 columns do not fit; 24x4 or 16x6,
+// 12 ymm, with AVX2: ChooseRegisterTile), the
 // tile-wide panel of the right-hand side packed contiguously once per
 // parallel task when it holds 256 KiB of f32 or more, and tasks of (panel,
 // chunk of row tiles), at least 8 of them. A large lhs is taken in serial
