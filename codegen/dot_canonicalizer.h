@@ -18,11 +18,14 @@
 // becomes a [2048,256]^T x [2048,512] dot (a transposed lhs, which the GEMM
 // packs). A plain dot read only by a transpose of its two dims computes
 // the transposed product directly, operands swapped (the same bits):
-//   %g = f32[256,1024] dot(f32[2048,256] %dy, f32[2048,1024] %h),
+//   %g = f32[1024,256] dot(f32[2048,1024] %h, f32[2048,256] %dy),
 //        lhs_contracting_dims={0}, rhs_contracting_dims={0}
-//   %t = f32[1024,256] transpose(%g), dimensions={1,0}
+//   %t = f32[256,1024] transpose(%g), dimensions={1,0}
 // becomes
-//   %t = f32[1024,256] dot(%h, %dy), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+//   %t = f32[256,1024] dot(%dy, %h), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+// except where both operands contract their first dim and the swap would
+// make the wider one the lhs, which the GEMM packs whole: transpose(dot(%dy,
+// %h)) keeps its transpose (it fuses into its reader) rather than pack %h.
 #pragma once
 
 #include <cstdint>

@@ -39,20 +39,23 @@ ENTRY main {
   wg2 = f32[8,5] dot(h, dy), lhs_contracting_dims={0,1}, rhs_contracting_dims={0,1}
   wg2_t = f32[5,8] transpose(wg2), dimensions={1,0}
   plain_t = f32[8,8] transpose(plain), dimensions={1,0}
+  wg3 = f32[5,8] dot(dy, h), lhs_contracting_dims={0,1}, rhs_contracting_dims={0,1}
+  wg3_t = f32[8,5] transpose(wg3), dimensions={1,0}
   ROOT out = (f32[4,6,5], f32[4,6,8], f32[8,5], f32[4,6,5], f32[3,4,6,6], f32[8,8], f32[6,6],
-              f32[5,8], f32[8,8])
-    tuple(projection, input_grad, weight_grad, transposed_w, batched, plain, split, wg2_t, plain_t)
+              f32[5,8], f32[8,8], f32[8,5])
+    tuple(projection, input_grad, weight_grad, transposed_w, batched, plain, split, wg2_t, plain_t,
+          wg3_t)
 }
 )";
 
 TEST(DotCanonicalizerTest, CollapsesConsecutiveDimsIntoPlainGemms) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kDots));
   ASSERT_OK_AND_ASSIGN(int64_t rewritten, CanonicalizeDots(*module));
-  // projection, input_grad, weight_grad, transposed_w, wg2, and wg2's
-  // transpose; not the batched dot, the plain one, a contraction over dims
-  // 0 and 2 (not consecutive), or the transpose of `plain`, which the tuple
-  // reads too.
-  EXPECT_EQ(rewritten, 6);
+  // projection, input_grad, weight_grad, transposed_w, wg2, wg2's
+  // transpose and wg3; not the batched dot, the plain one, a contraction
+  // over dims 0 and 2 (not consecutive), the transpose of `plain`, which the
+  // tuple reads too, or wg3's transpose (below).
+  EXPECT_EQ(rewritten, 7);
   ASSERT_OK(hlo::VerifyModule(*module));
   const std::string text = hlo::PrintModule(*module);
   EXPECT_THAT(text, HasSubstr("%projection.gemm = f32[24,5] dot(%h.gemm, %w)"));
@@ -69,6 +72,11 @@ TEST(DotCanonicalizerTest, CollapsesConsecutiveDimsIntoPlainGemms) {
   EXPECT_THAT(text, HasSubstr("%wg2_t = f32[5,8] dot(%dy.gemm, %h.gemm), "
                               "lhs_contracting_dims={0}, rhs_contracting_dims={0}"));
   EXPECT_THAT(text, HasSubstr("%plain_t = f32[8,8] transpose(%plain)"));
+  // Swapped, wg3's wider operand (h, 8 columns against dy's 5) would become
+  // the transposed lhs the GEMM packs whole, so the transpose stays.
+  EXPECT_THAT(text, HasSubstr("%wg3 = f32[5,8] dot(%dy.gemm, %h.gemm), "
+                              "lhs_contracting_dims={0}, rhs_contracting_dims={0}"));
+  EXPECT_THAT(text, HasSubstr("%wg3_t = f32[8,5] transpose(%wg3)"));
   ASSERT_OK_AND_ASSIGN(int64_t again, CanonicalizeDots(*module));
   EXPECT_EQ(again, 0);  // a fixed point
 }
