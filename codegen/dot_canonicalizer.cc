@@ -178,6 +178,49 @@ bool SwapOperandsForTranspose(Instruction* transpose) {
   return true;
 }
 
+// The transposed lhs of an f32 GEMM is packed whole from this size on
+// (dot_lowering.cc, PacksLhs).
+constexpr int64_t kPackedTransposedLhsBytes = int64_t{1} << 20;
+
+// dot(a [k, m], b [k, n]) with a wider than b and packed whole ->
+// transpose(dot(b, a)): the same sums in the same order, with the narrower
+// operand packed. The medium training step's embedding gradient,
+// dot(dlogits [2048,1024], h [2048,256]), packed the 8 MiB dlogits.
+bool PackNarrowerOperand(Instruction* dot) {
+  const hlo::IntList& lc = dot->attr_ints("lhs_contracting_dims");
+  const hlo::IntList& rc = dot->attr_ints("rhs_contracting_dims");
+  Instruction* a = dot->operand(0);
+  Instruction* b = dot->operand(1);
+  if (dot->opcode() != Opcode::kDot || dot->operand_count() != 2 || dot->has_sharding() ||
+      dot->shape().type() != hlo::PrimitiveType::kF32 || !dot->attr_ints("lhs_batch_dims").empty() ||
+      a->shape().rank() != 2 || b->shape().rank() != 2 || lc != hlo::IntList{0} ||
+      rc != hlo::IntList{0} || a->shape().dim(1) <= b->shape().dim(1) ||
+      a->shape().byte_size() < kPackedTransposedLhsBytes) {
+    return false;
+  }
+  // Already the product of this rewrite, or about to be swapped back.
+  if (dot->users().size() == 1 && dot->users()[0]->opcode() == Opcode::kTranspose) return false;
+  hlo::Computation* comp = dot->parent();
+  auto swapped = Instruction::Create(
+      Opcode::kDot, FreshName(*comp, absl::StrCat(dot->name(), ".narrow_lhs")),
+      hlo::Shape(dot->shape().type(), {b->shape().dim(1), a->shape().dim(1)}), {b, a});
+  for (const hlo::Attribute& attr : dot->attributes()) swapped->set_attr(attr.name, attr.value);
+  swapped->set_location(dot->location());
+  swapped->mutable_metadata() = dot->metadata();
+  Instruction* product = comp->AddInstructionBefore(std::move(swapped), dot);
+  auto transpose = Instruction::Create(Opcode::kTranspose, FreshName(*comp, dot->name() + ".t"),
+                                       dot->shape(), {product});
+  transpose->set_attr("dimensions", hlo::IntList{1, 0});
+  transpose->set_location(dot->location());
+  transpose->mutable_metadata() = dot->metadata();
+  Instruction* back = comp->AddInstructionBefore(std::move(transpose), dot);
+  dot->ReplaceAllUsesWith(back);
+  const std::string name = dot->name();
+  if (!comp->RemoveInstruction(dot).ok()) return false;
+  back->set_name(name);
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<int64_t> CanonicalizeDots(hlo::Module& module) {
@@ -189,6 +232,9 @@ absl::StatusOr<int64_t> CanonicalizeDots(hlo::Module& module) {
     }
     for (Instruction* inst : comp->instructions()) {
       if (SwapOperandsForTranspose(inst)) ++rewritten;
+    }
+    for (Instruction* inst : comp->instructions()) {
+      if (inst->opcode() == Opcode::kDot && PackNarrowerOperand(inst)) ++rewritten;
     }
   }
   return rewritten;

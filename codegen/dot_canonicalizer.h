@@ -26,6 +26,13 @@
 // except where both operands contract their first dim and the swap would
 // make the wider one the lhs, which the GEMM packs whole: transpose(dot(%dy,
 // %h)) keeps its transpose (it fuses into its reader) rather than pack %h.
+// For the same reason such a dot with the wider operand as its lhs, packed
+// whole (f32, 1 MiB or more), becomes the transpose of the swapped product:
+//   %g = f32[1024,256] dot(f32[2048,1024] %dlogits, f32[2048,256] %h),
+//        lhs_contracting_dims={0}, rhs_contracting_dims={0}
+// becomes
+//   %g.narrow_lhs = f32[256,1024] dot(%h, %dlogits), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+//   %g = f32[1024,256] transpose(%g.narrow_lhs), dimensions={1,0}
 #pragma once
 
 #include <cstdint>

@@ -92,5 +92,43 @@ TEST(DotCanonicalizerTest, RewrittenAndFusedEqualsInterpreter) {
   EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-5, 1e-5, "dots"));
 }
 
+// A weight gradient whose wider operand is the lhs, large enough for the
+// GEMM to pack it whole (1 MiB), becomes the transpose of the product with
+// the narrower operand as its lhs; a smaller one, or a non-f32 one, stays.
+TEST(DotCanonicalizerTest, WeightGradientsPackTheNarrowerOperand) {
+  constexpr const char* kText = R"(
+HloModule wide
+ENTRY main {
+  dlogits = f32[512,520] parameter(0)
+  h = f32[512,40] parameter(1)
+  grad = f32[520,40] dot(dlogits, h), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  small = f32[64,520] parameter(2)
+  hs = f32[64,40] parameter(3)
+  small_grad = f32[520,40] dot(small, hs), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  ROOT out = (f32[520,40], f32[520,40]) tuple(grad, small_grad)
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
+  std::unique_ptr<hlo::Module> rewritten = module->Clone();
+  ASSERT_OK_AND_ASSIGN(int64_t count, CanonicalizeDots(*rewritten));
+  EXPECT_EQ(count, 1);
+  ASSERT_OK(hlo::VerifyModule(*rewritten));
+  const std::string text = hlo::PrintModule(*rewritten);
+  EXPECT_THAT(text, HasSubstr("f32[40,520] dot(%h, %dlogits), lhs_contracting_dims={0}, "
+                              "rhs_contracting_dims={0}"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("%grad = f32\\[520,40\\] transpose\\(%grad[.a-z_0-9]*\\), "
+                                             "dimensions=\\{1,0\\}"));
+  EXPECT_THAT(text, HasSubstr("%small_grad = f32[520,40] dot(%small, %hs)"));
+  ASSERT_OK_AND_ASSIGN(int64_t again, CanonicalizeDots(*rewritten));
+  EXPECT_EQ(again, 0);  // a fixed point
+  // The same sums in the same order: the rewrite's bits are the dot's.
+  ASSERT_OK(FuseModule(*rewritten).status());
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 13);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunWithHalideFactory(*rewritten, args));
+  // 512-term f32 sums against the interpreter's double ones.
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-4, 1e-4, "weight gradients"));
+}
+
 }  // namespace
 }  // namespace sharc::codegen
