@@ -41,8 +41,10 @@ class BufferPool {
   BufferPool(const BufferPool&) = delete;
   BufferPool& operator=(const BufferPool&) = delete;
 
-  // Memory for `bytes` (64-byte aligned; 2 MiB aligned with huge pages
-  // advised from 2 MiB). Contents are whatever the last user left. The
+  // Memory for `bytes`, 64-byte aligned; from 64 KiB it starts at an
+  // offset within its first 4 KiB page that differs from block to block
+  // (buffer_pool.cc), and from 2 MiB it lies on huge pages where the
+  // system gives them. Contents are whatever the last user left. The
   // returned pointer gives the block back when its last copy is dropped,
   // even after the pool itself is gone. `shape` names the value in errors.
   absl::StatusOr<std::shared_ptr<uint8_t>> Acquire(int64_t bytes, const hlo::Shape& shape);
