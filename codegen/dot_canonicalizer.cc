@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "codegen/gemm_packing.h"
 #include "hlo/ir/computation.h"
 #include "hlo/ir/fresh_name.h"
 
@@ -130,26 +131,56 @@ bool Canonicalize(Instruction* dot, MatrixViews& views) {
   return true;
 }
 
-// Whether swapping a weight gradient's operands (both contracting their
-// first dim, [k, m] and [k, n]) would make the GEMM pack the larger one. The
-// GEMM packs a transposed lhs whole (dot_lowering.cc, PacksLhs), and the
-// swap makes the rhs that lhs. The medium training step's MLP output
-// gradient, transpose(dot(dy [2048,256], h [2048,1024])), swapped, packed
-// the 8 MiB h and re-read it from L3 for each of 4 column panels: 11.3 ms in
-// the step, against 8.2 for the unswapped product, whose transpose then
-// fuses into the SGD update (0.4 ms). The step took 434-439 ms unswapped
-// against 447-457 swapped (Emerald Rapids, one thread, alternated).
-bool PacksMoreAfterSwap(const Instruction& dot) {
-  const hlo::IntList& lc = dot.attr_ints("lhs_contracting_dims");
-  const hlo::IntList& rc = dot.attr_ints("rhs_contracting_dims");
-  if (lc != hlo::IntList{0} || rc != hlo::IntList{0}) return false;
-  return dot.operand(1)->shape().dim(1) > dot.operand(0)->shape().dim(1);
+// A weight gradient as the GEMM takes it: an f32 2-D dot of [k, m] and
+// [k, n] (both contracting their first dim), whose lhs the GEMM packs whole
+// where it is large (gemm_packing.h).
+bool IsWeightGradient(const Instruction& dot) {
+  return dot.opcode() == Opcode::kDot && dot.operand_count() == 2 && !dot.has_sharding() &&
+         dot.shape().type() == hlo::PrimitiveType::kF32 && dot.attr_ints("lhs_batch_dims").empty() &&
+         dot.operand(0)->shape().rank() == 2 && dot.operand(1)->shape().rank() == 2 &&
+         dot.attr_ints("lhs_contracting_dims") == hlo::IntList{0} &&
+         dot.attr_ints("rhs_contracting_dims") == hlo::IntList{0};
+}
+
+// Whether a weight gradient's lhs is packed whole and wider than its rhs:
+// swapped, it would pack the narrower operand instead. The medium training
+// step's MLP output gradient, transpose(dot(dy [2048,256], h [2048,1024])),
+// swapped for its transpose, packed the 8 MiB h and re-read it from L3 for
+// each of 4 column panels: 11.3 ms in the step, against 8.2 for the
+// unswapped product, whose transpose then fused into the SGD update
+// (0.4 ms); the step took 434-439 ms against 447-457 (Emerald Rapids, one
+// thread, alternated). Its embedding gradient, dot(dlogits [2048,1024],
+// h [2048,256]), went from 12.7 ms to 8.9 as transpose(dot(h, dlogits)),
+// plus 1.9 for the transposed epilogue.
+// `lhs` names the operand that is the lhs: 0 as the dot stands, 1 once its
+// operands are swapped.
+bool PacksTheWiderOperand(const Instruction& dot, int lhs = 0) {
+  const hlo::Shape& packed = dot.operand(lhs)->shape();
+  return IsWeightGradient(dot) && PacksTransposedLhs(packed.num_elements()) &&
+         packed.dim(1) > dot.operand(1 - lhs)->shape().dim(1);
+}
+
+// dot(b, a) for `dot` = dot(a, b), with its contracting dims swapped and the
+// given shape, named after it, added before `before`.
+Instruction* AddSwappedDot(const Instruction& dot, const hlo::Shape& shape, const std::string& suffix,
+                           Instruction* before) {
+  hlo::Computation* comp = before->parent();
+  auto swapped = Instruction::Create(Opcode::kDot, FreshName(*comp, absl::StrCat(dot.name(), suffix)), shape,
+                                     {dot.operand(1), dot.operand(0)});
+  for (const hlo::Attribute& a : dot.attributes()) swapped->set_attr(a.name, a.value);
+  swapped->set_attr("lhs_contracting_dims", dot.attr_ints("rhs_contracting_dims"));
+  swapped->set_attr("rhs_contracting_dims", dot.attr_ints("lhs_contracting_dims"));
+  swapped->set_location(before->location());
+  swapped->mutable_metadata() = before->metadata();
+  return comp->AddInstructionBefore(std::move(swapped), before);
 }
 
 // transpose(dot(a, b)) of a plain 2-D dot the transpose alone reads ->
 // dot(b, a): the same sums, each element's terms in the same order, so the
 // same bits, without the strided copy the transpose kernel makes (autodiff
-// writes this for the weight gradients it needs transposed).
+// writes this for the weight gradients it needs transposed). Not where the
+// swap would make a packed lhs of the wider operand (PacksTheWiderOperand
+// of the swapped dot).
 bool SwapOperandsForTranspose(Instruction* transpose) {
   if (transpose->opcode() != Opcode::kTranspose || transpose->attr_ints("dimensions") != hlo::IntList{1, 0}) {
     return false;
@@ -160,16 +191,9 @@ bool SwapOperandsForTranspose(Instruction* transpose) {
       dot->operand(1)->shape().rank() != 2 || dot->has_sharding()) {
     return false;
   }
-  if (PacksMoreAfterSwap(*dot)) return false;
+  if (PacksTheWiderOperand(*dot, /*lhs=*/1)) return false;
   hlo::Computation* comp = transpose->parent();
-  auto swapped = Instruction::Create(Opcode::kDot, FreshName(*comp, absl::StrCat(dot->name(), ".swapped")),
-                                     transpose->shape(), {dot->operand(1), dot->operand(0)});
-  for (const hlo::Attribute& a : dot->attributes()) swapped->set_attr(a.name, a.value);
-  swapped->set_attr("lhs_contracting_dims", dot->attr_ints("rhs_contracting_dims"));
-  swapped->set_attr("rhs_contracting_dims", dot->attr_ints("lhs_contracting_dims"));
-  swapped->set_location(transpose->location());
-  swapped->mutable_metadata() = transpose->metadata();
-  Instruction* product = comp->AddInstructionBefore(std::move(swapped), transpose);
+  Instruction* product = AddSwappedDot(*dot, transpose->shape(), ".swapped", transpose);
   if (transpose->has_sharding()) product->set_sharding(*transpose->sharding());
   transpose->ReplaceAllUsesWith(product);
   const std::string name = transpose->name();
@@ -178,36 +202,20 @@ bool SwapOperandsForTranspose(Instruction* transpose) {
   return true;
 }
 
-// The transposed lhs of an f32 GEMM is packed whole from this size on
-// (dot_lowering.cc, PacksLhs).
-constexpr int64_t kPackedTransposedLhsBytes = int64_t{1} << 20;
-
-// dot(a [k, m], b [k, n]) with a wider than b and packed whole ->
+// dot(a [k, m], b [k, n]) whose packed lhs is the wider operand ->
 // transpose(dot(b, a)): the same sums in the same order, with the narrower
-// operand packed. The medium training step's embedding gradient,
-// dot(dlogits [2048,1024], h [2048,256]), packed the 8 MiB dlogits.
+// operand packed (PacksTheWiderOperand). Not where a transpose reads the
+// dot: that one would become a transpose of a transpose, which no pass
+// after this one folds.
 bool PackNarrowerOperand(Instruction* dot) {
-  const hlo::IntList& lc = dot->attr_ints("lhs_contracting_dims");
-  const hlo::IntList& rc = dot->attr_ints("rhs_contracting_dims");
-  Instruction* a = dot->operand(0);
-  Instruction* b = dot->operand(1);
-  if (dot->opcode() != Opcode::kDot || dot->operand_count() != 2 || dot->has_sharding() ||
-      dot->shape().type() != hlo::PrimitiveType::kF32 || !dot->attr_ints("lhs_batch_dims").empty() ||
-      a->shape().rank() != 2 || b->shape().rank() != 2 || lc != hlo::IntList{0} ||
-      rc != hlo::IntList{0} || a->shape().dim(1) <= b->shape().dim(1) ||
-      a->shape().byte_size() < kPackedTransposedLhsBytes) {
-    return false;
+  if (!PacksTheWiderOperand(*dot)) return false;
+  for (const Instruction* user : dot->users()) {
+    if (user->opcode() == Opcode::kTranspose) return false;
   }
-  // Already the product of this rewrite, or about to be swapped back.
-  if (dot->users().size() == 1 && dot->users()[0]->opcode() == Opcode::kTranspose) return false;
   hlo::Computation* comp = dot->parent();
-  auto swapped = Instruction::Create(
-      Opcode::kDot, FreshName(*comp, absl::StrCat(dot->name(), ".narrow_lhs")),
-      hlo::Shape(dot->shape().type(), {b->shape().dim(1), a->shape().dim(1)}), {b, a});
-  for (const hlo::Attribute& attr : dot->attributes()) swapped->set_attr(attr.name, attr.value);
-  swapped->set_location(dot->location());
-  swapped->mutable_metadata() = dot->metadata();
-  Instruction* product = comp->AddInstructionBefore(std::move(swapped), dot);
+  const hlo::Shape swapped_shape(dot->shape().type(),
+                                 {dot->operand(1)->shape().dim(1), dot->operand(0)->shape().dim(1)});
+  Instruction* product = AddSwappedDot(*dot, swapped_shape, ".narrow_lhs", dot);
   auto transpose = Instruction::Create(Opcode::kTranspose, FreshName(*comp, dot->name() + ".t"),
                                        dot->shape(), {product});
   transpose->set_attr("dimensions", hlo::IntList{1, 0});

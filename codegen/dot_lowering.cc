@@ -22,6 +22,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "codegen/gemm_packing.h"
 #include "codegen/lowering.h"
 #include "codegen/register_tile.h"
 
@@ -154,7 +155,7 @@ bool LhsTakenInBlocks(const TaskSplit& t) { return t.row_tiles_per_block < t.row
 // and 1.24 / 1.26; 256^3 (256 KiB) 1.06 / 1.00 and 0.98 / 0.93, so not
 // below 1 MiB.
 bool PacksLhs(const TaskSplit& t, int64_t elements, bool transposed) {
-  return LhsTakenInBlocks(t) || (transposed && elements * 4 >= (int64_t{1} << 20));
+  return LhsTakenInBlocks(t) || (transposed && PacksTransposedLhs(elements));
 }
 
 // k steps per iteration of the register tile's loop: 2 when they divide the

@@ -21,10 +21,11 @@ struct TileCandidate {
 // the untiled schedule: attention's p v over heads of 32
 // ([16,8,128,128]x[16,8,128,32]) went from 2.58 to 1.12-1.16 ms, its
 // transposed-lhs gradient from 3.59 to 1.17-1.22, heads of 16 from 1.99 to
-// 0.89 (`sharc run --profile`). With 16 (AVX2): 24x4 (3 vectors x 4 rows,
-// 12 + 3 + 1: every register) or 16x6 (2 vectors x 6 rows, 12 + 2 + 1).
-// On Zen 3, one thread, 24x4 ran 4-9% faster than 16x6 against OpenBLAS in the same run at every N
-// from 256 to 2048: a k step loads 7 values rather than 8 for its 12 FMAs,
+// 0.89 (`sharc run --profile`), about half 64x6's rate on the wider
+// products, hence its speed of 0.5. With 16 (AVX2): 24x4 (3 vectors x 4
+// rows, 12 + 3 + 1: every register) or 16x6 (2 vectors x 6 rows, 12 + 2 +
+// 1). On Zen 3, one thread, 24x4 ran 4-9% faster than 16x6 against
+// OpenBLAS in the same run at every N from 256 to 2048: a k step loads 7 values rather than 8 for its 12 FMAs,
 // the lhs tile is 4 row streams rather than 6, and the lhs is streamed once
 // per 24 columns rather than per 16. On two threads it lost at N=256 (1.12-1.31
 // of OpenBLAS against 1.36-1.42: 11 column panels split 6 / 5 between the

@@ -14,8 +14,9 @@
 namespace sharc::runtime {
 namespace {
 
-// Arrays this large are placed on 2 MiB boundaries and offered transparent
-// huge pages: a kernel streaming them then misses the TLB 512x less often
+// Arrays this large are allocated on 2 MiB boundaries (and start a few
+// cache lines past one: kStaggerMinBytes) and offered transparent huge
+// pages: a kernel streaming them then misses the TLB 512x less often
 // and faults them in 512x fewer times (docs/performance_log.md). From one
 // huge page up: the medium training step's [2048,256] activations (2 MiB)
 // read by its GEMMs took the step from 597-609 ms to 581-590 (one thread,
@@ -41,7 +42,8 @@ int64_t BlockBytes(int64_t bytes) {
 }
 
 // Blocks from this size start at different offsets within their first
-// 4 KiB page, spread over it (Fibonacci hashing of a counter), rather than
+// 4 KiB page (so the 4 KiB runs that page_walk.h walks side by side each
+// span two pages; they are still sequential streams for the prefetcher), spread over it (Fibonacci hashing of a counter), rather than
 // all on a page boundary (huge-page blocks on 2 MiB, large mallocs a fixed
 // distance past one). With every array at the same offset, a kernel's
 // loads of in[i] follow its stores to out[i - d] whose addresses match in

@@ -36,8 +36,9 @@ export HL_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
 # torch's products are OpenBLAS's (0.3.21), which reads OMP_NUM_THREADS for
 # its thread count and picks its kernels by CPU model: one it does not know
 # (Emerald Rapids, family 6 model 207) gets the SSE3 "Prescott" kernels,
-# 30 GFLOP/s where SkylakeX's run at 94-140. On an AVX-512 host the peer
-# gets SkylakeX's unless the caller chose a core type
+# 30 GFLOP/s where SkylakeX's run at 94-140. On every AVX-512 host the
+# peer gets SkylakeX's (the known ones included: AVX-512 kernels either
+# way) unless the caller chose a core type
 # (docs/performance.md; ../shared/reference/perf_anchors.md).
 if [[ -z "${OPENBLAS_CORETYPE:-}" ]] && grep -qw avx512f /proc/cpuinfo; then
   export OPENBLAS_CORETYPE=SkylakeX

@@ -62,7 +62,7 @@ TEST(BufferPoolTest, KeepsNoMoreThanTwiceItsPeakInUse) {
 // Large blocks alive at once start at different offsets within their
 // first page (so that a kernel's input and output do not 4K-alias), each
 // 64-byte aligned and writable over its whole length, from the pool and
-// straight from the system alike; small ones keep the plain alignment.
+// straight from the system alike; a small one is 64-byte aligned.
 TEST(BufferPoolTest, LargeBlocksStartAtDifferentOffsetsInTheirPage) {
   BufferPool pool;
   std::vector<Buffer> held;
@@ -75,6 +75,8 @@ TEST(BufferPoolTest, LargeBlocksStartAtDifferentOffsetsInTheirPage) {
     held.push_back(std::move(b));
   }
   EXPECT_EQ(offsets.size(), 4u);
+  ASSERT_OK_AND_ASSIGN(Buffer small, Buffer::Allocate(hlo::Shape(hlo::PrimitiveType::kF32, {1000}), false, &pool));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % kBufferAlignment, 0u);
   ASSERT_OK_AND_ASSIGN(Buffer direct, Buffer::Allocate(hlo::Shape(hlo::PrimitiveType::kF32, {1 << 20})));
   std::memset(direct.data(), 0x5a, static_cast<size_t>(direct.size_bytes()));
   EXPECT_EQ(reinterpret_cast<uintptr_t>(direct.data()) % kBufferAlignment, 0u);
