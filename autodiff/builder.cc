@@ -96,36 +96,9 @@ Instruction* Reshape(Emitter& e, Instruction* x, std::vector<int64_t> dims) {
   return e.Add(Opcode::kReshape, Shape(x->shape().type(), std::move(dims)), {x});
 }
 
-Instruction* Transpose(Emitter& e, Instruction* x, IntList permutation) {
-  bool identity = true;
-  std::vector<int64_t> dims;
-  for (size_t i = 0; i < permutation.size(); ++i) {
-    identity &= permutation[i] == static_cast<int64_t>(i);
-    dims.push_back(x->shape().dim(permutation[i]));
-  }
-  if (identity) return x;
-  return e.Add(Opcode::kTranspose, Shape(x->shape().type(), std::move(dims)), {x},
-               {{"dimensions", std::move(permutation)}});
-}
-
 Instruction* BroadcastInDim(Emitter& e, Instruction* x, const Shape& shape, IntList dims) {
   if (x->shape() == shape) return x;
   return e.Add(Opcode::kBroadcast, shape, {x}, {{"dimensions", std::move(dims)}});
-}
-
-Instruction* ReduceSum(Emitter& e, Instruction* x, IntList dims) {
-  if (dims.empty()) return x;
-  const Shape& shape = x->shape();
-  std::vector<int64_t> kept;
-  for (int64_t d = 0; d < shape.rank(); ++d) {
-    bool reduced = false;
-    for (int64_t r : dims) reduced |= r == d;
-    if (!reduced) kept.push_back(shape.dim(d));
-  }
-  Instruction* zero = ScalarOf(e, shape.type(), 0.0);
-  return e.Add(Opcode::kReduce, Shape(shape.type(), std::move(kept)), {x, zero},
-               {{"dimensions", std::move(dims)},
-                {"to_apply", hlo::BinaryReducer(ModuleOf(e), Opcode::kAdd, shape.type())}});
 }
 
 Instruction* Gte(Emitter& e, Instruction* tuple, int64_t index) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hlo/batching/batch_util.h"
 #include "hlo/batching/emitter.h"
 #include "hlo/ir/attribute.h"
 #include "hlo/ir/computation.h"
@@ -51,10 +52,11 @@ Instruction* ImagPart(Emitter& e, Instruction* z);
 Instruction* MakeComplex(Emitter& e, Instruction* re, Instruction* im);
 Instruction* Conj(Emitter& e, Instruction* z);
 Instruction* Reshape(Emitter& e, Instruction* x, std::vector<int64_t> dims);
-Instruction* Transpose(Emitter& e, Instruction* x, IntList permutation);
+// transpose and sum over dims: the builders the batching rules use
+// (hlo/batching/batch_util.h), which codegen shares too.
+using hlo::Transpose;
 Instruction* BroadcastInDim(Emitter& e, Instruction* x, const Shape& shape, IntList dims);
-// Sum of `x` over `dims` (a reduce with the module's add reducer).
-Instruction* ReduceSum(Emitter& e, Instruction* x, IntList dims);
+using hlo::ReduceSum;
 Instruction* Gte(Emitter& e, Instruction* tuple, int64_t index);
 Instruction* Tuple(Emitter& e, std::vector<Instruction*> elements);
 Instruction* CallOf(Emitter& e, Computation* callee, std::vector<Instruction*> args);

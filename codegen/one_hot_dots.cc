@@ -99,33 +99,11 @@ Instruction* Elementwise(Emitter& e, Opcode op, PrimitiveType type, std::vector<
   return e.Add(op, std::move(shape), std::move(operands));
 }
 
-Instruction* Transpose(Emitter& e, Instruction* x, const std::vector<int64_t>& perm) {
-  bool identity = true;
-  for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
-  if (identity) return x;
-  std::vector<int64_t> dims;
-  for (int64_t p : perm) dims.push_back(x->shape().dim(p));
-  return e.Add(Opcode::kTranspose, Shape(x->shape().type(), dims), {x},
-               {{"dimensions", IntList(perm.begin(), perm.end())}});
-}
-
 // s32 1 where `x` is inf or NaN, else 0.
 Instruction* NonFiniteCount(Emitter& e, Instruction* x) {
   Instruction* finite = Elementwise(e, Opcode::kIsFinite, PrimitiveType::kPred, {x});
   Instruction* bad = Elementwise(e, Opcode::kNot, PrimitiveType::kPred, {finite});
   return Elementwise(e, Opcode::kConvert, PrimitiveType::kS32, {bad});
-}
-
-Instruction* SumS32(Emitter& e, Instruction* x, IntList dims) {
-  std::vector<int64_t> kept;
-  for (int64_t d = 0; d < x->shape().rank(); ++d) {
-    if (std::find(dims.begin(), dims.end(), d) == dims.end()) kept.push_back(x->shape().dim(d));
-  }
-  hlo::Computation* add =
-      hlo::BinaryReducer(*e.computation()->parent(), Opcode::kAdd, PrimitiveType::kS32);
-  return e.Add(Opcode::kReduce, Shape(PrimitiveType::kS32, kept),
-               {x, hlo::ScalarConstant(e, PrimitiveType::kS32, 0)},
-               {{"dimensions", std::move(dims)}, {"to_apply", add}});
 }
 
 // NaN where `poison` (s32 counts of non-finite terms outside the selected
@@ -187,7 +165,7 @@ Instruction* AsGather(Emitter& e, Instruction* dot, int h_side, const OneHot& o)
   Instruction* picked = Elementwise(e, Opcode::kSelect, t,
                                     {in_range, Elementwise(e, Opcode::kAdd, t, {rows, zeros}), zeros});
   // Non-finite values of E's columns outside the selected row make NaN.
-  Instruction* column_bad = hlo::Broadcast(e, SumS32(e, NonFiniteCount(e, table), IntList{row_dim}),
+  Instruction* column_bad = hlo::Broadcast(e, hlo::ReduceSum(e, NonFiniteCount(e, table), IntList{row_dim}),
                                            Shape(PrimitiveType::kS32, out_dims), width_positions);
   Instruction* selected_bad = Elementwise(e, Opcode::kSelect, PrimitiveType::kS32,
                                           {in_range, NonFiniteCount(e, rows), Splat(e, PrimitiveType::kS32, 0, out_dims)});
@@ -198,7 +176,7 @@ Instruction* AsGather(Emitter& e, Instruction* dot, int h_side, const OneHot& o)
   std::vector<int64_t> perm;
   for (size_t i = 0; i < width_dims.size(); ++i) perm.push_back(tokens + static_cast<int64_t>(i));
   for (int64_t i = 0; i < tokens; ++i) perm.push_back(i);
-  return Transpose(e, value, perm);
+  return hlo::Transpose(e, value, std::move(perm));
 }
 
 // dot(G, one_hot) contracting every token dim: G's rows added into the
@@ -222,7 +200,7 @@ Instruction* AsScatter(Emitter& e, Instruction* dot, int h_side, const OneHot& o
   const std::vector<int64_t> g_free = FreeDims(g->shape().rank(), gc);
   perm.insert(perm.end(), g_free.begin(), g_free.end());
 
-  Instruction* updates = Transpose(e, g, perm);
+  Instruction* updates = hlo::Transpose(e, g, perm);
   std::vector<int64_t> out_dims = {o.classes};
   IntList window_dims, free_positions;
   for (size_t i = 0; i < g_free.size(); ++i) {
@@ -247,7 +225,7 @@ Instruction* AsScatter(Emitter& e, Instruction* dot, int h_side, const OneHot& o
   Instruction* bad = NonFiniteCount(e, updates);
   IntList token_positions;
   for (int64_t i = 0; i < tokens; ++i) token_positions.push_back(i);
-  Instruction* column_bad = hlo::Broadcast(e, SumS32(e, bad, token_positions),
+  Instruction* column_bad = hlo::Broadcast(e, hlo::ReduceSum(e, bad, token_positions),
                                            Shape(PrimitiveType::kS32, out_dims), free_positions);
   Instruction* value = PoisonedByNonFinite(
       e, sums, Elementwise(e, Opcode::kSubtract, PrimitiveType::kS32,
@@ -257,7 +235,7 @@ Instruction* AsScatter(Emitter& e, Instruction* dot, int h_side, const OneHot& o
   std::vector<int64_t> to_result;
   for (size_t i = 0; i < g_free.size(); ++i) to_result.push_back(1 + static_cast<int64_t>(i));
   to_result.push_back(0);
-  return Transpose(e, value, to_result);
+  return hlo::Transpose(e, value, std::move(to_result));
 }
 
 // Removes `inst` and then its operands as they lose their last user (the

@@ -25,9 +25,10 @@ struct TileCandidate {
 // products, hence its speed of 0.5. With 16 (AVX2): 24x4 (3 vectors x 4
 // rows, 12 + 3 + 1: every register) or 16x6 (2 vectors x 6 rows, 12 + 2 +
 // 1). On Zen 3, one thread, 24x4 ran 4-9% faster than 16x6 against
-// OpenBLAS in the same run at every N from 256 to 2048: a k step loads 7 values rather than 8 for its 12 FMAs,
-// the lhs tile is 4 row streams rather than 6, and the lhs is streamed once
-// per 24 columns rather than per 16. On two threads it lost at N=256 (1.12-1.31
+// OpenBLAS in the same run at every N from 256 to 2048: a k step loads 7
+// values rather than 8 for its 12 FMAs, the lhs tile is 4 row streams
+// rather than 6, and the lhs is streamed once per 24 columns rather than
+// per 16. On two threads it lost at N=256 (1.12-1.31
 // of OpenBLAS against 1.36-1.42: 11 column panels split 6 / 5 between the
 // threads where 16 split evenly; a floor of 16 tasks did not measurably help)
 // and was level above. A tile sized for 32 registers on a 16-register target

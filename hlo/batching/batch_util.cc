@@ -1,9 +1,13 @@
 #include "hlo/batching/batch_util.h"
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ir/computation.h"
+#include "hlo/ir/literal.h"
+#include "hlo/ir/scalar_reducer.h"
 #include "hlo/ops/op_def.h"
 
 namespace sharc::hlo {
@@ -102,10 +106,34 @@ Instruction* MoveDimToFront(Emitter& emitter, Instruction* inst, int64_t dim) {
   for (int64_t d = 0; d < shape.rank(); ++d) {
     if (d != dim) perm.push_back(d);
   }
+  return Transpose(emitter, inst, std::move(perm));
+}
+
+Instruction* Transpose(Emitter& emitter, Instruction* x, IntList permutation) {
+  bool identity = true;
   std::vector<int64_t> dims;
-  for (int64_t p : perm) dims.push_back(shape.dim(p));
-  return emitter.Add(Opcode::kTranspose, Shape(shape.type(), std::move(dims)), {inst},
-                     {{"dimensions", std::move(perm)}});
+  for (size_t i = 0; i < permutation.size(); ++i) {
+    identity &= permutation[i] == static_cast<int64_t>(i);
+    dims.push_back(x->shape().dim(permutation[i]));
+  }
+  if (identity) return x;
+  return emitter.Add(Opcode::kTranspose, Shape(x->shape().type(), std::move(dims)), {x},
+                     {{"dimensions", std::move(permutation)}});
+}
+
+Instruction* ReduceSum(Emitter& emitter, Instruction* x, IntList dims) {
+  if (dims.empty()) return x;
+  const Shape& shape = x->shape();
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) kept.push_back(shape.dim(d));
+  }
+  Literal zero_literal(Shape::Scalar(shape.type()));
+  zero_literal.SetFromDouble(0, 0.0);  // complex and narrow float types too
+  Instruction* zero = emitter.Add(Instruction::CreateConstant("constant", std::move(zero_literal)));
+  Computation* add = BinaryReducer(*emitter.computation()->parent(), Opcode::kAdd, shape.type());
+  return emitter.Add(Opcode::kReduce, Shape(shape.type(), std::move(kept)), {x, zero},
+                     {{"dimensions", std::move(dims)}, {"to_apply", add}});
 }
 
 Instruction* ScalarConstant(Emitter& emitter, PrimitiveType type, int64_t value) {

@@ -47,6 +47,11 @@ Instruction* EmptyBatch(Emitter& emitter, const Shape& shape);
 Instruction* MoveDimToFront(Emitter& emitter, Instruction* inst, int64_t dim);
 // broadcast(operand), dimensions=dims, to `shape`.
 Instruction* Broadcast(Emitter& emitter, Instruction* operand, Shape shape, IntList dims);
+// transpose(x), dimensions=permutation (x itself for the identity).
+Instruction* Transpose(Emitter& emitter, Instruction* x, IntList permutation);
+// The sum of `x` over `dims` (a reduce with the module's add reducer of x's
+// type; x itself when `dims` is empty).
+Instruction* ReduceSum(Emitter& emitter, Instruction* x, IntList dims);
 // A scalar constant of `type` holding `value` (converted).
 Instruction* ScalarConstant(Emitter& emitter, PrimitiveType type, int64_t value);
 Instruction* GetTupleElement(Emitter& emitter, Instruction* tuple, int64_t index);

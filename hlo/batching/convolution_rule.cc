@@ -33,9 +33,7 @@ Instruction* MergeInto(Emitter& e, Instruction* x, int64_t src, int64_t dst) {
     perm.push_back(a);
     merged.push_back(dims[static_cast<size_t>(a)] * (a == dst ? dims[static_cast<size_t>(src)] : 1));
   }
-  std::vector<int64_t> moved;
-  for (int64_t p : perm) moved.push_back(dims[static_cast<size_t>(p)]);
-  Instruction* t = e.Add(Opcode::kTranspose, Shape(x->shape().type(), moved), {x}, {{"dimensions", perm}});
+  Instruction* t = Transpose(e, x, perm);
   return e.Add(Opcode::kReshape, Shape(x->shape().type(), merged), {t});
 }
 
@@ -120,10 +118,7 @@ absl::StatusOr<BatchedValue> BatchConvolution(const Instruction& inst,
     if (d == cd.lhs_batch) perm.push_back(0);
     perm.push_back(d + 1);
   }
-  std::vector<int64_t> moved_dims;
-  for (int64_t p : perm) moved_dims.push_back(p == 0 ? v : lhs.dim(p - 1));
-  Instruction* moved = e.Add(Opcode::kTranspose, Shape(lhs.type(), moved_dims),
-                             {operands[0].inst}, {{"dimensions", perm}});
+  Instruction* moved = Transpose(e, operands[0].inst, perm);
   std::vector<int64_t> merged_dims = lhs.dims();
   merged_dims[static_cast<size_t>(cd.lhs_batch)] *= v;
   Instruction* merged = e.Add(Opcode::kReshape, Shape(lhs.type(), merged_dims), {moved});
