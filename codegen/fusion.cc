@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "codegen/fusion_recompute.h"
 #include "codegen/halide_kernel_factory.h"
 #include "codegen/kernel_graph.h"
 #include "hlo/base/status_macros.h"
@@ -209,7 +210,15 @@ class Fuser {
   // reads `p` as an input, so `p` must stay).
   bool Ownable(const Group& g, const Instruction& p) const {
     for (Instruction* u : p.users()) {
-      if (!g.members.contains(u) || g.copied.contains(u)) return false;
+      if (!g.members.contains(u) || g.copied.contains(u)) {
+        // A reader in a group made earlier (a later consumer) that computes
+        // its own copy of `p` does not read it (RecomputeInputs).
+        auto owner = group_of_.find(u);
+        if (owner == group_of_.end() || owner->second == &g ||
+            !owner->second->copied.contains(&p)) {
+          return false;
+        }
+      }
       if (auto copies = copies_of_.find(u); copies != copies_of_.end()) {
         for (const Group* h : copies->second) {
           if (!h->members.contains(&p)) return false;
@@ -277,6 +286,72 @@ class Fuser {
         if (!generated && g.members.size() >= kMaxGroupSizeWithCopies) continue;
         Add(g, p, /*copy=*/true);
         frontier.push_back(p);
+      }
+    }
+    RecomputeInputs(g);
+  }
+
+  // The values `g` reads, each once, in the order its members first read
+  // them.
+  static std::vector<Instruction*> InputsOf(const Group& g) {
+    std::vector<Instruction*> inputs;
+    absl::flat_hash_set<Instruction*> seen;
+    for (Instruction* m : g.joined) {
+      for (Instruction* operand : m->operands()) {
+        if (!g.members.contains(operand) && seen.insert(operand).second) inputs.push_back(operand);
+      }
+    }
+    return inputs;
+  }
+
+  // Lets a kernel over rows compute the full-size and per-row values it
+  // reads from what else it reads (fusion_recompute.h): softmax's gradient
+  // computes the max, the sum of exp and the probabilities again from the
+  // scores it reads anyway, instead of reading three more buffers. Copies
+  // are taken one input at a time, as each may leave another computable.
+  // Not in a kernel with a dot: its operands stay inputs.
+  void RecomputeInputs(Group& g) {
+    const hlo::Shape& shape = g.root->shape();
+    if (!shape.is_array() || shape.rank() < 2 || shape.num_elements() == 0) return;
+    const std::vector<int64_t> full(shape.dims().begin(), shape.dims().end());
+    for (Instruction* m : g.members) {
+      if (IsContraction(*m)) return;
+    }
+    if (g.has_heavy && g.row_dims != full) return;
+    const std::vector<int64_t> rows(full.begin(), full.end() - 1);
+    std::vector<int64_t> keepdims_rows = rows;
+    keepdims_rows.push_back(1);
+    auto joinable = [this, &g](const Instruction& i) {
+      auto owner = group_of_.find(&i);
+      return Fusible(i) && (owner == group_of_.end() || owner->second == &g);
+    };
+    // Stored whatever this kernel does: a dot or an op no kernel computes
+    // reads it, or the computation returns it.
+    auto stored = [](const Instruction& i) {
+      if (i.parent() != nullptr && &i == i.parent()->root()) return true;
+      for (const Instruction* u : i.users()) {
+        if (IsContraction(*u) || !Fusible(*u)) return true;
+      }
+      return false;
+    };
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      const std::vector<Instruction*> inputs = InputsOf(g);
+      const absl::flat_hash_set<Instruction*> input_set(inputs.begin(), inputs.end());
+      for (Instruction* input : inputs) {
+        const hlo::Shape& s = input->shape();
+        if (!s.is_array() || (s.dims() != full && s.dims() != rows && s.dims() != keepdims_rows)) {
+          continue;
+        }
+        std::optional<std::vector<Instruction*>> closure =
+            RecomputeClosure(input, g.members, input_set, full, joinable, stored, RecomputeLimits());
+        if (!closure.has_value() || g.members.size() + closure->size() > kMaxGroupSizeWithCopies) {
+          continue;
+        }
+        for (Instruction* i : *closure) Add(g, i, /*copy=*/true);
+        changed = true;
+        break;
       }
     }
   }

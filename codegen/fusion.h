@@ -24,6 +24,13 @@
 //              b = select(m, t, z)  ; kernel 2              fusion.1 = call(t)
 //                                                             {m'' = compare(...), select(m'', ...)}
 //     (m is a buffer two kernels read)                      (m is computed in each, never stored)
+// - a kernel over rows (one without a dot) computes again the full-size
+//   and per-row values it can make from what it reads anyway, rather than
+//   reading them (fusion_recompute.h): softmax's gradient reads the scores,
+//   so it computes their max, exp and sum itself, and the forward softmax
+//   becomes one kernel, as no other kernel reads its intermediate values;
+//   the training step's medium size took 407-414 ms against 420-435
+//   (one thread, alternated);
 // - collectives, control flow, tuples, parameters and ops without a Halide
 //   lowering are boundaries.
 #pragma once

@@ -1,7 +1,9 @@
 // The fusion pass: which instructions end up in one kernel, that the fused
 // module still prints, parses and interprets to the same result, and that
 // its Halide kernels equal the interpreter on the unfused program.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "codegen/fusion.h"
 #include "gtest/gtest.h"
@@ -187,6 +189,90 @@ ENTRY main {
   }
   EXPECT_EQ(masks_in_fusions, 2) << text;
   std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 5);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> reparsed, hlo::ParseAndVerifyModule(text));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal reinterpreted, hlo::Evaluate(*reparsed, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, reinterpreted));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunWithHalideFactory(*fused, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 2e-5, 2e-6, "fused"));
+}
+
+// Softmax, its probabilities read by a dot, and a gradient that reads the
+// scores, the max, the exp, their sum and the probabilities: the forward
+// becomes one row kernel reading the scores, and the gradient computes the
+// max, the exp and the sum again from the scores it reads anyway
+// (fusion_recompute.h). The probabilities stay an input of the gradient
+// (the dot stores them anyway), and so does `q`, which it could compute only
+// by reading `y`, a buffer it does not read otherwise.
+TEST(FusionTest, RowKernelsRecomputeWhatTheyCanFromTheirInputs) {
+  constexpr const char* kText = R"(
+HloModule softmax_gradient
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
+max { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] maximum(x, y) }
+ENTRY main {
+  s = f32[32,48] parameter(0)
+  v = f32[48,16] parameter(1)
+  dp = f32[32,48] parameter(2)
+  y = f32[32,48] parameter(3)
+  ninf = f32[] constant(-inf)
+  zero = f32[] constant(0)
+  m = f32[32] reduce(s, ninf), dimensions={1}, to_apply=max
+  bm = f32[32,48] broadcast(m), dimensions={0}
+  x = f32[32,48] subtract(s, bm)
+  e = f32[32,48] exponential(x)
+  z = f32[32] reduce(e, zero), dimensions={1}, to_apply=add
+  lz = f32[32] log(z)
+  blz = f32[32,48] broadcast(lz), dimensions={0}
+  ls = f32[32,48] subtract(x, blz)
+  p = f32[32,48] exponential(ls)
+  ctx = f32[32,16] dot(p, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  dpp = f32[32,48] multiply(dp, p)
+  r = f32[32] reduce(dpp, zero), dimensions={1}, to_apply=add
+  br = f32[32,48] broadcast(r), dimensions={0}
+  bz = f32[32,48] broadcast(z), dimensions={0}
+  ez = f32[32,48] divide(e, bz)
+  t = f32[32,48] multiply(br, ez)
+  g0 = f32[32,48] subtract(dpp, t)
+  at_max = pred[32,48] compare(s, bm), direction=EQ
+  c = f32[32,48] convert(at_max)
+  q = f32[32,48] exponential(y)
+  qy = f32[32,48] add(q, y)
+  cq = f32[32,48] multiply(c, q)
+  g = f32[32,48] add(g0, cq)
+  ROOT out = (f32[32,16], f32[32,48], f32[32,48]) tuple(ctx, g, qy)
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
+  std::unique_ptr<hlo::Module> fused = module->Clone();
+  ASSERT_OK(FuseModule(*fused).status());
+  const std::string text = hlo::PrintModule(*fused);
+  // The values read by the kernel computing `root_name`, each named by the
+  // instruction computing it.
+  auto inputs_of = [&](const std::string& root_name) {
+    std::vector<std::string> names;
+    for (const hlo::Instruction* inst : fused->entry()->instructions()) {
+      if (!IsFusionCall(*inst) ||
+          inst->attr_computation("to_apply")->root()->name() != root_name) {
+        continue;
+      }
+      for (const hlo::Instruction* operand : inst->operands()) {
+        names.push_back(IsFusionCall(*operand)
+                            ? operand->attr_computation("to_apply")->root()->name()
+                            : operand->name());
+      }
+    }
+    return names;
+  };
+  // The forward: one kernel from the scores to the probabilities.
+  EXPECT_EQ(inputs_of("p"), std::vector<std::string>({"s"})) << text;
+  // The gradient reads the scores, dp, the stored probabilities and q.
+  std::vector<std::string> gradient_inputs = inputs_of("g");
+  std::sort(gradient_inputs.begin(), gradient_inputs.end());
+  EXPECT_EQ(gradient_inputs, std::vector<std::string>({"dp", "p", "q", "s"})) << text;
+  for (const hlo::Instruction* inst : fused->entry()->instructions()) {
+    EXPECT_NE(inst->opcode(), hlo::Opcode::kReduce) << text;
+  }
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 6);
   ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> reparsed, hlo::ParseAndVerifyModule(text));
   ASSERT_OK_AND_ASSIGN(hlo::Literal reinterpreted, hlo::Evaluate(*reparsed, args));
