@@ -100,7 +100,8 @@ class CompiledProgram {
   absl::StatusOr<std::vector<double>> TimeRuns(const std::vector<hlo::Literal>& args,
                                                int64_t iterations);
 
-  // Runs `iterations` times with every kernel and collective timed and
+  // Runs once untimed (the first run faults in its buffers), then
+  // `iterations` times with every kernel and collective timed, and
   // returns where the time went (driver/profile.h). Needs the in-process
   // mesh (compiled kernels or the interpreter's; not under mpirun).
   absl::StatusOr<Profile> ProfileRuns(const std::vector<hlo::Literal>& args, int64_t iterations);
