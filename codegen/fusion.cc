@@ -160,6 +160,10 @@ class Fuser {
         recomputed.insert(inst);
         continue;
       }
+      // A reshape read from outside stays an alias of its operand's buffer
+      // (row-major: it moves no data). As a kernel's root it would stand
+      // between a dot and its epilogue (gemm_result_reshapes.h).
+      if (inst->opcode() == Opcode::kReshape) continue;
       auto group = std::make_unique<Group>();
       group->root = inst;
       Grow(*group, inst);
@@ -356,10 +360,18 @@ class Fuser {
     }
   }
 
-  // True if every member is elementwise (a dot may take them as epilogue).
+  // True if every member is elementwise (a dot may take them as epilogue),
+  // or a broadcast, or a reshape of a kernel input (a residual read in the
+  // GEMM's 2-D shape: gemm_result_reshapes.h), but not of a dot: the GEMM
+  // schedule computes a dot inside its output's tiles only where the path
+  // between them is elementwise in the dot's dims (pipeline_builder.cc).
   static bool EpilogueOnly(const Group& g) {
     for (Instruction* m : g.members) {
       if (m->opcode() == Opcode::kConstant) continue;
+      if (m->opcode() == Opcode::kReshape && !g.members.contains(m->operand(0)) &&
+          !IsContraction(*m->operand(0))) {
+        continue;
+      }
       if (!hlo::GetOpDef(m->opcode()).traits.elementwise &&
           m->opcode() != Opcode::kBroadcast) {
         return false;

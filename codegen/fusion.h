@@ -31,6 +31,8 @@
 //   becomes one kernel, as no other kernel reads its intermediate values;
 //   the training step's medium size took 407-414 ms against 420-435
 //   (one thread, alternated);
+// - a reshape read from outside its group is never a group's root: it stays
+//   an alias of its operand's buffer, so a dot's epilogue ends at it;
 // - collectives, control flow, tuples, parameters and ops without a Halide
 //   lowering are boundaries.
 #pragma once

@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "codegen/dot_canonicalizer.h"
 #include "codegen/fusion.h"
+#include "codegen/gemm_result_reshapes.h"
 #include "codegen/kernel_compiler.h"
 #include "codegen/kernel_graph.h"
 #include "hlo/base/status_macros.h"
@@ -175,6 +176,9 @@ absl::Status PrepareForHalide(hlo::Module& per_device, const PrecompileOptions& 
     return supported;
   }
   if (absl::StatusOr<int64_t> dots = CanonicalizeDots(per_device); !dots.ok()) return dots.status();
+  if (absl::StatusOr<int64_t> moved = SinkGemmResultReshapes(per_device); !moved.ok()) {
+    return moved.status();
+  }
   ASSIGN_OR_RETURN(FusionStats fused, FuseModule(per_device));
   return PrecompileKernels(per_device, options);
 }

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "codegen/dot_canonicalizer.h"
+#include "codegen/gemm_result_reshapes.h"
 #include "codegen/one_hot_dots.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/passes/algebraic_simplifier.h"
@@ -87,6 +88,9 @@ void AddKernelPasses(const CompilerSpec& spec, std::vector<std::unique_ptr<hlo::
   }));
   passes.push_back(std::make_unique<FunctionPass>("canonicalize-dots", [](hlo::Module& m) {
     return codegen::CanonicalizeDots(m).status();
+  }));
+  passes.push_back(std::make_unique<FunctionPass>("sink-gemm-result-reshapes", [](hlo::Module& m) {
+    return codegen::SinkGemmResultReshapes(m).status();
   }));
   passes.push_back(std::make_unique<FusionPass>());
   if (!spec.compile_kernels) return;

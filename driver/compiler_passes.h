@@ -20,6 +20,8 @@
 //                                      backend's mixed mode, the interpreter runs it), or an
 //                                      error naming it
 //              canonicalize-dots       dots in the form the GEMM kernels take (codegen/dot_canonicalizer.h)
+//              sink-gemm-result-reshapes  elementwise readers of a flattened dot in its 2-D shape,
+//                                      so they fuse into its epilogue (codegen/gemm_result_reshapes.h)
 //              fusion                  kernel instructions -> fused calls (codegen/fusion.h)
 //              compile-kernels         every kernel into the kernel cache, in parallel
 //
