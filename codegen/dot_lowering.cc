@@ -19,6 +19,7 @@
 // and packed block by block into the tile's row order, as is a transposed
 // lhs of 1 MiB or more, whole (PacksLhs).
 #include <algorithm>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
@@ -107,10 +108,11 @@ int64_t RowTilesPerBlock(int64_t m, int64_t k, int64_t row_tiles) {
 }
 
 // How the tiled f32 schedule splits an [m, n] result into parallel tasks:
-// (column panel, chunk of row tiles) pairs, at least 8 of them when there
-// are rows enough, so that few panels (small n) still give every thread
-// work in one parallel loop. With a single chunk, a large lhs is taken in
-// serial blocks of rows (RowTilesPerBlock).
+// (column panel, chunk of row tiles) pairs, at least 8 (MinGemmTasks where
+// the lhs is one block) when there are rows enough, so that few panels
+// (small n) still give every thread work in one parallel loop. With a
+// single chunk, a large lhs is taken in serial blocks of rows
+// (RowTilesPerBlock).
 struct TaskSplit {
   int64_t panels = 0;
   int64_t row_tiles = 0;
@@ -118,11 +120,29 @@ struct TaskSplit {
   int64_t row_tiles_per_block = 0;  // row_tiles: one block
 };
 
+// Tasks a GEMM's parallel loop needs at least, where its lhs is one block
+// (RowTilesPerBlock): two a core, up to 8. More chunks than that cost time,
+// as each chunk of a panel packs the whole panel again. On the session 28
+// host (2 cores), a weight gradient's [256,256] GEMM over k = 2048 (4
+// panels of 64 columns) took 2.07-2.14 ms in 4 tasks against 2.47-2.68 in 8
+// (TN; NN 1.79-1.85 against 1.99-2.12), one thread, four alternations of
+// `sharc run --profile`; in the medium training step its 16 such GEMMs took
+// 36.6-37.3 ms against 42.8. A larger lhs keeps 8: as one chunk it would be
+// taken in blocks, and the step's [2048,1024]x[1024,256] GEMMs took 8.8-10.3
+// ms that way against 7.1-7.9. The kernel cache is per machine, so a
+// kernel keeps the core count it was compiled for.
+int64_t MinGemmTasks() {
+  static const int64_t tasks =
+      std::min<int64_t>(8, 2 * std::max<int64_t>(1, std::thread::hardware_concurrency()));
+  return tasks;
+}
+
 TaskSplit SplitTasks(int64_t m, int64_t n, int64_t k, RegisterTile tile, int lanes) {
   TaskSplit t;
   t.panels = (n + tile.vectors * lanes - 1) / (tile.vectors * lanes);
   t.row_tiles = (m + tile.rows - 1) / tile.rows;
-  t.chunks = std::min<int64_t>(t.row_tiles, (8 + t.panels - 1) / t.panels);
+  const int64_t min_tasks = m * k * 4 <= kUnblockedLhsBytes ? MinGemmTasks() : 8;
+  t.chunks = std::min<int64_t>(t.row_tiles, (min_tasks + t.panels - 1) / t.panels);
   t.row_tiles_per_block = t.chunks > 1 ? t.row_tiles : RowTilesPerBlock(m, k, t.row_tiles);
   return t;
 }
