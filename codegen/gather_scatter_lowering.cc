@@ -236,10 +236,40 @@ int ParallelWindowRVar(const hlo::Instruction& inst, const hlo::Shape& updates,
   return loop.rvar_of_dim[static_cast<size_t>(first)];
 }
 
+// The RVar of the updates' innermost dim where it is a window dim that runs
+// along the operand's innermost dim (an embedding gradient's row of width
+// values), so that its updates go to consecutive elements and may be one
+// vector (distinct elements, as in ParallelWindowRVar); else -1. The medium
+// training step's embedding gradient, two scatter-adds of 2048 rows of 256
+// into [1024,256] (and their checks), took 1.15-1.25 ms vectorised against
+// 1.49-1.71 with scalar updates (Emerald Rapids, one thread, alternated
+// twice under the profiler).
+int VectorWindowRVar(const hlo::Instruction& inst, const hlo::Shape& operand,
+                     const hlo::Shape& updates, const ScatterLoop& loop) {
+  const hlo::IntList& window_dims = inst.attr_ints("update_window_dims");
+  if (window_dims.empty() || window_dims.back() != updates.rank() - 1 || operand.rank() == 0 ||
+      updates.dim(updates.rank() - 1) < VectorLanes(updates.type())) {
+    return -1;
+  }
+  const int64_t first = updates.rank() - static_cast<int64_t>(window_dims.size());
+  for (size_t k = 0; k < window_dims.size(); ++k) {
+    if (window_dims[k] != first + static_cast<int64_t>(k)) return -1;
+  }
+  // Window dims map in order onto the operand dims not inserted (nor
+  // batching), so the last one is the operand's last unless that is one.
+  for (const char* attr : {"inserted_window_dims", "input_batching_dims"}) {
+    if (!inst.has_attr(attr)) continue;
+    for (int64_t d : inst.attr_ints(attr)) {
+      if (d == operand.rank() - 1) return -1;
+    }
+  }
+  return loop.rvar_of_dim[static_cast<size_t>(updates.rank() - 1)];
+}
+
 // Schedules a scatter's state: the copy of the operands is data-parallel;
 // the update loop is ordered, except for the window loops (see above).
 void ScheduleScatter(Halide::Func state, const hlo::Shape& operand, const hlo::Shape& element,
-                     Halide::RDom r, int parallel_rvar) {
+                     Halide::RDom r, int parallel_rvar, int vector_rvar = -1) {
   state.compute_root();
   const int width = VectorLanes(element.type());
   if (operand.rank() > 0 && operand.dim(operand.rank() - 1) >= width) {
@@ -250,6 +280,8 @@ void ScheduleScatter(Halide::Func state, const hlo::Shape& operand, const hlo::S
     // Halide cannot prove the writes of one batch index distinct (they go
     // through the start index); they are (ParallelWindowRVar).
     state.update(0).allow_race_conditions().parallel(r[parallel_rvar]);
+  } else if (vector_rvar >= 0) {
+    state.update(0).allow_race_conditions().vectorize(r[vector_rvar], width);
   } else {
     state.update(0).unscheduled();
   }
@@ -298,8 +330,9 @@ absl::StatusOr<Lowered> LowerScatter(const hlo::Instruction& inst,
     out.kind = LoweringKind::kReduction;
     const Halide::RDom r = loop.r;
     const int parallel_rvar = ParallelWindowRVar(inst, updates, loop);
-    out.schedule = [operand, element, r, parallel_rvar](Halide::Func f) {
-      ScheduleScatter(f, operand, element, r, parallel_rvar);
+    const int vector_rvar = VectorWindowRVar(inst, operand, updates, loop);
+    out.schedule = [operand, element, r, parallel_rvar, vector_rvar](Halide::Func f) {
+      ScheduleScatter(f, operand, element, r, parallel_rvar, vector_rvar);
     };
     return out;
   }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_replace.h"
 #include "codegen/fusion.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/codegen/codegen_test_util.h"
 #include "tests/testlib/status_matchers.h"
@@ -140,6 +141,40 @@ ENTRY main {
   ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
   ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunWithHalideFactory(*fused, args));
   EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-6, 1e-6, "embedding"));
+}
+
+// A scatter-add of whole rows (an embedding's gradient) updates each row's
+// elements as vectors: they are distinct elements of one row, added in the
+// interpreter's order row after row (duplicate ids included, as above).
+TEST(GatherScatterTest, RowScattersUpdateWholeVectors) {
+  constexpr const char* kText = R"(
+HloModule rows
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
+ENTRY main {
+  z = f32[100,256] parameter(0)
+  ids = s32[64] parameter(1)
+  dy = f32[64,256] parameter(2)
+  ROOT grad = f32[100,256] scatter(z, ids, dy), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
+  ASSERT_OK_AND_ASSIGN(const std::string nest, testing_util::LoopNestOfEntry(*module));
+  // The update adds a vector of dy to a vector of the state.
+  EXPECT_THAT(nest, ::testing::ContainsRegex(
+                        "scatter_grad_[0-9]+\\[ramp\\([^\n]*= [^\n]*scatter_grad_[0-9]+\\[ramp\\("
+                        "[^\n]*in2\\[ramp\\("))
+      << nest.substr(0, 4000);
+  std::mt19937_64 rng(9);
+  std::vector<hlo::Literal> args;
+  args.push_back(testing_util::RandomLiteral(module->entry()->parameter(0)->shape(), rng));
+  hlo::Literal ids(module->entry()->parameter(1)->shape());
+  for (int64_t i = 0; i < ids.num_elements(); ++i) ids.SetFromInt64(i, static_cast<int64_t>(rng() % 8));
+  args.push_back(std::move(ids));
+  args.push_back(testing_util::RandomLiteral(module->entry()->parameter(2)->shape(), rng));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+  // The same additions in the same order: the same bits.
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 0, 0, "row scatter"));
 }
 
 TEST(GatherScatterTest, UnsupportedScattersAreRefusedWithAReason) {
