@@ -109,10 +109,11 @@ flags:
                            naming the op
   --iterations K           after the run, run K more times and print
                            `median X ms per run` (compilation excluded)
-  --profile                then run K more times (K from --iterations, else
-                           5) with every kernel and collective timed, and
-                           print where the time goes: per kernel the HLO
-                           instructions it implements, calls, time, GFLOP/s
+  --profile                then run once untimed and K more times (K from
+                           --iterations, else 5) with every kernel and
+                           collective timed, and print where the time goes:
+                           per kernel the HLO instructions it implements,
+                           calls, time, GFLOP/s
                            and GB/s (cost model) and the fraction of the
                            machine's FMA peak or memory bandwidth (measured
                            once and cached), longest first
