@@ -141,7 +141,8 @@ TaskSplit SplitTasks(int64_t m, int64_t n, int64_t k, RegisterTile tile, int lan
   TaskSplit t;
   t.panels = (n + tile.vectors * lanes - 1) / (tile.vectors * lanes);
   t.row_tiles = (m + tile.rows - 1) / tile.rows;
-  const int64_t min_tasks = m * k * 4 <= kUnblockedLhsBytes ? MinGemmTasks() : 8;
+  // (k is 0 for several contracting dims: the lhs's size is unknown here.)
+  const int64_t min_tasks = k > 0 && m * k * 4 <= kUnblockedLhsBytes ? MinGemmTasks() : 8;
   t.chunks = std::min<int64_t>(t.row_tiles, (min_tasks + t.panels - 1) / t.panels);
   t.row_tiles_per_block = t.chunks > 1 ? t.row_tiles : RowTilesPerBlock(m, k, t.row_tiles);
   return t;

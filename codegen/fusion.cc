@@ -330,11 +330,13 @@ class Fuser {
       return Fusible(i) && (owner == group_of_.end() || owner->second == &g);
     };
     // Stored whatever this kernel does: a dot or an op no kernel computes
-    // reads it, or the computation returns it.
-    auto stored = [](const Instruction& i) {
+    // reads it, directly or through reshapes (which stay aliases: a dot's
+    // 2-D view of its operand), or the computation returns it.
+    std::function<bool(const Instruction&)> stored = [&stored](const Instruction& i) {
       if (i.parent() != nullptr && &i == i.parent()->root()) return true;
       for (const Instruction* u : i.users()) {
         if (IsContraction(*u) || !Fusible(*u)) return true;
+        if (u->opcode() == Opcode::kReshape && stored(*u)) return true;
       }
       return false;
     };

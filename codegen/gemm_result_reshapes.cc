@@ -2,6 +2,7 @@
 // gemm_result_reshapes.h).
 #include "codegen/gemm_result_reshapes.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -102,7 +103,13 @@ class Sinker {
             op);
     op->ReplaceAllUsesWith(back);
     const std::string name = op->name();
-    const std::vector<Instruction*> old_operands = op->operands();
+    // Each once: an op may read one reshape twice (multiply(d, d)).
+    std::vector<Instruction*> old_operands;
+    for (Instruction* operand : op->operands()) {
+      if (std::find(old_operands.begin(), old_operands.end(), operand) == old_operands.end()) {
+        old_operands.push_back(operand);
+      }
+    }
     if (!comp_.RemoveInstruction(op).ok()) return false;  // it has no users left
     back->set_name(name);
     // The reshapes and broadcasts only `op` read: left in place, a dot's

@@ -100,6 +100,32 @@ TEST(GemmResultReshapesTest, ElementwiseReadersJoinTheGemmsEpilogue) {
   EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 2e-5, 2e-6, "fused"));
 }
 
+// An op that reads one moved value twice (a squared error after a
+// projection): the reshape only it read goes, once.
+TEST(GemmResultReshapesTest, AnOpReadingOneReshapeTwiceMoves) {
+  constexpr const char* kText = R"(
+HloModule squared
+ENTRY main {
+  h = f32[4,6,8] parameter(0)
+  w = f32[8,8] parameter(1)
+  t = f32[4,6,8] parameter(2)
+  d = f32[4,6,8] dot(h, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  diff = f32[4,6,8] subtract(d, t)
+  ROOT sq = f32[4,6,8] multiply(diff, diff)
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(kText));
+  std::unique_ptr<hlo::Module> rewritten = module->Clone();
+  ASSERT_OK(CanonicalizeDots(*rewritten).status());
+  ASSERT_OK_AND_ASSIGN(int64_t moved, SinkGemmResultReshapes(*rewritten));
+  EXPECT_EQ(moved, 2) << hlo::PrintModule(*rewritten);
+  ASSERT_OK(hlo::VerifyModule(*rewritten));
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 9);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal interpreted, hlo::Evaluate(*rewritten, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, interpreted));
+}
+
 // A broadcast along a dim the reshape splits (per batch, not per column)
 // cannot be written in the GEMM's shape, so its reader stays.
 TEST(GemmResultReshapesTest, BroadcastsOverSplitDimsStay) {

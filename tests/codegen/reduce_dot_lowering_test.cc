@@ -120,8 +120,11 @@ INSTANTIATE_TEST_SUITE_P(NumericTypes, DotLoweringTest, ::testing::ValuesIn(Nume
 // that are not multiples of a tile (AVX2: 4 rows of 24 columns, three 8-lane
 // vectors; AVX-512: 6 rows of 64), with the rhs packed
 // (k * n * 4 >= 256 KiB), and with few column panels, where tasks split the
-// rows into chunks. `wide` takes every path on both targets: packed, with
-// column tails, in 2 (AVX2: 5 panels) or 4 chunks (AVX-512: 2 panels);
+// rows into chunks: enough for two tasks a core where the lhs is at most
+// 4 MiB, 8 tasks above that (dot_lowering.cc's MinGemmTasks), so how many
+// chunks the small shapes take depends on the host's cores (the counts
+// below are a 2-core host's). `wide` is packed, with column tails, in 1
+// (AVX2: 5 panels) or 2 chunks (AVX-512: 2 panels);
 // `chunked` and `both` are tiled only with AVX2's 24 columns; `narrow` (20
 // columns) is below that and takes AVX2's other tile, 6 rows of 16, as does
 // `packed16` (32 columns, which 16 divide) with its rhs packed; `short`
