@@ -49,12 +49,11 @@ int64_t BlockBytes(int64_t bytes) {
 // loads of in[i] follow its stores to out[i - d] whose addresses match in
 // their low 12 bits, and Intel cores hold such loads back until the store
 // addresses resolve ("4K aliasing"). On the session 27 host (Emerald
-// Rapids, one thread) the medium training step's attention softmax
-// kernels over f32[16,8,128,128] took 4.2-4.6 ms in some layers and
-// 1.3-1.5 ms in others; with the offsets spread they took 1.3-1.6 in
-// all but three, and its memory-bound kernels 156 ms against 211
-// (`bm_training_step --profile=medium`). The whole step, alternated five
-// times: 445-464 ms against 451-507.
+// Rapids, one thread) the whole medium training step, alternated five
+// times, took 445-464 ms with the offsets spread against 451-507: within
+// that host's noise. (The kernel times first cited for this change came
+// from profiles that still counted the program's first run, whose page
+// faults dominated them; session 28 found that, see ProfileRuns.)
 constexpr int64_t kStaggerMinBytes = int64_t{64} << 10;
 constexpr int64_t kStaggerSpan = 4096;
 std::atomic<uint32_t> stagger_count{0};
