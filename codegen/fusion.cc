@@ -42,19 +42,6 @@ bool IsHeavy(const Instruction& inst) {
          inst.opcode() == Opcode::kReduceWindow || inst.opcode() == Opcode::kSelectAndScatter;
 }
 
-// The input dims of a reduce over its innermost dim only (one value per
-// row), else nothing. Reductions over the same rows are siblings: a group
-// may hold several of them (see row_kernel_schedule.h).
-std::optional<std::vector<int64_t>> RowReductionInput(const Instruction& inst) {
-  if (inst.opcode() != Opcode::kReduce || inst.operand_count() != 2) return std::nullopt;
-  const hlo::Shape& input = inst.operand(0)->shape();
-  const hlo::IntList& dims = inst.attr_ints("dimensions");
-  if (!input.is_array() || input.rank() < 2 || dims.size() != 1 || dims[0] != input.rank() - 1) {
-    return std::nullopt;
-  }
-  return input.dims();
-}
-
 bool IsSmallConstant(const Instruction& inst) {
   return inst.opcode() == Opcode::kConstant && inst.shape().is_array() &&
          inst.shape().num_elements() <= kMaxInlinedConstant;
@@ -322,9 +309,6 @@ class Fuser {
       if (IsContraction(*m)) return;
     }
     if (g.has_heavy && g.row_dims != full) return;
-    const std::vector<int64_t> rows(full.begin(), full.end() - 1);
-    std::vector<int64_t> keepdims_rows = rows;
-    keepdims_rows.push_back(1);
     auto joinable = [this, &g](const Instruction& i) {
       auto owner = group_of_.find(&i);
       return Fusible(i) && (owner == group_of_.end() || owner->second == &g);
@@ -346,10 +330,6 @@ class Fuser {
       const std::vector<Instruction*> inputs = InputsOf(g);
       const absl::flat_hash_set<Instruction*> input_set(inputs.begin(), inputs.end());
       for (Instruction* input : inputs) {
-        const hlo::Shape& s = input->shape();
-        if (!s.is_array() || (s.dims() != full && s.dims() != rows && s.dims() != keepdims_rows)) {
-          continue;
-        }
         std::optional<std::vector<Instruction*>> closure =
             RecomputeClosure(input, g.members, input_set, full, joinable, stored, RecomputeLimits());
         if (!closure.has_value() || g.members.size() + closure->size() > kMaxGroupSizeWithCopies) {

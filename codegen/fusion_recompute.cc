@@ -29,7 +29,7 @@ class ClosureWalk {
   }
 
   std::optional<std::vector<Instruction*>> Run(Instruction* input) {
-    if (!Visit(input, /*is_input=*/true)) return std::nullopt;
+    if (!(IsFull(*input) || IsRow(*input)) || !Visit(input, /*is_input=*/true)) return std::nullopt;
     return order_;
   }
 
@@ -45,12 +45,7 @@ class ClosureWalk {
   }
 
   // A reduction of this kernel's rows: the last dim of a full-size value.
-  bool IsRowReduction(const Instruction& i) const {
-    if (i.opcode() != Opcode::kReduce || i.operand_count() != 2) return false;
-    const hlo::IntList& dims = i.attr_ints("dimensions");
-    return i.shape().dims() == rows_ && IsFull(*i.operand(0)) && dims.size() == 1 &&
-           dims[0] == static_cast<int64_t>(full_.size()) - 1;
-  }
+  bool IsRowReduction(const Instruction& i) const { return RowReductionInput(i) == full_; }
 
   // An op the walk may copy: per element, or a row's reduction, or moving
   // row values between their two spellings ([rows] and [rows, 1]).
@@ -105,6 +100,16 @@ class ClosureWalk {
 };
 
 }  // namespace
+
+std::optional<std::vector<int64_t>> RowReductionInput(const hlo::Instruction& inst) {
+  if (inst.opcode() != Opcode::kReduce || inst.operand_count() != 2) return std::nullopt;
+  const hlo::Shape& input = inst.operand(0)->shape();
+  const hlo::IntList& dims = inst.attr_ints("dimensions");
+  if (!input.is_array() || input.rank() < 2 || dims.size() != 1 || dims[0] != input.rank() - 1) {
+    return std::nullopt;
+  }
+  return input.dims();
+}
 
 std::optional<std::vector<hlo::Instruction*>> RecomputeClosure(
     hlo::Instruction* input, const absl::flat_hash_set<hlo::Instruction*>& members,

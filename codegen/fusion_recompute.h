@@ -37,8 +37,8 @@ struct RecomputeLimits {
 };
 
 // The instructions (producers first) a kernel must add to compute its input
-// `input` itself, or nothing if it cannot do so without reading a new
-// full-size buffer. The kernel's output has dims `full` = [rows..., C];
+// `input` (full-size or one value per row) itself, or nothing if it cannot
+// do so without reading a new full-size buffer. The kernel's output has dims `full` = [rows..., C];
 // `members` are the instructions it computes and `inputs` the values it
 // reads. The walk goes from `input` towards producers through elementwise
 // ops, broadcasts, reshapes and reductions of rows (dims `rows`, the last
@@ -53,6 +53,11 @@ struct RecomputeLimits {
 // transcendental per element costs about as much as loading a full-size f32
 // (softmax's gradient computing the probabilities, the exp and their sum
 // again from the scores took 3.4 ms, reading them 2.7).
+// The input dims of a reduce over its innermost dim only (one value per
+// row), else nothing. Reductions over the same rows are siblings: a fused
+// group may hold several of them (see row_kernel_schedule.h).
+std::optional<std::vector<int64_t>> RowReductionInput(const hlo::Instruction& inst);
+
 std::optional<std::vector<hlo::Instruction*>> RecomputeClosure(
     hlo::Instruction* input, const absl::flat_hash_set<hlo::Instruction*>& members,
     const absl::flat_hash_set<hlo::Instruction*>& inputs, const std::vector<int64_t>& full,

@@ -221,17 +221,25 @@ ScatterLoop GetScatterLoop(const hlo::Instruction& inst, const LoweredValue& ind
 // at a time in the interpreter's order. Returns the RVar index to
 // parallelise (the outermost window dim), or -1 when that does not hold or
 // the windows are too small to pay for a parallel loop per batch index.
-int ParallelWindowRVar(const hlo::Instruction& inst, const hlo::Shape& updates,
-                       const ScatterLoop& loop) {
-  constexpr int64_t kMinParallelWindow = 1 << 13;
+// The first of the updates' window dims where they are its innermost dims,
+// else -1.
+int64_t TrailingWindowStart(const hlo::Instruction& inst, const hlo::Shape& updates) {
   const hlo::IntList& window_dims = inst.attr_ints("update_window_dims");
   if (window_dims.empty()) return -1;
   const int64_t first = updates.rank() - static_cast<int64_t>(window_dims.size());
-  int64_t volume = 1;
   for (size_t k = 0; k < window_dims.size(); ++k) {
     if (window_dims[k] != first + static_cast<int64_t>(k)) return -1;
-    volume *= updates.dim(window_dims[k]);
   }
+  return first;
+}
+
+int ParallelWindowRVar(const hlo::Instruction& inst, const hlo::Shape& updates,
+                       const ScatterLoop& loop) {
+  constexpr int64_t kMinParallelWindow = 1 << 13;
+  const int64_t first = TrailingWindowStart(inst, updates);
+  if (first < 0) return -1;
+  int64_t volume = 1;
+  for (int64_t d = first; d < updates.rank(); ++d) volume *= updates.dim(d);
   if (volume < kMinParallelWindow || updates.dim(first) < 2) return -1;
   return loop.rvar_of_dim[static_cast<size_t>(first)];
 }
@@ -246,14 +254,9 @@ int ParallelWindowRVar(const hlo::Instruction& inst, const hlo::Shape& updates,
 // twice under the profiler).
 int VectorWindowRVar(const hlo::Instruction& inst, const hlo::Shape& operand,
                      const hlo::Shape& updates, const ScatterLoop& loop) {
-  const hlo::IntList& window_dims = inst.attr_ints("update_window_dims");
-  if (window_dims.empty() || window_dims.back() != updates.rank() - 1 || operand.rank() == 0 ||
+  if (TrailingWindowStart(inst, updates) < 0 || operand.rank() == 0 ||
       updates.dim(updates.rank() - 1) < VectorLanes(updates.type())) {
     return -1;
-  }
-  const int64_t first = updates.rank() - static_cast<int64_t>(window_dims.size());
-  for (size_t k = 0; k < window_dims.size(); ++k) {
-    if (window_dims[k] != first + static_cast<int64_t>(k)) return -1;
   }
   // Window dims map in order onto the operand dims not inserted (nor
   // batching), so the last one is the operand's last unless that is one.

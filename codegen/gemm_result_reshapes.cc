@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "codegen/reshape_runs.h"
 #include "hlo/ir/computation.h"
 #include "hlo/ir/fresh_name.h"
 #include "hlo/ops/op_def.h"
@@ -21,24 +22,13 @@ using hlo::Instruction;
 using hlo::Opcode;
 
 // For each dim of `to`, the dim of `from` it is when a row-major reshape
-// from `from` to `to` keeps it whole, else -1. [2048,1024] -> [16,128,1024]
-// keeps dim 2 (as dim 1) and splits dim 0.
+// from `from` to `to` keeps it whole (a run of one dim on each side,
+// reshape_runs.h), else -1. [2048,1024] -> [16,128,1024] keeps dim 2 (as
+// dim 1) and splits dim 0.
 std::vector<int64_t> KeptDims(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
   std::vector<int64_t> kept(to.size(), -1);
-  size_t i = 0, j = 0;
-  while (i < from.size() && j < to.size()) {
-    const size_t i0 = i, j0 = j;
-    int64_t a = from[i++], b = to[j++];
-    while (a != b) {
-      if (a < b) {
-        if (i == from.size()) return kept;
-        a *= from[i++];
-      } else {
-        if (j == to.size()) return kept;
-        b *= to[j++];
-      }
-    }
-    if (i - i0 == 1 && j - j0 == 1) kept[j0] = static_cast<int64_t>(i0);
+  for (const ReshapeRun& run : ReshapeRuns(from, to)) {
+    if (run.in.size() == 1 && run.out.size() == 1) kept[run.out[0]] = static_cast<int64_t>(run.in[0]);
   }
   return kept;
 }

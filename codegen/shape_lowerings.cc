@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/lowering.h"
+#include "codegen/reshape_runs.h"
 #include "hlo/ir/shape.h"
 
 namespace sharc::codegen {
@@ -35,49 +36,6 @@ absl::StatusOr<Lowered> LowerBroadcast(const hlo::Instruction& inst,
     }
   }
   return Pure(inst, vars, Call(ops[0].func, index));
-}
-
-// A reshape maps indices group by group. Leaving out dims of size 1, the
-// operand's and the result's dims split into the shortest runs of equal
-// product (for f32[6,4,1] -> f32[2,3,4]: {6} ~ {2,3} and {4} ~ {4}); a run
-// of one dim on each side maps its index straight through, others go
-// through that run's flat index, and an operand dim of size 1 reads 0. No
-// division touches an index outside its run, so Halide's bounds stay exact
-// where a reshape only adds or drops unit dims (the keepdims pattern
-// reshape(reduce) -> [rows, 1] -> [rows], which through a flat index
-// `row % rows` made every row recompute every row's reduction).
-struct ReshapeRun {
-  std::vector<size_t> in, out;  // dims of the operand and of the result
-};
-
-std::vector<ReshapeRun> ReshapeRuns(const std::vector<int64_t>& in_dims,
-                                    const std::vector<int64_t>& out_dims) {
-  std::vector<size_t> in, out;
-  for (size_t k = 0; k < in_dims.size(); ++k) {
-    if (in_dims[k] != 1) in.push_back(k);
-  }
-  for (size_t d = 0; d < out_dims.size(); ++d) {
-    if (out_dims[d] != 1) out.push_back(d);
-  }
-  std::vector<ReshapeRun> runs;
-  size_t i = 0, o = 0;
-  while (i < in.size() && o < out.size()) {
-    ReshapeRun run;
-    int64_t in_product = in_dims[in[i]], out_product = out_dims[out[o]];
-    run.in.push_back(in[i++]);
-    run.out.push_back(out[o++]);
-    while (in_product != out_product) {
-      if (in_product < out_product) {
-        in_product *= in_dims[in[i]];
-        run.in.push_back(in[i++]);
-      } else {
-        out_product *= out_dims[out[o]];
-        run.out.push_back(out[o++]);
-      }
-    }
-    runs.push_back(std::move(run));
-  }
-  return runs;
 }
 
 absl::StatusOr<Lowered> LowerReshape(const hlo::Instruction& inst,
