@@ -413,7 +413,8 @@ absl::Status CheckAgainstReference(const hlo::Module& written,
   }
   double max_diff = 0;
   std::string mismatch =
-      FirstMismatch(result, *reference, "result", LongestReduction(written), max_diff);
+      FirstMismatch(result, *reference, "result", LongestReduction(written), max_diff,
+                    run_options.num_devices);
   if (!mismatch.empty()) return absl::InternalError(absl::StrCat("--check failed: ", mismatch));
   const std::vector<hlo::Literal> no_outfeed;
   const std::vector<hlo::Literal>& outfed =
@@ -425,7 +426,7 @@ absl::Status CheckAgainstReference(const hlo::Module& written,
   }
   for (size_t k = 0; k < outfed.size(); ++k) {
     mismatch = FirstMismatch(outfed[k], reference_host.outfeed[k], absl::StrCat("outfeed value #", k),
-                             LongestReduction(written), max_diff);
+                             LongestReduction(written), max_diff, run_options.num_devices);
     if (!mismatch.empty()) return absl::InternalError(absl::StrCat("--check failed: ", mismatch));
   }
   err << "check: the partitioned run matches the "

@@ -46,13 +46,16 @@ bool InterpreterReferenceIsSlow(const hlo::Module& module);
 int64_t LongestReduction(const hlo::Module& module);
 
 // The tolerance for a result of float `type` when the longest reduction adds
-// `reduction_length` terms.
-CheckTolerance ToleranceFor(hlo::PrimitiveType type, int64_t reduction_length);
+// `reduction_length` terms and the partitioned run spans `devices` devices
+// (whose partial results of a split reduction add up in `type`).
+CheckTolerance ToleranceFor(hlo::PrimitiveType type, int64_t reduction_length,
+                            int64_t devices = 1);
 
 // The first element of `got` that differs from `want` beyond the tolerance,
 // described as "WHERE element I: partitioned A, global B", or "" if none.
 // `max_diff` gets the largest absolute difference seen.
 std::string FirstMismatch(const hlo::Literal& got, const hlo::Literal& want,
-                          const std::string& where, int64_t reduction_length, double& max_diff);
+                          const std::string& where, int64_t reduction_length, double& max_diff,
+                          int64_t devices = 1);
 
 }  // namespace sharc::tools

@@ -23,9 +23,11 @@ Literal Values(PrimitiveType type, const std::vector<double>& values) {
 }
 
 std::string Mismatch(PrimitiveType type, const std::vector<double>& got,
-                     const std::vector<double>& want, int64_t reduction_length = 1) {
+                     const std::vector<double>& want, int64_t reduction_length = 1,
+                     int64_t devices = 1) {
   double max_diff = 0;
-  return FirstMismatch(Values(type, got), Values(type, want), "result", reduction_length, max_diff);
+  return FirstMismatch(Values(type, got), Values(type, want), "result", reduction_length, max_diff,
+                       devices);
 }
 
 // A bf16 dot whose partial sums round and add in another order is off by
@@ -52,6 +54,20 @@ TEST(ResultCheckTest, IntegersAreExact) {
 TEST(ResultCheckTest, CancellationIsJudgedAgainstTheResultsMagnitude) {
   EXPECT_EQ(Mismatch(PrimitiveType::kBF16, {8, -8, 0.06}, {8, -8, 0.0}), "");
   EXPECT_NE(Mismatch(PrimitiveType::kBF16, {8, -8, 1.0}, {8, -8, 0.0}), "");
+}
+
+// 64 devices adding their bf16 partial sums of a dot one after another
+// (XLA's DefaultMaxWindowedEinsumIteration modules): the running sum rounds
+// 63 more times than the global program's f32 accumulator, and element 5
+// of the reduced module came out 0.867188 against 0.714844, exactly what
+// those adds give. On 8 devices or fewer the same gap is a wrong answer.
+TEST(ResultCheckTest, Bf16SumsAcrossManyDevicesAllowTheirRoundings) {
+  EXPECT_EQ(Mismatch(PrimitiveType::kBF16, {0.867188, 5, -5}, {0.714844, 5, -5}, 256, 64), "");
+  EXPECT_NE(Mismatch(PrimitiveType::kBF16, {0.867188, 5, -5}, {0.714844, 5, -5}, 256, 8), "");
+  EXPECT_NE(Mismatch(PrimitiveType::kBF16, {2.0, 5, -5}, {0.714844, 5, -5}, 256, 64), "");
+  EXPECT_DOUBLE_EQ(ToleranceFor(PrimitiveType::kBF16, 1, 32).relative,
+                   2 * ToleranceFor(PrimitiveType::kBF16, 1, 8).relative);
+  EXPECT_EQ(ToleranceFor(PrimitiveType::kF32, 1, 64).relative, 1e-4);
 }
 
 TEST(ResultCheckTest, LongReductionsWidenTheTolerance) {
