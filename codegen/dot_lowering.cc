@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "codegen/gemm_packing.h"
+#include "codegen/host_caches.h"
 #include "codegen/lowering.h"
 #include "codegen/register_tile.h"
 
@@ -66,6 +67,9 @@ struct DotStages {
   Halide::Func packed_rhs;  // defined only for the plain 2-D contraction
   Halide::Func packed_lhs;  // defined only where PacksLhs
   bool lhs_transposed = false;  // the lhs's contracting dim is its outer one
+  // Row tiles outside column panels, the whole rhs packed once by panels
+  // (RowTileOrder). packed_rhs is then (column in panel, k, panel).
+  bool row_tile_order = false;
   Halide::RDom r;
   hlo::PrimitiveType type;
   std::vector<int64_t> dims;  // result dims, HLO order
@@ -94,6 +98,8 @@ struct DotStages {
 // blocked (with fewer, tasks split the rows instead), and only with a single
 // contracting dim (`k` is 0 otherwise).
 constexpr int64_t kUnblockedLhsBytes = int64_t{4} << 20;
+// The rhs (as f32) from which the tiled schedule packs it (ScheduleDot).
+constexpr int64_t kPackedRhsBytes = int64_t{256} << 10;
 constexpr int64_t kLhsBlockBytes = int64_t{8} << 20;
 
 // Row tiles per block for an lhs of `m` rows of `k` f32 (the rows as they
@@ -179,6 +185,30 @@ bool PacksLhs(const TaskSplit& t, int64_t elements, bool transposed) {
   return LhsTakenInBlocks(t) || (transposed && PacksTransposedLhs(elements));
 }
 
+// Whether a plain 2-D f32 GEMM runs row tiles outside column panels: for
+// each row tile, every panel in turn, with the whole rhs packed once
+// beforehand, panel after panel (DotStages::row_tile_order). The packed rhs
+// must stay in the L2 (half of it, leaving room for the lhs and output
+// streams), and packing must pay (256 KiB, ScheduleDot). The usual order
+// (each panel down all rows) writes the output, and reads an epilogue's
+// extra input, as column strips a row apart, one cache line per row and 4
+// KiB page, which the prefetchers do not follow; row tiles outside write
+// and read whole rows, and the lhs tile stays in L1 across the panels.
+// Measured on the session 29 host (Emerald Rapids, 2 MiB L2, one thread,
+// `bm_codegen_kernel`, alternated four times each way): [2048,256] x
+// [256,1024] 139-149 -> 146-155 GFLOP/s, its transposed-rhs form 146-147
+// -> 153-154, with the ReLU gradient's epilogue 133-136 -> 136-144,
+// [2048,256] x [256,256] 153-155 -> 161-164, [2048,1024] x [1024,256]
+// (1 MiB) level at 155-159. Panels must be whole (n a multiple of the
+// tile's columns) so that a column's panel and offset in it are plain
+// divisions; a lhs taken in blocks keeps the usual order (not measured).
+bool RowTileOrder(int64_t m, int64_t n, int64_t k, RegisterTile tile, int lanes) {
+  if (k <= 0 || tile.vectors == 0 || n % (int64_t{tile.vectors} * lanes) != 0) return false;
+  const int64_t rhs_bytes = k * n * 4;
+  return rhs_bytes >= kPackedRhsBytes && rhs_bytes <= HostCacheSizes().l2_bytes / 2 &&
+         !LhsTakenInBlocks(SplitTasks(m, n, k, tile, lanes));
+}
+
 // k steps per iteration of the register tile's loop: 2 when they divide the
 // single contracting dim (`k`; with several, `k` is 0 and the loop stays
 // one step, since the innermost of them may be odd), so the unrolled steps
@@ -254,44 +284,62 @@ void ScheduleDot(DotStages s, Halide::Func out) {
   if (rank >= 2 && f32 && tile.vectors > 0) {
     Halide::Var y = args[1], xi("xi"), yi("yi");
     out.tile(x, y, xi, yi, tile_cols, tile_rows).vectorize(xi, lanes).unroll(xi).unroll(yi);
-    out.reorder(xi, yi, y, x);
-    Halide::Func acc = s.accumulator;
-    std::vector<Halide::Var> aargs = acc.args();
-    const TaskSplit split = SplitTasks(m, n, s.k, tile, lanes);
-    // Packing the rhs panel pays once the rhs is 256 KiB (counted as the
-    // packed f32, whatever the rhs type): unpacked, an NxN GEMM's panel rows
-    // are then 1 KiB apart or more and fall into a few L1 sets, so every k
-    // step reloads its row from L2. On Zen 3 (1 thread) N=256
-    // packed took 0.41-0.46 ms against 0.45-0.50 unpacked, five alternations
-    // out of five; N=128 (64 KiB) was level or slower packed. (On Ice Lake,
-    // 1 MiB L2 and 48 KiB L1, N=256 was level and N=512 fell from 161 to
-    // 119 GFLOP/s unpacked.)
-    const bool pack = s.packed_rhs.defined() && s.k * n * 4 >= (int64_t{256} << 10);
-    // Tasks are (column panel, chunk of row tiles) pairs (SplitTasks). Each
-    // task packs its own panel (a chunked panel is packed once per chunk).
+    // The accumulator tile is computed at `acc_at`, tasks are `task`, and
+    // the packed lhs (PacksLhs) at `lhs_packed_at`.
     Halide::Var acc_at = y, task = x;
-    // The packed lhs (PacksLhs), per block or else at the root, in
-    // parallel, 8 row tiles a task; guarded, since a shifted first task of
-    // fewer row tiles would start before row 0 (a long k leaves few rows in
-    // a block of 8 MiB).
     Halide::LoopLevel lhs_packed_at = Halide::LoopLevel::root();
-    if (split.chunks > 1) {
-      Halide::Var yo("yo"), yc("yc"), t("t");
-      const int64_t per = (split.row_tiles + split.chunks - 1) / split.chunks;
-      out.split(y, yo, yc, static_cast<int>(per), Halide::TailStrategy::GuardWithIf);
-      out.reorder(xi, yi, yc, x, yo).fuse(x, yo, t);
-      acc_at = yc;
-      task = t;
-    } else if (LhsTakenInBlocks(split)) {
-      // Tasks are whole panels: a large lhs goes through them in serial
-      // blocks of rows, each packed first.
-      Halide::Var block("row_block");
-      out.split(y, block, y, static_cast<int>(split.row_tiles_per_block),
-                Halide::TailStrategy::GuardWithIf);
-      out.reorder(xi, yi, y, x, block);
-      lhs_packed_at = Halide::LoopLevel(out, block);
+    if (s.row_tile_order) {
+      // Tasks are row tiles, each over every panel; the rhs is packed once,
+      // in parallel by panels.
+      out.reorder(xi, yi, x, y);
+      acc_at = x;
+      task = y;
+      Halide::Func p = s.packed_rhs;
+      std::vector<Halide::Var> pargs = p.args();  // column in panel, k, panel
+      p.compute_root()
+          .bound(pargs[0], 0, tile_cols)
+          .vectorize(pargs[0], lanes)
+          .unroll(pargs[0])
+          .parallel(pargs[2]);
+    } else {
+      out.reorder(xi, yi, y, x);
+      const TaskSplit split = SplitTasks(m, n, s.k, tile, lanes);
+      // Tasks are (column panel, chunk of row tiles) pairs (SplitTasks).
+      // Each task packs its own panel (a chunked panel is packed once per
+      // chunk). The packed lhs goes per block or else at the root.
+      if (split.chunks > 1) {
+        Halide::Var yo("yo"), yc("yc"), t("t");
+        const int64_t per = (split.row_tiles + split.chunks - 1) / split.chunks;
+        out.split(y, yo, yc, static_cast<int>(per), Halide::TailStrategy::GuardWithIf);
+        out.reorder(xi, yi, yc, x, yo).fuse(x, yo, t);
+        acc_at = yc;
+        task = t;
+      } else if (LhsTakenInBlocks(split)) {
+        // Tasks are whole panels: a large lhs goes through them in serial
+        // blocks of rows, each packed first.
+        Halide::Var block("row_block");
+        out.split(y, block, y, static_cast<int>(split.row_tiles_per_block),
+                  Halide::TailStrategy::GuardWithIf);
+        out.reorder(xi, yi, y, x, block);
+        lhs_packed_at = Halide::LoopLevel(out, block);
+      }
+      // Packing the rhs panel pays once the rhs is 256 KiB (counted as the
+      // packed f32, whatever the rhs type): unpacked, an NxN GEMM's panel
+      // rows are then 1 KiB apart or more and fall into a few L1 sets, so
+      // every k step reloads its row from L2. On Zen 3 (1 thread) N=256
+      // packed took 0.41-0.46 ms against 0.45-0.50 unpacked, five
+      // alternations out of five; N=128 (64 KiB) was level or slower packed.
+      // (On Ice Lake, 1 MiB L2 and 48 KiB L1, N=256 was level and N=512
+      // fell from 161 to 119 GFLOP/s unpacked.)
+      if (s.packed_rhs.defined() && s.k * n * 4 >= kPackedRhsBytes) {
+        Halide::Func p = s.packed_rhs;
+        p.compute_at(out, task).vectorize(p.args()[0], lanes).unroll(p.args()[0]);
+      }
     }
     if (s.packed_lhs.defined()) {
+      // In parallel, 8 row tiles a task; guarded, since a shifted first task
+      // of fewer row tiles would start before row 0 (a long k leaves few
+      // rows in a block of 8 MiB).
       Halide::Func p = s.packed_lhs;
       std::vector<Halide::Var> pargs = p.args();  // row in tile, k, row tile
       p.compute_at(lhs_packed_at).bound(pargs[0], 0, tile_rows);
@@ -315,6 +363,8 @@ void ScheduleDot(DotStages s, Halide::Func out) {
       }
     }
     out.parallel(task);
+    Halide::Func acc = s.accumulator;
+    std::vector<Halide::Var> aargs = acc.args();
     acc.compute_at(out, acc_at).vectorize(aargs[0], lanes).unroll(aargs[0]).unroll(aargs[1]);
     std::vector<Halide::VarOrRVar> order = {aargs[0], aargs[1]};
     order.insert(order.end(), reduction_order.begin(), reduction_order.end());
@@ -323,10 +373,6 @@ void ScheduleDot(DotStages s, Halide::Func out) {
     if (const int steps = KStepsPerIteration(s.k); steps > 1) {
       Halide::RVar k_outer("k_outer"), k_inner("k_inner");
       acc.update().split(s.r[0], k_outer, k_inner, steps).unroll(k_inner);
-    }
-    if (pack) {
-      Halide::Func p = s.packed_rhs;
-      p.compute_at(out, task).vectorize(p.args()[0], lanes).unroll(p.args()[0]);
     }
     return;
   }
@@ -421,17 +467,26 @@ absl::StatusOr<Lowered> LowerDot(const hlo::Instruction& inst,
     Expr b;
     if (lb.empty() && lc.size() == 1 && lf.size() == 1 && rf.size() == 1) {
       // Plain [m,k]x[k,n] (any operand layout): pack the rhs as (n, k).
-      Halide::Var pn("pn"), pk("pk");
-      std::vector<Expr> pi(2);
-      pi[static_cast<size_t>(rf[0])] = pn;
-      pi[static_cast<size_t>(rc[0])] = pk;
-      stages.packed_rhs = Halide::Func(HalideName("dot_packed_rhs", inst));
-      stages.packed_rhs(pn, pk) = ToAccumulator(Call(ops[1].func, pi), rhs.type(), acc_type);
-      b = stages.packed_rhs(vars[1], stages.r[0]);
-      out.helpers.push_back(stages.packed_rhs);
       const int64_t m = lhs.dim(lf[0]), k = lhs.dim(lc[0]), n = rhs.dim(rf[0]);
       const int lanes = NativeLanes(Halide::Float(32));
       const RegisterTile tile = ChooseRegisterTile(m, n, lanes, NativeVectorRegisters());
+      Halide::Var pn("pn"), pk("pk");
+      std::vector<Expr> pi(2);
+      pi[static_cast<size_t>(rc[0])] = pk;
+      stages.packed_rhs = Halide::Func(HalideName("dot_packed_rhs", inst));
+      if (t == hlo::PrimitiveType::kF32 && RowTileOrder(m, n, k, tile, lanes)) {
+        const int cols = tile.vectors * lanes;
+        Halide::Var panel("ppanel");
+        pi[static_cast<size_t>(rf[0])] = panel * cols + pn;
+        stages.row_tile_order = true;
+        stages.packed_rhs(pn, pk, panel) = ToAccumulator(Call(ops[1].func, pi), rhs.type(), acc_type);
+        b = stages.packed_rhs(vars[1] % cols, stages.r[0], vars[1] / cols);
+      } else {
+        pi[static_cast<size_t>(rf[0])] = pn;
+        stages.packed_rhs(pn, pk) = ToAccumulator(Call(ops[1].func, pi), rhs.type(), acc_type);
+        b = stages.packed_rhs(vars[1], stages.r[0]);
+      }
+      out.helpers.push_back(stages.packed_rhs);
       if (t == hlo::PrimitiveType::kF32 && tile.vectors > 0 && k >= lanes &&
           PacksLhs(SplitTasks(m, n, k, tile, lanes), m * k, /*transposed=*/lc[0] < lf[0])) {
         // packed_lhs(i, k, t) = lhs(t * rows + i, k) in the compute type; rows

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "HalideRuntime.h"
@@ -22,6 +23,7 @@
 #include "hlo/base/status_macros.h"
 #include "codegen/cpu_tuning.h"
 #include "codegen/halide_status.h"
+#include "codegen/host_caches.h"
 #include "codegen/host_target.h"
 #include "codegen/lowering.h"
 #include "codegen/object_writer.h"
@@ -240,8 +242,12 @@ KernelCompiler::KernelCompiler() {
   } else {
     cache_dir_ = "/tmp/sharc-cache";
   }
-  // The core kind joins the target: schedules follow it (cpu_tuning.h).
-  target_ = absl::StrCat(KernelTarget().to_string(), " tune=", CoreKindName(HostCpuTuning().core));
+  // The core kind, the L2's size and the core count join the target:
+  // schedules follow them (cpu_tuning.h, host_caches.h, dot_lowering.cc's
+  // MinGemmTasks).
+  target_ = absl::StrCat(KernelTarget().to_string(), " tune=", CoreKindName(HostCpuTuning().core),
+                         " l2=", HostCacheSizes().l2_bytes, " cores=",
+                         std::thread::hardware_concurrency());
   reciprocal_division_pays_ =
       ReciprocalDivisionPays(KernelTarget(), HostCpuTuning().vector_division_is_slow);
   if (const char* linker = std::getenv("SHARC_KERNEL_LINKER"); linker != nullptr && *linker != '\0') {

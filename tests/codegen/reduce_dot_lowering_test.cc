@@ -11,6 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "codegen/host_caches.h"
 #include "tests/codegen/codegen_test_util.h"
 #include "tests/testlib/status_matchers.h"
 
@@ -187,6 +188,64 @@ ENTRY main {
   ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
   // Up to 6600-term sums (magnitude ~30): f32 accumulation is within 1e-3.
   EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-4, 1e-3, "tiled f32 dots"));
+}
+
+// A GEMM whose packed rhs fits in half the L2 runs row tiles outside the
+// column panels (dot_lowering.cc's RowTileOrder): the rhs is packed once,
+// by a parallel loop over panels, and each parallel task is a row tile
+// over every panel. `nt` reads its rhs transposed, with 100 rows (the last
+// row tile shifts) and an epilogue reading a second full-size input; `tn`
+// reads a 1 MiB lhs transposed (packed whole, at the root); `nn` is the
+// plain 256 KiB case. Which of them take the order depends on the host's
+// L2 and tile (AVX-512: 64 columns, which divide them all; AVX2's 24 divide
+// none), so the loop nest's expectation is computed from both.
+TEST(DotLoweringTest, GemmsWhoseRhsFitsTheL2RunRowTilesOutsidePanels) {
+  const std::string text = R"(
+HloModule row_tiles
+ENTRY main {
+  a = f32[100,256] parameter(0)
+  b = f32[1024,256] parameter(1)
+  h = f32[100,1024] parameter(2)
+  d = f32[100,1024] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  nt = f32[100,1024] add(d, h)
+  at = f32[1024,256] parameter(3)
+  bt = f32[1024,256] parameter(4)
+  tn = f32[256,256] dot(at, bt), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  c = f32[70,256] parameter(5)
+  e = f32[256,256] parameter(6)
+  nn = f32[70,256] dot(c, e), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT out = (f32[100,1024], f32[256,256], f32[70,256]) tuple(nt, tn, nn)
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> module, hlo::ParseAndVerifyModule(text));
+  std::vector<hlo::Literal> args = testing_util::RandomArgs(*module, 29, -1, 1);
+  ASSERT_OK_AND_ASSIGN(hlo::Literal expected, hlo::Evaluate(*module, args));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal actual, testing_util::RunAsOneKernel(*module, args));
+  EXPECT_TRUE(testing_util::LiteralsMatch(expected, actual, 1e-4, 1e-3, "row-tile-order dots"));
+
+  // The 1 MiB transposed rhs alone, as a loop nest.
+  const std::string gemm = R"(
+HloModule nt
+ENTRY main {
+  a = f32[100,256] parameter(0)
+  b = f32[1024,256] parameter(1)
+  ROOT d = f32[100,1024] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+}
+)";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<hlo::Module> nt, hlo::ParseAndVerifyModule(gemm));
+  ASSERT_OK_AND_ASSIGN(const std::string nest, testing_util::LoopNestOfEntry(*nt));
+  const bool avx512 = nest.find("avx512") != std::string::npos;
+  const bool row_tiles = avx512 && codegen::HostCacheSizes().l2_bytes >= (int64_t{2} << 20);
+  if (row_tiles) {
+    // 16 panels of 64 columns x 256 k, packed in parallel by panel; 17 row
+    // tiles of 6 (the last shifted) in parallel, each over the 16 panels.
+    EXPECT_THAT(nest, ::testing::ContainsRegex(
+                          "allocate dot_packed_rhs_[a-z0-9_$]+\\[float32 \\* 64 \\* 256 \\* 16\\]"));
+    EXPECT_THAT(nest, ::testing::ContainsRegex("halide_do_par_for\\([^\n]*ppanel, 0, 16,"));
+    EXPECT_THAT(nest, ::testing::ContainsRegex("halide_do_par_for\\([^\n]*out0[^\n]*, 0, 17,"));
+  } else {
+    EXPECT_THAT(nest, ::testing::Not(::testing::HasSubstr("ppanel")));
+  }
 }
 
 // Attention's batched dots take the register tile in each batch, the
