@@ -73,7 +73,7 @@ void AddPartitionPasses(const spmd::PartitionOptions& options,
   // 87-117 ms against 75-85 without it (bm_training_step --profile=medium).
   passes.push_back(std::make_unique<hlo::AlgebraicSimplifier>());
   hlo::DceOptions dce;
-  dce.keep = hlo::DceOptions::Keep::kNothing;
+  dce.keep = hlo::DceOptions::Keep::kEffectsButNotCollectives;
   passes.push_back(std::make_unique<hlo::DeadCodeElimination>(dce));
 }
 

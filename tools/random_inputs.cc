@@ -28,6 +28,7 @@ void Fill(hlo::Literal& literal, SplitMix64& rng) {
     return;
   }
   hlo::PrimitiveType type = literal.shape().type();
+  if (type == hlo::PrimitiveType::kToken) return;  // no data to draw
   for (int64_t i = 0; i < literal.num_elements(); ++i) {
     uint64_t bits = rng.Next();
     if (hlo::IsFloatingPoint(type)) {

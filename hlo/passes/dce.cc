@@ -9,12 +9,11 @@ namespace sharc::hlo {
 namespace {
 
 bool MayRemove(const Instruction& inst, DceOptions::Keep keep) {
-  if (keep == DceOptions::Keep::kNothing) return true;
   const OpTraits& traits = GetOpDef(inst.opcode()).traits;
-  const bool named = keep == DceOptions::Keep::kEffectsExceptNamedCollectives &&
-                     FindNamedCollective(inst.opcode()) != nullptr;
-  return !traits.side_effecting && (!traits.collective || named) &&
-         !inst.attr_bool("custom_call_has_side_effect");
+  if (traits.side_effecting || inst.attr_bool("custom_call_has_side_effect")) return false;
+  if (!traits.collective || keep == DceOptions::Keep::kEffectsButNotCollectives) return true;
+  return keep == DceOptions::Keep::kEffectsExceptNamedCollectives &&
+         FindNamedCollective(inst.opcode()) != nullptr;
 }
 
 }  // namespace

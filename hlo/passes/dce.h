@@ -21,10 +21,12 @@ namespace sharc::hlo {
 
 struct DceOptions {
   enum class Keep {
-    // Nothing unused is kept: the partitioner's per-device program, whose
-    // collectives exist only to feed values (an unused one has no reader on
-    // any device).
-    kNothing,
+    // Only side effects stay (side-effecting ops and custom calls marked
+    // custom_call_has_side_effect: an outfeed, a send, an infeed that pops
+    // a value, as XLA's DCE keeps them); unused collectives go: the
+    // partitioner's per-device program, whose collectives exist only to
+    // feed values (an unused one has no reader on any device).
+    kEffectsButNotCollectives,
     // Side-effecting ops, collectives and custom calls marked
     // custom_call_has_side_effect stay (autodiff's clean-up).
     kEffects,

@@ -125,7 +125,7 @@ absl::StatusOr<std::unique_ptr<Module>> PartitionModule(const Module& global,
   // each exists only to feed a value (the compiler's pass list runs this as
   // its `dce` pass).
   hlo::DceOptions dce;
-  dce.keep = hlo::DceOptions::Keep::kNothing;
+  dce.keep = hlo::DceOptions::Keep::kEffectsButNotCollectives;
   for (Computation* comp : out->computations()) hlo::RemoveDeadInstructions(*comp, dce);
   return out;
 }
