@@ -1,5 +1,7 @@
 #include "runtime/npy.h"
 
+#include "hlo/ir/narrow_types.h"
+
 #include <bit>
 #include <cstring>
 #include <fstream>
@@ -12,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ir/narrow_types.h"
 
 namespace sharc::runtime {
 namespace {
@@ -199,6 +202,14 @@ absl::StatusOr<std::string> NpyDescrFor(PrimitiveType type) {
       absl::StrCat("element type ", hlo::PrimitiveTypeName(type), " has no NumPy dtype"));
 }
 
+PrimitiveType NpyWrittenType(PrimitiveType type) {
+  if (type == PrimitiveType::kBF16 || hlo::IsNarrowFloat(type)) return PrimitiveType::kF32;
+  if (hlo::IsSubByteInteger(type)) {
+    return hlo::IsSignedInteger(type) ? PrimitiveType::kS8 : PrimitiveType::kU8;
+  }
+  return type;
+}
+
 absl::StatusOr<PrimitiveType> PrimitiveTypeForNpyDescr(absl::string_view descr) {
   if (descr.size() < 2) {
     return absl::InvalidArgumentError(absl::StrCat("unsupported dtype '", descr, "'"));
@@ -238,6 +249,18 @@ absl::StatusOr<std::string> EncodeNpy(const hlo::Literal& literal, absl::string_
   if (!literal.shape().is_array()) {
     return Error(name, absl::StrCat("cannot write ", literal.shape().ToString(),
                                     " to .npy: only arrays (not tuples) have a NumPy form"));
+  }
+  const PrimitiveType written = NpyWrittenType(literal.shape().type());
+  if (written != literal.shape().type()) {
+    hlo::Literal wide(hlo::Shape(written, literal.shape().dims()));
+    for (int64_t i = 0; i < literal.num_elements(); ++i) {
+      if (hlo::IsFloatingPoint(written)) {
+        wide.SetFromDouble(i, literal.GetAsDouble(i));
+      } else {
+        wide.SetFromInt64(i, literal.GetAsInt64(i));
+      }
+    }
+    return EncodeNpy(wide, name);
   }
   auto descr = NpyDescrFor(literal.shape().type());
   if (!descr.ok()) return Error(name, descr.status().message());
@@ -304,7 +327,34 @@ absl::StatusOr<hlo::Literal> DecodeNpy(absl::string_view bytes, absl::string_vie
                  "numpy.ascontiguousarray(x))");
   }
   auto type = PrimitiveTypeForNpyDescr(*header.descr);
+  // A type NumPy lacks, expected: its raw bytes, or its widened values.
+  const bool lacked = expected.has_value() && expected->is_array() &&
+                      NpyWrittenType(expected->type()) != expected->type();
+  if (!type.ok() && lacked) {
+    const std::string width = absl::StrCat("V", hlo::ByteWidth(expected->type()));
+    absl::string_view d = *header.descr;
+    if (d.size() > 1 && (d[0] == '<' || d[0] == '|' || d[0] == '=')) d.remove_prefix(1);
+    if (d == width) type = expected->type();
+  }
   if (!type.ok()) return Error(name, type.status().message());
+  if (lacked && *type == NpyWrittenType(expected->type()) &&
+      *header.shape == std::vector<int64_t>(expected->dims().begin(), expected->dims().end())) {
+    ASSIGN_OR_RETURN(hlo::Literal wide,
+                     DecodeNpy(bytes, name, hlo::Shape(*type, expected->dims())));
+    hlo::Literal narrow(*expected);
+    for (int64_t i = 0; i < wide.num_elements(); ++i) {
+      if (hlo::IsFloatingPoint(*type)) {
+        narrow.SetFromDouble(i, wide.GetAsDouble(i));
+        continue;
+      }
+      narrow.SetFromInt64(i, wide.GetAsInt64(i));
+      if (narrow.GetAsInt64(i) != wide.GetAsInt64(i)) {
+        return Error(name, absl::StrCat("element ", i, " (", wide.GetAsInt64(i), ") does not fit ",
+                                        hlo::PrimitiveTypeName(expected->type())));
+      }
+    }
+    return narrow;
+  }
   hlo::Shape shape(*type, *header.shape);
   if (absl::Status valid = hlo::ValidateShape(shape); !valid.ok()) {
     return Error(name, valid.message());

@@ -73,6 +73,9 @@ the first 8 and min/max/mean). A tuple result gives one output per leaf
 
 Inputs are the global (unpartitioned) arrays, one .npy file per entry
 parameter in parameter order; dtype and shape must match the parameter.
+Types NumPy lacks (bf16, the 8- and 4-bit floats, s4/u4/s2/u2) are written
+widened (f32, s8, u8) and read from those dtypes (rounding to nearest even)
+or from raw void bytes of their width ('<V2' for bf16: ml_dtypes' arrays).
 
 A module's infeeds read global values from the host, in the order they run
 (--infeed, or random with --random-inputs); every device reads the whole
@@ -241,11 +244,6 @@ absl::StatusOr<std::vector<hlo::Literal>> ReadInputs(const hlo::Computation& ent
           "parameter ", i, " (%", param->name(), ") has tuple shape ", shape.ToString(),
           "; a .npy file holds one array, so use --random-inputs for this module"));
     }
-    if (shape.type() == hlo::PrimitiveType::kBF16) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "parameter ", i, " (%", param->name(), ") is ", shape.ToString(),
-          "; bf16 has no NumPy dtype, so it cannot be read from .npy (use --random-inputs)"));
-    }
     absl::StatusOr<hlo::Literal> arg = runtime::ReadNpyFile(paths[static_cast<size_t>(i)], shape);
     if (!arg.ok()) {
       return absl::Status(arg.status().code(),
@@ -266,7 +264,7 @@ absl::Status CheckWritable(const hlo::Shape& shape, int64_t& index) {
     }
     return absl::OkStatus();
   }
-  absl::StatusOr<std::string> descr = runtime::NpyDescrFor(shape.type());
+  absl::StatusOr<std::string> descr = runtime::NpyDescrFor(runtime::NpyWrittenType(shape.type()));
   if (!descr.ok() && shape.type() != hlo::PrimitiveType::kToken) {  // a token is not written
     return absl::InvalidArgumentError(
         absl::StrCat("--output-dir: output out", index, " (", shape.ToString(),
@@ -511,6 +509,12 @@ int ReportOutputs(const hlo::Literal& result, const std::vector<hlo::Literal>& o
       std::string file = (std::filesystem::path(*output_dir) / absl::StrCat(name, i, ".npy"));
       if (absl::Status st = runtime::WriteNpyFile(file, *(*group)[i]); !st.ok()) {
         return Fail(err, st.message(), kExitInputError);
+      }
+      const hlo::PrimitiveType type = (*group)[i]->shape().type();
+      if (runtime::NpyWrittenType(type) != type) {
+        err << "note: " << name << i << " is " << hlo::PrimitiveTypeName(type) << ", written as "
+            << hlo::PrimitiveTypeName(runtime::NpyWrittenType(type)) << " (NumPy has no "
+            << hlo::PrimitiveTypeName(type) << ")\n";
       }
     }
   }

@@ -455,17 +455,23 @@ ENTRY %main {
   EXPECT_THAT(r.err, HasSubstr("unsupported: --check has no global reference for %id (partition-id)"));
 }
 
-TEST_F(CliTest, RunRefusesBf16OutputsForNpyBeforeRunning) {
+// NumPy has no bf16: --output-dir writes it as f32 (exactly) and says so,
+// and --input reads it back from that file.
+TEST_F(CliTest, RunWritesBf16OutputsAsF32AndReadsThemBack) {
   std::string module = WriteFile("bf.hlo",
                                  "HloModule bf\n\nENTRY %main {\n"
-                                 "  ROOT %c = bf16[2] constant({1, 2})\n"
+                                 "  %x = bf16[2] parameter(0)\n"
+                                 "  ROOT %y = bf16[2] add(%x, %x)\n"
                                  "}\n");
-  CommandResult printed = Sharc("run " + module);
-  EXPECT_EQ(printed.exit_code, 0) << printed.err;
-  EXPECT_THAT(printed.out, HasSubstr("out0 = bf16[2] {1, 2}"));
-  CommandResult saved = Sharc("run " + module + " --output-dir " + Path("out"));
-  EXPECT_EQ(saved.exit_code, 1);
-  EXPECT_THAT(saved.err, HasSubstr("bf16 has no NumPy dtype"));
+  CommandResult saved = Sharc("run " + module + " --random-inputs --output-dir " + Path("out"));
+  EXPECT_EQ(saved.exit_code, 0) << saved.err;
+  EXPECT_THAT(saved.err, HasSubstr("note: out0 is bf16, written as f32 (NumPy has no bf16)"));
+  CommandResult again = Sharc("run " + module + " --input " + Path("out/out0.npy") +
+                              " --output-dir " + Path("again"));
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  ASSERT_OK_AND_ASSIGN(hlo::Literal first, runtime::ReadNpyFile(Path("out/out0.npy")));
+  ASSERT_OK_AND_ASSIGN(hlo::Literal second, runtime::ReadNpyFile(Path("again/out0.npy")));
+  for (int64_t i = 0; i < 2; ++i) EXPECT_EQ(second.GetAsDouble(i), 2 * first.GetAsDouble(i));
 }
 
 TEST_F(CliTest, RunRefusesValuesLargerThanMemory) {

@@ -99,11 +99,8 @@ TEST(NpyTest, RoundTripsEveryDtypeAndRank) {
     for (std::vector<int64_t> dims : std::vector<std::vector<int64_t>>{
              {}, {0}, {5}, {2, 3}, {2, 3, 4}, {1, 1, 1, 7}}) {
       Literal original = MakeSample(type, dims);
+      // bf16 is written as f32 and read back exactly (NpyWrittenType).
       auto bytes = EncodeNpy(original);
-      if (type == PrimitiveType::kBF16) {
-        EXPECT_THAT(bytes, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bf16")));
-        continue;
-      }
       ASSERT_TRUE(bytes.ok()) << bytes.status();
       // NumPy aligns the data to 64 bytes; the header length says where.
       size_t header_len = static_cast<uint8_t>((*bytes)[8]) |
@@ -115,6 +112,45 @@ TEST(NpyTest, RoundTripsEveryDtypeAndRank) {
       EXPECT_EQ(*decoded, original) << original.shape().ToString();
     }
   }
+}
+
+// Types NumPy lacks are written widened, and read from the widened dtype
+// (rounding to nearest even), or from the raw void bytes ml_dtypes saves;
+// an integer that does not fit is an error.
+TEST(NpyTest, TypesNumpyLacksAreWrittenWidenedAndReadBack) {
+  Literal bf16 = MakeSample(PrimitiveType::kBF16, {3});
+  ASSERT_OK_AND_ASSIGN(std::string bytes, EncodeNpy(bf16));
+  EXPECT_THAT(bytes, HasSubstr("'descr': '<f4'"));
+  ASSERT_OK_AND_ASSIGN(Literal f32, DecodeNpy(bytes, "wide.npy"));
+  EXPECT_EQ(f32.shape().type(), PrimitiveType::kF32);
+  for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(f32.GetAsDouble(i), bf16.GetAsDouble(i));
+
+  const Shape expected(PrimitiveType::kBF16, {2});
+  // 1 + 2^-8 is a tie between bf16's 1 and 1 + 2^-7: to even, 1.
+  const float values[2] = {1.00390625f, -2.5f};
+  ASSERT_OK_AND_ASSIGN(
+      Literal rounded,
+      DecodeNpy(MakeFile("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+                         std::string(reinterpret_cast<const char*>(values), sizeof(values))),
+                "f32.npy", expected));
+  EXPECT_EQ(rounded.shape(), expected);
+  EXPECT_EQ(rounded.GetAsDouble(0), 1.0);
+  EXPECT_EQ(rounded.GetAsDouble(1), -2.5);
+  // bf16 bit patterns 0x3fc0 (1.5) and 0xbf80 (-1), little-endian.
+  ASSERT_OK_AND_ASSIGN(
+      Literal raw, DecodeNpy(MakeFile("{'descr': '<V2', 'fortran_order': False, 'shape': (2,), }",
+                                      std::string("\xc0\x3f\x80\xbf", 4)),
+                             "void.npy", expected));
+  EXPECT_EQ(raw.GetAsDouble(0), 1.5);
+  EXPECT_EQ(raw.GetAsDouble(1), -1.0);
+
+  EXPECT_EQ(NpyWrittenType(PrimitiveType::kS4), PrimitiveType::kS8);
+  EXPECT_EQ(NpyWrittenType(PrimitiveType::kF32), PrimitiveType::kF32);
+  EXPECT_THAT(DecodeNpy(MakeFile("{'descr': '|i1', 'fortran_order': False, 'shape': (2,), }",
+                                 std::string("\x07\x09", 2)),
+                        "s8.npy", Shape(PrimitiveType::kS4, {2})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("s8.npy: element 1 (9) does not fit s4")));
 }
 
 TEST(NpyTest, RoundTripsThroughFiles) {
@@ -279,7 +315,6 @@ TEST(NpyInteropTest, NumpyLoadsWhatWeWrite) {
   const PrimitiveType* types = hlo::AllArrayTypes(&count);
   std::string checks = "import numpy as np\n";
   for (int t = 0; t < count; ++t) {
-    if (types[t] == PrimitiveType::kBF16) continue;
     Literal lit = MakeSample(types[t], {2, 3});
     std::string name = std::string(hlo::PrimitiveTypeName(types[t]));
     std::string path = absl::StrCat(dir, "/ours_", name, ".npy");
@@ -290,7 +325,7 @@ TEST(NpyInteropTest, NumpyLoadsWhatWeWrite) {
                       hlo::IsFloatingPoint(types[t]) ? absl::StrCat(lit.GetAsDouble(i))
                                                      : absl::StrCat(lit.GetAsInt64(i)));
     }
-    ASSERT_OK_AND_ASSIGN(std::string descr, NpyDescrFor(types[t]));
+    ASSERT_OK_AND_ASSIGN(std::string descr, NpyDescrFor(NpyWrittenType(types[t])));
     absl::StrAppend(&checks, "a = np.load('", path, "')\n",
                     "assert a.dtype == np.dtype('", descr, "'), a.dtype\n",
                     "assert a.shape == (2, 3), a.shape\n",
