@@ -93,7 +93,10 @@ flags:
                            infeed value after the --infeed files (value k
                            is seeded after the parameters)
   --devices N              number of devices (default 1: run the global
-                           program as written). With N > 1: propagate
+                           program as written; a per-device program whose
+                           collectives span devices runs on its header's
+                           count, or the count its collectives name). With
+                           N > 1: propagate
                            shardings, partition for N devices and run the
                            per-device program on N simulated devices
   --collective-timeout D   with --devices N > 1: a collective whose peers do
@@ -603,25 +606,31 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   absl::StatusOr<CompileOptions> compile = CompileOptionsFromFlags(*parsed);
   if (!compile.ok()) return UsageError(kRunCommand, compile.status().message(), err);
   PassTimingsPrinter timings(compile->pipeline, err);
-  // A --mesh alone runs on its devices; otherwise the default is 1 device.
-  const int64_t devices =
-      compile->devices.value_or(compile->mesh ? compile->mesh->num_devices() : 1);
-  compile->devices = devices;
-  compile->lower_shard_maps = devices > 1 || LaunchedByMpirun();
   absl::StatusOr<RunSettings> settings = ReadRunSettings(*parsed);
   if (!settings.ok()) return UsageError(kRunCommand, settings.status().message(), err);
+  absl::StatusOr<std::unique_ptr<hlo::Module>> module = LoadModule(path);
+  if (!module.ok()) {
+    err << module.status().message() << "\n";
+    return kExitInputError;
+  }
+  // A --mesh alone runs on its devices; a per-device program on those its
+  // collectives span; otherwise the default is 1 device.
+  const int64_t devices = compile->devices.value_or(
+      compile->mesh ? compile->mesh->num_devices() : DefaultRunDevices(**module));
+  if (!compile->devices && !compile->mesh && devices > 1) {
+    err << "note: the module's collectives span " << devices << " devices (replica_count="
+        << (*module)->config().replica_count << ", num_partitions="
+        << (*module)->config().num_partitions << "); running on " << devices
+        << " (--devices N to choose)\n";
+  }
+  compile->devices = devices;
+  compile->lower_shard_maps = devices > 1 || LaunchedByMpirun();
   PartitionedRunOptions run_options;
   run_options.num_devices = devices;
   run_options.pipeline = compile->pipeline;
   if (settings->collective_timeout) run_options.collective_timeout = *settings->collective_timeout;
   const std::string& backend = settings->backend;
   const bool profiling = settings->profiling;
-
-  absl::StatusOr<std::unique_ptr<hlo::Module>> module = LoadModule(path);
-  if (!module.ok()) {
-    err << module.status().message() << "\n";
-    return kExitInputError;
-  }
   const hlo::Computation& entry = *(*module)->entry();
   absl::StatusOr<std::unique_ptr<hlo::Module>> prepared =
       PrepareForRun(**module, *compile, devices, parsed->Has("check"));

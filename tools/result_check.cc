@@ -110,6 +110,17 @@ bool NeedsPerDeviceReference(const hlo::Module& module) {
   return any;
 }
 
+int64_t DefaultRunDevices(const hlo::Module& module) {
+  const int64_t declared = module.config().num_partitions * module.config().replica_count;
+  if (declared <= 1) return 1;
+  bool spans = false;
+  ForEachProgramCollective(module, [&](const Instruction& inst) {
+    spans = spans || inst.opcode() != Opcode::kPartitionId;
+    return absl::OkStatus();
+  }).IgnoreError();
+  return spans ? declared : 1;
+}
+
 bool InterpreterReferenceIsSlow(const hlo::Module& module) {
   // About a second of the interpreter's work on this machine's dots and
   // convolutions, which run far slower than compiled kernels.

@@ -35,6 +35,13 @@ absl::Status HasGlobalReference(const hlo::Module& module);
 // all-reduce of the program, not of a shard_map body).
 bool NeedsPerDeviceReference(const hlo::Module& module);
 
+// The devices a per-device program runs on when the command line does not
+// say: its header's (or its collectives', module_loader.h) count when the
+// program has collectives of its own that span devices (an all-reduce
+// over replica groups: on one device its groups name devices that do not
+// exist), else 1 (a global program, run as written).
+int64_t DefaultRunDevices(const hlo::Module& module);
+
 // Whether the reference interpreter would take minutes on the global
 // program: the cost model counts more than 2e8 FLOPs plus bytes accessed
 // over its instructions (a loop body counted once). --check-reference=auto

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "hlo/ops/collective_groups.h"
 #include "hlo/ops/op_def.h"
 
 namespace sharc::hlo {
@@ -29,7 +30,13 @@ bool CollectivesNameReplicas(const Module& module) {
       if (!HasOpDef(inst->opcode())) continue;
       for (const AttrSpec& spec : GetOpDef(inst->opcode()).attributes) {
         if (spec.kind != AttrKind::kReplicaGroups && spec.kind != AttrKind::kPairs) continue;
-        if (inst->has_attr("channel_id")) return false;
+        // An all-reduce, all-gather or reduce-scatter with a channel but no
+        // global ids still names replicas (each group spans the partitions).
+        const CollectiveGroupMode mode = GroupModeOf(*inst);
+        if (mode == CollectiveGroupMode::kCrossPartition ||
+            mode == CollectiveGroupMode::kFlattenedId) {
+          return false;
+        }
         any = true;
       }
     }

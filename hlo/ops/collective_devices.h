@@ -14,9 +14,11 @@ namespace sharc::hlo {
 // attribute (by the op table's attribute kinds), or 0 if none names one.
 int64_t DevicesNamedByCollectives(const Module& module);
 
-// True if the module has collectives and none has a channel_id: their ids
-// are replica ids (XLA's cross-replica mode, collective_groups.h), as in a
-// per-device program of replicas (pmap's).
+// True if the module has collectives and all of them name replica ids:
+// none has a channel_id (XLA's cross-replica mode, collective_groups.h), as
+// in a per-device program of replicas (pmap's), or an all-reduce,
+// all-gather or reduce-scatter has one without use_global_device_ids
+// (cross-replica-and-partition: its groups are replicas).
 bool CollectivesNameReplicas(const Module& module);
 
 // True if the header gives no device count (num_partitions, replica_count

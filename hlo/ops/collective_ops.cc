@@ -43,14 +43,17 @@ absl::Status CheckChannel(const Instruction& inst) {
   return absl::OkStatus();
 }
 
-absl::Status CheckReplicaGroups(const Instruction& inst) {
+// `uniform`: every group has the same size, as every collective whose
+// result shape follows its group size needs. all-reduce's does not, and
+// XLA's verifier lets its groups differ ({{0,2,4},{1,3,5,6}}).
+absl::Status CheckReplicaGroups(const Instruction& inst, bool uniform = true) {
   RETURN_IF_ERROR(CheckChannel(inst));
   const IntListList& groups = inst.attr_int_lists("replica_groups");
   std::optional<int64_t> bound = DeclaredDeviceCount(inst);
   absl::flat_hash_set<int64_t> seen;
   for (size_t g = 0; g < groups.size(); ++g) {
     if (groups[g].empty()) return OpError(inst, "replica group ", g, " is empty");
-    if (groups[g].size() != groups[0].size()) {
+    if (uniform && groups[g].size() != groups[0].size()) {
       return OpError(inst, "replica group ", g, " has ", groups[g].size(),
                      " members but group 0 has ", groups[0].size(),
                      "; all groups must have the same size");
@@ -219,7 +222,7 @@ absl::StatusOr<Shape> InferAllReduce(const Instruction& inst) {
 
 absl::Status VerifyAllReduce(const Instruction& inst) {
   RETURN_IF_ERROR(InferAllReduce(inst).status());
-  RETURN_IF_ERROR(CheckReplicaGroups(inst));
+  RETURN_IF_ERROR(CheckReplicaGroups(inst, /*uniform=*/false));
   return CheckBinaryReducer(inst);
 }
 

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "hlo/ops/collective_devices.h"
 #include "hlo/text/parser.h"
+#include "hlo/verifier/verifier.h"
 #include "tests/testlib/status_matchers.h"
 
 namespace sharc::hlo {
@@ -90,6 +92,43 @@ TEST(CollectiveGroupsTest, IdsOutsideTheGridAreErrors) {
   EXPECT_THAT(CollectiveGroup(Root(*m), 0, 4),
               testing::StatusIs(absl::StatusCode::kInvalidArgument,
                                 ::testing::HasSubstr("names replica 1 but there are 1 replicas")));
+}
+
+// XLA's verifier lets an all-reduce's groups differ in size (its result
+// shape does not depend on them), not an all-gather's. Each device then
+// reduces over its own group.
+TEST(CollectiveGroupsTest, AllReduceGroupsMayDifferInSize) {
+  auto reduce = Parse("HloModule m, replica_count=7",
+                      "all-reduce(%x), channel_id=5, replica_groups={{0,2,4},{1,3,5,6}}, "
+                      "to_apply=%sum");
+  ASSERT_OK(VerifyModule(*reduce));
+  EXPECT_THAT(*CollectiveGroup(Root(*reduce), 2, 7), ElementsAre(0, 2, 4));
+  EXPECT_THAT(*CollectiveGroup(Root(*reduce), 6, 7), ElementsAre(1, 3, 5, 6));
+  absl::StatusOr<std::unique_ptr<Module>> gather = ParseModule(R"(HloModule m, replica_count=7
+ENTRY %main {
+  %x = f32[4] parameter(0)
+  ROOT %c = f32[12] all-gather(%x), channel_id=5, replica_groups={{0,2,4},{1,3,5,6}}, dimensions={0}
+})");
+  ASSERT_OK(gather.status());
+  EXPECT_THAT(VerifyModule(**gather),
+              testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                ::testing::HasSubstr("all groups must have the same size")));
+}
+
+// A per-device program without a device count: a channel on an all-reduce
+// without global ids still makes its ids replicas (cross-replica-and-
+// partition), so the count they imply is a replica count; an all-to-all's
+// channel makes them partitions.
+TEST(CollectiveGroupsTest, ReplicaIdsAreToldApartFromPartitionIds) {
+  auto channel = Parse("HloModule m",
+                       "all-reduce(%x), channel_id=5, replica_groups={{0,1}}, to_apply=%sum");
+  EXPECT_TRUE(CollectivesNameReplicas(*channel));
+  auto global = Parse("HloModule m",
+                      "all-reduce(%x), channel_id=5, replica_groups={{0,1}}, "
+                      "use_global_device_ids=true, to_apply=%sum");
+  EXPECT_FALSE(CollectivesNameReplicas(*global));
+  auto a2a = Parse("HloModule m", "all-to-all(%x), channel_id=1, replica_groups={{0,1}}, dimensions={0}");
+  EXPECT_FALSE(CollectivesNameReplicas(*a2a));
 }
 
 }  // namespace

@@ -226,9 +226,13 @@ TEST_F(CollectiveTest, RejectsBadGroupsAndPairs) {
   EXPECT_THAT(verify(Opcode::kAllReduce,
                      {{"replica_groups", IntListList{{0, 1}, {1, 2}}}, {"to_apply", add_}}),
               Invalid("device 1 appears twice"));
-  EXPECT_THAT(verify(Opcode::kAllReduce,
-                     {{"replica_groups", IntListList{{0, 1, 2}, {3}}}, {"to_apply", add_}}),
+  // Groups of different sizes: an all-gather's result would not have one
+  // shape; an all-reduce's has (XLA's verifier allows it there).
+  EXPECT_THAT(verify(Opcode::kAllGather, {{"replica_groups", IntListList{{0, 1, 2}, {3}}},
+                                          {"dimensions", IntList{0}}}),
               Invalid("replica group 1 has 1 members but group 0 has 3"));
+  EXPECT_OK(verify(Opcode::kAllReduce,
+                   {{"replica_groups", IntListList{{0, 1, 2}, {3}}}, {"to_apply", add_}}));
   EXPECT_THAT(
       verify(Opcode::kAllReduce, {{"replica_groups", IntListList{{0, 4}}}, {"to_apply", add_}}),
       Invalid("names device 4, outside [0, 4)"));
