@@ -53,9 +53,12 @@ void RegisterUnsupportedOps(LoweringTable& table) {
   table.AddUnsupported(Opcode::kRng,
                        "rng has no Halide lowering (the default backend draws on the "
                        "interpreter's kernels)");
-  for (Opcode op : {Opcode::kRngBitGenerator, Opcode::kRngGetAndUpdateState}) {
-    table.AddUnsupported(op, std::string(hlo::OpcodeName(op)) + " cannot run in sharc yet");
-  }
+  table.AddUnsupported(Opcode::kRngBitGenerator,
+                       "rng-bit-generator has no Halide lowering (the default backend draws XLA's "
+                       "Philox or ThreeFry bits on the interpreter's kernels)");
+  table.AddUnsupported(Opcode::kRngGetAndUpdateState,
+                       "rng-get-and-update-state cannot run in sharc: it reads a random state "
+                       "XLA's backend keeps");
   for (Opcode op : {Opcode::kAllGatherDone, Opcode::kAllGatherStart, Opcode::kAllReduceDone, Opcode::kAllReduceStart, Opcode::kAsyncDone, Opcode::kAsyncStart, Opcode::kAsyncUpdate, Opcode::kCollectivePermuteDone, Opcode::kCollectivePermuteStart, Opcode::kCopyDone, Opcode::kCopyStart}) {
     table.AddUnsupported(op, std::string(hlo::OpcodeName(op)) +
                                  " is rewritten to its synchronous op before codegen "

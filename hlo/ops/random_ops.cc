@@ -11,10 +11,12 @@
 // (which evaluates the whole value and takes its shard: the sharding rule is
 // replicated) and the global program draw the same numbers, and each
 // evaluation of one instruction (in a loop too) repeats them.
-// rng-bit-generator's output is defined bit for bit by its algorithm, which
-// sharc does not implement yet, and rng-get-and-update-state reads a state
-// the backend keeps; both are read, verified and partitioned, and refuse to
-// run (OpDef::cannot_run) rather than return other bits.
+// rng-bit-generator's output is defined bit for bit by its algorithm, and
+// sharc's are XLA's (random_bit_algorithms.h; rng_default is Philox, as on
+// XLA's CPU and GPU). rng-get-and-update-state reads a state the backend
+// keeps: it is read, verified and partitioned, and refuses to run
+// (OpDef::cannot_run) rather than return other bits.
+#include <cstring>
 #include <functional>
 #include <random>
 #include <string>
@@ -22,6 +24,7 @@
 #include "hlo/base/status_macros.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
+#include "hlo/ops/random_bit_algorithms.h"
 
 namespace sharc::hlo {
 namespace {
@@ -105,6 +108,41 @@ absl::StatusOr<Shape> InferRngBitGenerator(const Instruction& inst) {
   return out;
 }
 
+absl::StatusOr<Literal> EvaluateRngBitGenerator(const Instruction& inst,
+                                                absl::Span<const Literal* const> operands,
+                                                EvalContext&) {
+  RETURN_IF_ERROR(ExpectOperandValues(inst, operands));
+  ASSIGN_OR_RETURN(Shape shape, InferRngBitGenerator(inst));
+  const Literal& state = *operands[0];
+  std::vector<uint64_t> words(static_cast<size_t>(state.num_elements()));
+  for (int64_t i = 0; i < state.num_elements(); ++i) {
+    words[static_cast<size_t>(i)] = static_cast<uint64_t>(state.GetAsInt64(i));
+  }
+  const Shape& bits_shape = shape.is_tuple() ? shape.tuple_shape(1) : shape;
+  const BitAlgorithm algorithm = inst.attr_string("algorithm") == "rng_three_fry"
+                                     ? BitAlgorithm::kThreeFry
+                                     : BitAlgorithm::kPhilox;
+  const int width = ByteWidth(bits_shape.type());
+  absl::StatusOr<GeneratedBits> drawn =
+      GenerateBits(algorithm, words, bits_shape.dims(), 8 * width);
+  if (!drawn.ok()) return OpError(inst, drawn.status().message());
+  Literal bits(bits_shape);
+  for (size_t i = 0; i < drawn->bits.size(); ++i) {
+    // The low bytes of each word, as the element's bit pattern (signed too).
+    std::memcpy(bits.untyped_data() + i * static_cast<size_t>(width), &drawn->bits[i],
+                static_cast<size_t>(width));
+  }
+  if (!shape.is_tuple()) return bits;
+  Literal next(state.shape());
+  for (size_t i = 0; i < drawn->state.size(); ++i) {
+    next.SetFromInt64(static_cast<int64_t>(i), static_cast<int64_t>(drawn->state[i]));
+  }
+  std::vector<Literal> elements;
+  elements.push_back(std::move(next));
+  elements.push_back(std::move(bits));
+  return Literal::Tuple(std::move(elements));
+}
+
 absl::StatusOr<Shape> InferRngGetAndUpdateState(const Instruction& inst) {
   if (inst.attr_int("delta", 0) < 0) return OpError(inst, "needs delta >= 0");
   return Shape(PrimitiveType::kU64, {2});
@@ -130,10 +168,7 @@ void RegisterRandomOps(OpRegistry& registry) {
     def.max_operands = 1;
     def.attributes = {{"algorithm", AttrKind::kEnum, /*required=*/true}};
     def.infer_shape = InferRngBitGenerator;
-    def.cannot_run =
-        "its bits are defined by the named algorithm (Philox, ThreeFry), which sharc does not "
-        "implement yet";
-    def.evaluate = CannotRunEvaluator();
+    def.evaluate = EvaluateRngBitGenerator;
     registry.Register(std::move(def));
   }
   {

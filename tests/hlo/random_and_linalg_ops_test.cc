@@ -1,5 +1,6 @@
 // rng draws within its bounds, the same numbers on every evaluation (so the
-// devices of a partitioned run agree); rng-bit-generator and the linear
+// devices of a partitioned run agree); rng-bit-generator runs XLA's
+// algorithms (random_bit_algorithms_test.cc checks their bits); the linear
 // algebra ops verify and infer their shapes (linalg_eval_test.cc and
 // complex_eval_test.cc run them).
 #include <string>
@@ -78,16 +79,29 @@ ENTRY %e {
               HasSubstr("draws normal values of floating-point types only"));
 }
 
-TEST(RngBitGeneratorTest, VerifiesAndRefusesToRunNamingTheAlgorithm) {
+// The op through the interpreter: rng_default is Philox (XLA's CPU and GPU
+// choice), the state advances, and the bits keep their pattern in a
+// signed type.
+TEST(RngBitGeneratorTest, RunsXlasAlgorithms) {
   ASSERT_OK_AND_ASSIGN(auto module, ParseAndVerifyModule(R"(HloModule m
 ENTRY %e {
-  %s = u64[2] parameter(0)
-  ROOT %g = (u64[2], u32[8]) rng-bit-generator(%s), algorithm=rng_three_fry
+  %s = u64[3] constant({0, 0, 0})
+  %d = (u64[3], u32[4]) rng-bit-generator(%s), algorithm=rng_default
+  %p = (u64[3], s32[4]) rng-bit-generator(%s), algorithm=rng_philox
+  %z = u64[2] constant({0, 0})
+  %t = (u64[2], u32[2]) rng-bit-generator(%z), algorithm=rng_three_fry
+  ROOT %r = ((u64[3], u32[4]), (u64[3], s32[4]), (u64[2], u32[2])) tuple(%d, %p, %t)
 })"));
-  absl::Status status = CheckRunnableTypes(*module);
-  EXPECT_THAT(std::string(status.message()),
-              HasSubstr("'%g' (rng-bit-generator) stops the run: its bits are defined by the "
-                        "named algorithm"));
+  ASSERT_OK(CheckRunnableTypes(*module));
+  ASSERT_OK_AND_ASSIGN(Literal out, Evaluate(*module, {}));
+  // Philox at counter 0, key 0 (Random123's first vector), and ThreeFry's.
+  const Literal& d = out.element(0);
+  EXPECT_EQ(d.element(1).GetAsInt64(0), 0x6627e8d5);
+  EXPECT_EQ(d.element(1).GetAsInt64(3), 0x9b00dbd8);
+  EXPECT_EQ(d.element(0).GetAsInt64(1), 1);  // one block drawn
+  EXPECT_EQ(out.element(1).element(1).GetAsInt64(1), static_cast<int32_t>(0xe169c58du));
+  EXPECT_EQ(out.element(2).element(1).GetAsInt64(0), 0x6b200159);
+  EXPECT_EQ(out.element(2).element(1).GetAsInt64(1), 0x99ba4efe);
   EXPECT_THAT(VerifyError(R"(HloModule m
 ENTRY %e {
   %s = u32[2] parameter(0)
