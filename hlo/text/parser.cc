@@ -346,6 +346,13 @@ absl::StatusOr<Instruction*> HloParser::ParseInstructionRhs(Scope& scope, const 
       }
     }
   }
+  if (!opcode.has_value() && !shape_written && opcode_token.text == "b") {
+    // XLA's buffer type, `b(f32[])`: a mutable buffer (a custom-call's
+    // pinned result), not an array or tuple value.
+    return ErrorAt(opcode_token,
+                   "unsupported: the buffer type 'b(...)' (XLA's mutable buffer values); sharc's "
+                   "values are arrays, tuples and tokens");
+  }
   if (!opcode.has_value()) {
     std::vector<std::string_view> names;
     for (int i = 0; i < kNumOpcodes; ++i) names.push_back(OpcodeName(static_cast<Opcode>(i)));

@@ -59,6 +59,13 @@ TEST(ParserErrorsTest, UnknownOpcodeSuggestsClosest) {
   EXPECT_THAT(far.status().message(), ::testing::Not(HasSubstr("did you mean")));
 }
 
+// XLA's buffer type is named as what it is, not as an unknown opcode 'b'.
+TEST(ParserErrorsTest, BufferTypesAreNamed) {
+  EXPECT_PARSE_ERROR(Entry("  %a = f32[] parameter(0)\n"
+                           "  %p = b(f32[]) custom-call(%a), custom_call_target=\"Pin\"\n"),
+                     "4:8", "unsupported: the buffer type 'b(...)'");
+}
+
 TEST(ParserErrorsTest, UndefinedAndDuplicateNames) {
   EXPECT_PARSE_ERROR(Entry("  %a = f32[] parameter(0)\n  ROOT %n = f32[] add(%a, %x)\n"), "4:27",
                      "use of undefined value '%x'");
