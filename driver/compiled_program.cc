@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "codegen/halide_kernel_factory.h"
 #include "codegen/kernel_compiler.h"
@@ -29,6 +30,11 @@ absl::Status Prefix(const absl::Status& status, absl::string_view what) {
 }
 
 absl::Status RunFailed(int64_t num_devices, const absl::Status& status) {
+  if (num_devices == 1) {
+    // The device mesh names the failing device; alone, it adds nothing.
+    return absl::AbortedError(absl::StrCat(
+        "the run failed: ", absl::StripPrefix(status.message(), "device 0 failed: ")));
+  }
   return absl::AbortedError(
       absl::StrCat("running on ", num_devices, " devices failed: ", status.message()));
 }

@@ -505,10 +505,12 @@ int ReportOutputs(const hlo::Literal& result, const std::vector<hlo::Literal>& o
   }
   const std::pair<const char*, const std::vector<const hlo::Literal*>*> groups[] = {
       {"out", &leaves}, {"outfeed", &outfed_leaves}};
+  int64_t written[2] = {0, 0};  // per group: a token has no data to write
   for (const auto& [name, group] : groups) {
     for (size_t i = 0; i < group->size(); ++i) {
       out << name << i << " = " << SummarizeArray(*(*group)[i]) << "\n";
       if (!output_dir || (*group)[i]->shape().type() == hlo::PrimitiveType::kToken) continue;
+      ++written[group == &leaves ? 0 : 1];
       std::string file = (std::filesystem::path(*output_dir) / absl::StrCat(name, i, ".npy"));
       if (absl::Status st = runtime::WriteNpyFile(file, *(*group)[i]); !st.ok()) {
         return Fail(err, st.message(), kExitInputError);
@@ -521,12 +523,11 @@ int ReportOutputs(const hlo::Literal& result, const std::vector<hlo::Literal>& o
       }
     }
   }
-  if (output_dir && !leaves.empty()) {
-    out << "wrote " << leaves.size() << " output(s) to " << *output_dir << "/out*.npy\n";
+  if (output_dir && written[0] > 0) {
+    out << "wrote " << written[0] << " output(s) to " << *output_dir << "/out*.npy\n";
   }
-  if (output_dir && !outfed_leaves.empty()) {
-    out << "wrote " << outfed_leaves.size() << " outfed array(s) to " << *output_dir
-        << "/outfeed*.npy\n";
+  if (output_dir && written[1] > 0) {
+    out << "wrote " << written[1] << " outfed array(s) to " << *output_dir << "/outfeed*.npy\n";
   }
   return kExitOk;
 }
