@@ -657,6 +657,7 @@ class Executable::Frame {
       case hlo::Opcode::kReduceScatter: return &Frame::PerOperandCollective;
       case hlo::Opcode::kAllToAll: return &Frame::AllToAll;
       case hlo::Opcode::kCollectivePermute: return &Frame::CollectivePermute;
+      case hlo::Opcode::kCollectiveBroadcast: return &Frame::CollectiveBroadcast;
       default: return nullptr;
     }
   }
@@ -723,6 +724,36 @@ class Executable::Frame {
       RETURN_IF_ERROR(st);
     }
     return absl::OkStatus();
+  }
+
+  // collective-broadcast: every member receives the value of its group's
+  // first. The communicator has no one-to-many exchange, so the members
+  // gather the group's values as rows and keep the first row: g times the
+  // traffic of a broadcast, on an op programs use rarely.
+  absl::Status CollectiveBroadcast(CollectiveCall& call) {
+    const ExecutableStep& step = call.step;
+    const hlo::Instruction& inst = *step.inst;
+    const Buffer& in = Operand(step, 0);
+    absl::StatusOr<Buffer> o = Allocate(inst.shape());
+    if (!o.ok()) return AtInstruction(o.status(), inst);
+    const size_t bytes = static_cast<size_t>(in.size_bytes());
+    absl::Status st;
+    if (call.comm == nullptr) {
+      if (bytes > 0) std::memcpy(o->data(), in.data(), bytes);
+      ++state_.next_sequence;
+    } else {
+      const hlo::Shape& shape = inst.shape();
+      const int64_t g = static_cast<int64_t>(call.group.size());
+      const hlo::Shape row(shape.type(), {1, shape.num_elements()});
+      absl::StatusOr<Buffer> rows =
+          Allocate(hlo::Shape(shape.type(), {g, shape.num_elements()}));
+      if (!rows.ok()) return AtInstruction(rows.status(), inst);
+      st = call.comm->AllGather(device_.device_id, NextFingerprint(call), call.group, 0,
+                                in.Reshaped(row), *rows);
+      if (st.ok() && bytes > 0) std::memcpy(o->data(), rows->data(), bytes);
+    }
+    call.results.push_back(*std::move(o));
+    return st;
   }
 
   absl::Status AllToAll(CollectiveCall& call) {
