@@ -658,6 +658,7 @@ class Executable::Frame {
       case hlo::Opcode::kAllToAll: return &Frame::AllToAll;
       case hlo::Opcode::kCollectivePermute: return &Frame::CollectivePermute;
       case hlo::Opcode::kCollectiveBroadcast: return &Frame::CollectiveBroadcast;
+      case hlo::Opcode::kRaggedAllToAll: return &Frame::RaggedAllToAll;
       default: return nullptr;
     }
   }
@@ -754,6 +755,88 @@ class Executable::Frame {
     }
     call.results.push_back(*std::move(o));
     return st;
+  }
+
+  // ragged-all-to-all(input, output, input_offsets, send_sizes,
+  // output_offsets, recv_sizes): member j's rows [input_offsets[p],
+  // + send_sizes[p]) land in member p's output at its output_offsets[p]
+  // (the sender's), over the output operand's values. As with
+  // collective-broadcast, the members gather every member's input and its
+  // three vectors (as int64) in one packet each, and each assembles its own
+  // output; the interpreter's evaluator (hlo/ops/collective_ops.cc) defines
+  // the same result.
+  absl::Status RaggedAllToAll(CollectiveCall& call) {
+    const ExecutableStep& step = call.step;
+    const hlo::Instruction& inst = *step.inst;
+    const int64_t g = static_cast<int64_t>(call.group.size());
+    const Buffer& input = Operand(step, 0);
+    const Buffer& init = Operand(step, 1);
+    absl::StatusOr<Buffer> o = Allocate(inst.shape());
+    if (!o.ok()) return AtInstruction(o.status(), inst);
+    if (init.size_bytes() > 0) {
+      std::memcpy(o->data(), init.data(), static_cast<size_t>(init.size_bytes()));
+    }
+    const int64_t updates = Operand(step, 2).shape().num_elements();
+    if (updates != g) {
+      return absl::UnimplementedError(absl::StrCat(
+          "ragged-all-to-all with ", updates, " offsets for a group of ", g,
+          " devices (several updates per device) does not run yet, in ", inst.Describe()));
+    }
+    // The packet: the input's bytes, then input_offsets, send_sizes and
+    // output_offsets as int64.
+    const int64_t in_bytes = input.size_bytes();
+    const int64_t packet = in_bytes + 3 * g * 8;
+    absl::StatusOr<Buffer> mine = Allocate(hlo::Shape(hlo::PrimitiveType::kU8, {1, packet}));
+    absl::StatusOr<Buffer> all = Allocate(hlo::Shape(hlo::PrimitiveType::kU8, {g, packet}));
+    if (!mine.ok() || !all.ok()) return AtInstruction(mine.ok() ? all.status() : mine.status(), inst);
+    uint8_t* out = static_cast<uint8_t*>(mine->data());
+    if (in_bytes > 0) std::memcpy(out, input.data(), static_cast<size_t>(in_bytes));
+    for (int64_t v = 0; v < 3; ++v) {
+      const Buffer& vec = Operand(step, static_cast<size_t>(2 + v));
+      for (int64_t j = 0; j < g; ++j) {
+        const int64_t value =
+            vec.shape().type() == hlo::PrimitiveType::kS32
+                ? static_cast<const int32_t*>(vec.data())[j]
+                : static_cast<const int64_t*>(vec.data())[j];
+        std::memcpy(out + in_bytes + (v * g + j) * 8, &value, 8);
+      }
+    }
+    absl::Status st;
+    if (call.comm == nullptr) {
+      std::memcpy(all->data(), mine->data(), static_cast<size_t>(packet));
+      ++state_.next_sequence;
+    } else {
+      st = call.comm->AllGather(device_.device_id, NextFingerprint(call), call.group, 0, *mine,
+                                *all);
+    }
+    if (!st.ok()) return st;
+    const int64_t position =
+        std::find(call.group.begin(), call.group.end(), device_.device_id) - call.group.begin();
+    const hlo::Shape& out_shape = inst.shape();
+    const int64_t out_rows = out_shape.dim(0);
+    const int64_t in_rows = input.shape().dim(0);
+    const int64_t row_bytes = out_rows == 0 ? 0 : o->size_bytes() / out_rows;
+    for (int64_t j = 0; j < g; ++j) {
+      const uint8_t* from = static_cast<const uint8_t*>(all->data()) + j * packet;
+      int64_t field[3];
+      for (int64_t v = 0; v < 3; ++v) {
+        std::memcpy(&field[v], from + in_bytes + (v * g + position) * 8, 8);
+      }
+      const int64_t in_offset = field[0], size = field[1], out_offset = field[2];
+      if (size < 0 || in_offset < 0 || out_offset < 0 || in_offset + size > in_rows ||
+          out_offset + size > out_rows) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "device ", call.group[static_cast<size_t>(j)], " sends rows [", in_offset, ", ",
+            in_offset + size, ") of its ", in_rows, " to rows starting at ", out_offset, " of ",
+            out_rows, ", in ", inst.Describe()));
+      }
+      if (size > 0) {
+        std::memcpy(static_cast<uint8_t*>(o->data()) + out_offset * row_bytes,
+                    from + in_offset * row_bytes, static_cast<size_t>(size * row_bytes));
+      }
+    }
+    call.results.push_back(*std::move(o));
+    return absl::OkStatus();
   }
 
   absl::Status AllToAll(CollectiveCall& call) {
