@@ -201,9 +201,13 @@ bool PacksLhs(const TaskSplit& t, int64_t elements, bool transposed) {
 // [2048,256] x [256,256] 153-155 -> 161-164, [2048,1024] x [1024,256]
 // (1 MiB) level at 155-159. Panels must be whole (n a multiple of the
 // tile's columns) so that a column's panel and offset in it are plain
-// divisions; a lhs taken in blocks keeps the usual order (not measured).
+// divisions, and row tiles as many as the tasks the usual order would make
+// (MinGemmTasks); a lhs taken in blocks keeps the usual order (not
+// measured).
 bool RowTileOrder(int64_t m, int64_t n, int64_t k, RegisterTile tile, int lanes) {
   if (k <= 0 || tile.vectors == 0 || n % (int64_t{tile.vectors} * lanes) != 0) return false;
+  // The row tiles are the parallel tasks: as many as the usual split's.
+  if ((m + tile.rows - 1) / tile.rows < MinGemmTasks()) return false;
   const int64_t rhs_bytes = k * n * 4;
   return rhs_bytes >= kPackedRhsBytes && rhs_bytes <= HostCacheSizes().l2_bytes / 2 &&
          !LhsTakenInBlocks(SplitTasks(m, n, k, tile, lanes));

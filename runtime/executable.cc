@@ -12,6 +12,7 @@
 #include "hlo/base/status_macros.h"
 #include "hlo/ir/computation.h"
 #include "hlo/ops/collective_groups.h"
+#include "hlo/ops/ragged_all_to_all.h"
 #include "hlo/ops/op_def.h"
 
 namespace sharc::runtime {
@@ -746,8 +747,9 @@ class Executable::Frame {
       const hlo::Shape& shape = inst.shape();
       const int64_t g = static_cast<int64_t>(call.group.size());
       const hlo::Shape row(shape.type(), {1, shape.num_elements()});
-      absl::StatusOr<Buffer> rows =
-          Allocate(hlo::Shape(shape.type(), {g, shape.num_elements()}));
+      // Scratch, not a value of the program: outside the live-bytes count.
+      absl::StatusOr<Buffer> rows = Buffer::Allocate(
+          hlo::Shape(shape.type(), {g, shape.num_elements()}), false, exe_.pool_.get());
       if (!rows.ok()) return AtInstruction(rows.status(), inst);
       st = call.comm->AllGather(device_.device_id, NextFingerprint(call), call.group, 0,
                                 in.Reshaped(row), *rows);
@@ -776,18 +778,19 @@ class Executable::Frame {
     if (init.size_bytes() > 0) {
       std::memcpy(o->data(), init.data(), static_cast<size_t>(init.size_bytes()));
     }
-    const int64_t updates = Operand(step, 2).shape().num_elements();
-    if (updates != g) {
-      return absl::UnimplementedError(absl::StrCat(
-          "ragged-all-to-all with ", updates, " offsets for a group of ", g,
-          " devices (several updates per device) does not run yet, in ", inst.Describe()));
+    if (absl::Status one = hlo::CheckOneUpdatePerMember(Operand(step, 2).shape().num_elements(), g);
+        !one.ok()) {
+      return AtInstruction(one, inst);
     }
     // The packet: the input's bytes, then input_offsets, send_sizes and
     // output_offsets as int64.
     const int64_t in_bytes = input.size_bytes();
     const int64_t packet = in_bytes + 3 * g * 8;
-    absl::StatusOr<Buffer> mine = Allocate(hlo::Shape(hlo::PrimitiveType::kU8, {1, packet}));
-    absl::StatusOr<Buffer> all = Allocate(hlo::Shape(hlo::PrimitiveType::kU8, {g, packet}));
+    // Scratch, not values of the program: outside the live-bytes count.
+    absl::StatusOr<Buffer> mine =
+        Buffer::Allocate(hlo::Shape(hlo::PrimitiveType::kU8, {1, packet}), false, exe_.pool_.get());
+    absl::StatusOr<Buffer> all =
+        Buffer::Allocate(hlo::Shape(hlo::PrimitiveType::kU8, {g, packet}), false, exe_.pool_.get());
     if (!mine.ok() || !all.ok()) return AtInstruction(mine.ok() ? all.status() : mine.status(), inst);
     uint8_t* out = static_cast<uint8_t*>(mine->data());
     if (in_bytes > 0) std::memcpy(out, input.data(), static_cast<size_t>(in_bytes));
@@ -823,12 +826,10 @@ class Executable::Frame {
         std::memcpy(&field[v], from + in_bytes + (v * g + position) * 8, 8);
       }
       const int64_t in_offset = field[0], size = field[1], out_offset = field[2];
-      if (size < 0 || in_offset < 0 || out_offset < 0 || in_offset + size > in_rows ||
-          out_offset + size > out_rows) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "device ", call.group[static_cast<size_t>(j)], " sends rows [", in_offset, ", ",
-            in_offset + size, ") of its ", in_rows, " to rows starting at ", out_offset, " of ",
-            out_rows, ", in ", inst.Describe()));
+      if (absl::Status rows = hlo::CheckRaggedRows(call.group[static_cast<size_t>(j)], in_offset,
+                                                   size, in_rows, out_offset, out_rows);
+          !rows.ok()) {
+        return AtInstruction(rows, inst);
       }
       if (size > 0) {
         std::memcpy(static_cast<uint8_t*>(o->data()) + out_offset * row_bytes,

@@ -1,8 +1,7 @@
 #include "runtime/npy.h"
 
-#include "hlo/ir/narrow_types.h"
-
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -344,7 +343,12 @@ absl::StatusOr<hlo::Literal> DecodeNpy(absl::string_view bytes, absl::string_vie
     hlo::Literal narrow(*expected);
     for (int64_t i = 0; i < wide.num_elements(); ++i) {
       if (hlo::IsFloatingPoint(*type)) {
-        narrow.SetFromDouble(i, wide.GetAsDouble(i));
+        const double value = wide.GetAsDouble(i);
+        narrow.SetFromDouble(i, value);
+        if (std::isfinite(value) && !std::isfinite(narrow.GetAsDouble(i))) {
+          return Error(name, absl::StrCat("element ", i, " (", value, ") is beyond the range of ",
+                                          hlo::PrimitiveTypeName(expected->type())));
+        }
         continue;
       }
       narrow.SetFromInt64(i, wide.GetAsInt64(i));
@@ -385,6 +389,17 @@ absl::StatusOr<hlo::Literal> DecodeNpy(absl::string_view bytes, absl::string_vie
     for (size_t i = 0; i < out.size(); ++i) out[i] = data[i] != 0;
   } else if (data_bytes > 0) {
     std::memcpy(literal.untyped_data(), data, data_bytes);
+  }
+  if (hlo::IsSubByteInteger(*type) || *type == PrimitiveType::kF4E2M1FN) {
+    // Raw bytes of a type narrower than a byte (ml_dtypes leaves the upper
+    // bits unspecified): keep its own bits, stored as sharc stores them
+    // (hlo/ir/narrow_types.h: integers extended, floats in the low bits).
+    uint8_t* bytes_out = literal.untyped_data();
+    for (int64_t i = 0; i < literal.num_elements(); ++i) {
+      bytes_out[i] = hlo::IsSubByteInteger(*type)
+                         ? hlo::SubByteFromInt64(*type, bytes_out[i])
+                         : static_cast<uint8_t>(bytes_out[i] & 0x0f);
+    }
   }
   return literal;
 }

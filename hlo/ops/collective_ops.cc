@@ -19,6 +19,7 @@
 #include "hlo/ops/collective_groups.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
+#include "hlo/ops/ragged_all_to_all.h"
 
 namespace sharc::hlo {
 namespace {
@@ -599,10 +600,8 @@ absl::StatusOr<Literal> EvaluateRaggedAllToAll(const Instruction& inst,
   GroupMembership group;
   ASSIGN_OR_RETURN(std::vector<Literal> all, Exchange(inst, sent, ctx, group));
   const int64_t g = static_cast<int64_t>(group.members.size());
-  if (operands[2]->num_elements() != g) {
-    return absl::UnimplementedError(absl::StrCat(
-        "ragged-all-to-all with ", operands[2]->num_elements(), " offsets for a group of ", g,
-        " devices (several updates per device) does not run yet, in ", inst.Describe()));
+  if (absl::Status one = CheckOneUpdatePerMember(operands[2]->num_elements(), g); !one.ok()) {
+    return absl::Status(one.code(), absl::StrCat(one.message(), ", in ", inst.Describe()));
   }
   Literal result = *operands[1];
   const int64_t out_rows = result.shape().dim(0);
@@ -614,11 +613,10 @@ absl::StatusOr<Literal> EvaluateRaggedAllToAll(const Instruction& inst,
     const int64_t size = from.element(2).GetAsInt64(group.position);
     const int64_t out_offset = from.element(3).GetAsInt64(group.position);
     const int64_t in_rows = input.shape().dim(0);
-    if (size < 0 || in_offset < 0 || out_offset < 0 || in_offset + size > in_rows ||
-        out_offset + size > out_rows) {
-      return OpError(inst, "device ", group.members[static_cast<size_t>(j)], " sends rows [",
-                     in_offset, ", ", in_offset + size, ") of its ", in_rows,
-                     " to rows starting at ", out_offset, " of ", out_rows);
+    if (absl::Status rows = CheckRaggedRows(group.members[static_cast<size_t>(j)], in_offset, size,
+                                            in_rows, out_offset, out_rows);
+        !rows.ok()) {
+      return OpError(inst, rows.message());
     }
     for (int64_t i = 0; i < size * row; ++i) {
       CopyElement(input, in_offset * row + i, result, out_offset * row + i);

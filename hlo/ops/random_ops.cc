@@ -22,6 +22,7 @@
 #include <string>
 
 #include "hlo/base/status_macros.h"
+#include "hlo/ir/narrow_types.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
 #include "hlo/ops/random_bit_algorithms.h"
@@ -128,6 +129,11 @@ absl::StatusOr<Literal> EvaluateRngBitGenerator(const Instruction& inst,
   if (!drawn.ok()) return OpError(inst, drawn.status().message());
   Literal bits(bits_shape);
   for (size_t i = 0; i < drawn->bits.size(); ++i) {
+    if (IsSubByteInteger(bits_shape.type())) {
+      // Its own low bits, stored extended (hlo/ir/narrow_types.h).
+      bits.SetFromInt64(static_cast<int64_t>(i), static_cast<int64_t>(drawn->bits[i]));
+      continue;
+    }
     // The low bytes of each word, as the element's bit pattern (signed too).
     std::memcpy(bits.untyped_data() + i * static_cast<size_t>(width), &drawn->bits[i],
                 static_cast<size_t>(width));

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "hlo/eval/interpreter.h"
+#include "hlo/ops/ragged_all_to_all.h"
 #include "hlo/text/parser.h"
 #include "tests/hlo/ops_test_util.h"
 #include "tests/testlib/status_matchers.h"
@@ -217,6 +218,20 @@ TEST_F(CollectiveTest, CollectivePermuteSendsToTargets) {
   EXPECT_THAT(ToVector<float>(out[1]), ElementsAre(0, 1, 2, 3));
   EXPECT_THAT(ToVector<float>(out[2]), ElementsAre(0, 0, 0, 0));
   EXPECT_THAT(ToVector<float>(out[3]), ElementsAre(20, 21, 22, 23));
+}
+
+// ragged-all-to-all's row check cannot be fooled by s64 offsets whose sum
+// overflows (2^62 + 2^62 wraps negative and passed a plain a + b > rows).
+TEST(RaggedAllToAllTest, RowChecksDoNotOverflow) {
+  const int64_t huge = int64_t{1} << 62;
+  EXPECT_OK(CheckRaggedRows(0, 1, 2, 6, 4, 6));
+  EXPECT_OK(CheckRaggedRows(0, 6, 0, 6, 6, 6));
+  EXPECT_FALSE(CheckRaggedRows(0, huge, huge, 6, 0, 6).ok());
+  EXPECT_FALSE(CheckRaggedRows(0, 0, huge, 6, huge, 6).ok());
+  EXPECT_FALSE(CheckRaggedRows(0, 5, 2, 6, 0, 6).ok());
+  EXPECT_FALSE(CheckRaggedRows(0, -1, 1, 6, 0, 6).ok());
+  EXPECT_THAT(CheckRaggedRows(3, 5, 2, 6, 0, 6).message(),
+              ::testing::HasSubstr("device 3 sends 2 rows from row 5 of its 6"));
 }
 
 TEST_F(CollectiveTest, RejectsBadGroupsAndPairs) {

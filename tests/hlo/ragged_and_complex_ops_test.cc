@@ -172,7 +172,7 @@ TEST(RaggedAllToAllTest, WritesEachSendersRowsAtTheirOffsets) {
   EXPECT_THAT(t.Eval(*a2a, {mine.element(0), Values<float>({4}, {0, 0, 0, 0}), mine.element(1),
                             mine.element(2), mine.element(3), Values<int32_t>({2}, {0, 0})},
                      &ctx),
-              Invalid("device 1 sends rows [2, 4) of its 4 to rows starting at 3 of 4"));
+              Invalid("device 1 sends 2 rows from row 2 of its 4 to rows starting at 3 of 4"));
 }
 
 TEST(RaggedAllToAllTest, RefusesMismatchedOperands) {
