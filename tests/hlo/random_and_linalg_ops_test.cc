@@ -90,7 +90,8 @@ ENTRY %e {
   %p = (u64[3], s32[4]) rng-bit-generator(%s), algorithm=rng_philox
   %z = u64[2] constant({0, 0})
   %t = (u64[2], u32[2]) rng-bit-generator(%z), algorithm=rng_three_fry
-  ROOT %r = ((u64[3], u32[4]), (u64[3], s32[4]), (u64[2], u32[2])) tuple(%d, %p, %t)
+  %n = (u64[2], s4[2]) rng-bit-generator(%z), algorithm=rng_three_fry
+  ROOT %r = ((u64[3], u32[4]), (u64[3], s32[4]), (u64[2], u32[2]), (u64[2], s4[2])) tuple(%d, %p, %t, %n)
 })"));
   ASSERT_OK(CheckRunnableTypes(*module));
   ASSERT_OK_AND_ASSIGN(Literal out, Evaluate(*module, {}));
@@ -102,6 +103,16 @@ ENTRY %e {
   EXPECT_EQ(out.element(1).element(1).GetAsInt64(1), static_cast<int32_t>(0xe169c58du));
   EXPECT_EQ(out.element(2).element(1).GetAsInt64(0), 0x6b200159);
   EXPECT_EQ(out.element(2).element(1).GetAsInt64(1), 0x99ba4efe);
+  // Sub-byte elements keep each word's low bits, as values of their type
+  // (0x...9 and 0x...e in s4: -7 and -2), equal to the same values made
+  // any other way.
+  const Literal& nibbles = out.element(3).element(1);
+  EXPECT_EQ(nibbles.GetAsInt64(0), -7);
+  EXPECT_EQ(nibbles.GetAsInt64(1), -2);
+  Literal same(nibbles.shape());
+  same.SetFromInt64(0, -7);
+  same.SetFromInt64(1, -2);
+  EXPECT_EQ(nibbles, same);
   EXPECT_THAT(VerifyError(R"(HloModule m
 ENTRY %e {
   %s = u32[2] parameter(0)

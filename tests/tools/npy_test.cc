@@ -144,6 +144,21 @@ TEST(NpyTest, TypesNumpyLacksAreWrittenWidenedAndReadBack) {
   EXPECT_EQ(raw.GetAsDouble(0), 1.5);
   EXPECT_EQ(raw.GetAsDouble(1), -1.0);
 
+  // ml_dtypes' int4 bytes may leave the upper bits unset: -3 arrives as 0x0d.
+  ASSERT_OK_AND_ASSIGN(
+      Literal s4, DecodeNpy(MakeFile("{'descr': '|V1', 'fortran_order': False, 'shape': (2,), }",
+                                     std::string("\x0d\x07", 2)),
+                            "int4.npy", Shape(PrimitiveType::kS4, {2})));
+  EXPECT_EQ(s4.GetAsInt64(0), -3);
+  EXPECT_EQ(s4.GetAsInt64(1), 7);
+  // A finite value beyond a narrow float's range is an error, not a NaN.
+  const float big[1] = {1000.0f};
+  EXPECT_THAT(DecodeNpy(MakeFile("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }",
+                                 std::string(reinterpret_cast<const char*>(big), sizeof(big))),
+                        "big.npy", Shape(PrimitiveType::kF8E4M3FN, {1})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("big.npy: element 0 (1000) is beyond the range of f8e4m3fn")));
+
   EXPECT_EQ(NpyWrittenType(PrimitiveType::kS4), PrimitiveType::kS8);
   EXPECT_EQ(NpyWrittenType(PrimitiveType::kF32), PrimitiveType::kF32);
   EXPECT_THAT(DecodeNpy(MakeFile("{'descr': '|i1', 'fortran_order': False, 'shape': (2,), }",
