@@ -35,7 +35,8 @@ absl::StatusOr<std::vector<hlo::Literal>> RunOnMpiProcesses(
   const int64_t n = num_devices;
   if (n % size != 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--devices ", n, " cannot be spread over ", size,
+        absl::StrCat(n, " devices (--devices, or the count a per-device program's collectives "
+                     "span) cannot be spread over ", size,
                      " MPI processes: the device count must be a multiple of the process count"));
   }
   const std::string text = per_device.ToString();
