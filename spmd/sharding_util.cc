@@ -207,4 +207,19 @@ bool IsManualLike(const hlo::Sharding& sharding) {
   return true;
 }
 
+bool IsManualLike(const hlo::Sharding& sharding, const hlo::Shape& shape) {
+  if (!sharding.IsTuple() || !shape.is_tuple() ||
+      sharding.tuple_elements().size() != static_cast<size_t>(shape.tuple_size())) {
+    return IsManualLike(sharding);
+  }
+  bool any_data = false;
+  for (size_t i = 0; i < sharding.tuple_elements().size(); ++i) {
+    const hlo::Shape& leaf = shape.tuple_shape(static_cast<int64_t>(i));
+    if (leaf.is_array() && leaf.type() == hlo::PrimitiveType::kToken) continue;
+    if (!IsManualLike(sharding.tuple_elements()[i], leaf)) return false;
+    any_data = true;
+  }
+  return any_data;
+}
+
 }  // namespace sharc::spmd

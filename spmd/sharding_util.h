@@ -45,6 +45,9 @@ hlo::Sharding ShardingOrReplicated(const hlo::Instruction& inst);
 // Manual, or a tuple of manual leaves: a value of a manual region, which is
 // already per device.
 bool IsManualLike(const hlo::Sharding& sharding);
+// The same for a value of `shape`, whose token leaves do not count (they
+// carry no data: XLA's manual infeed writes its token {maximal device=0}).
+bool IsManualLike(const hlo::Sharding& sharding, const hlo::Shape& shape);
 
 hlo::Sharding ReplicateDims(const hlo::Sharding& sharding, const std::vector<int64_t>& dims);
 

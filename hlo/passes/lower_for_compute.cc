@@ -1,5 +1,7 @@
 #include "hlo/passes/lower_for_compute.h"
 
+#include <algorithm>
+
 #include <memory>
 #include <vector>
 
@@ -273,7 +275,15 @@ absl::Status MoveOutfeedShardingToData(Computation& computation, Instruction* ou
   if (static_cast<int64_t>(leaves.size()) != data->shape().leaf_count()) return absl::OkStatus();
   size_t next = 0;
   outfeed->ReplaceOperand(0, AnnotateLeaves(computation, data, leaves, next, outfeed));
-  outfeed->clear_sharding();
+  // An outfeed of manual values is an op of the manual region: each device
+  // sends its own (XLA's manual outfeed); its token stays manual too.
+  const bool manual = std::all_of(leaves.begin(), leaves.end(),
+                                  [](const Sharding& leaf) { return leaf.IsManual(); });
+  if (manual && !leaves.empty()) {
+    outfeed->set_sharding(Sharding::Manual());
+  } else {
+    outfeed->clear_sharding();
+  }
   return absl::OkStatus();
 }
 

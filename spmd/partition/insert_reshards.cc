@@ -430,7 +430,7 @@ class ReshardInserter {
         // Any other custom-call of a manual region (manual, or a tuple of
         // manual values) runs on each device's own values, like every op
         // there: replicating its operands would mean leaving the region.
-        if (IsManualLike(own)) return ManualClone(inst, own);
+        if (IsManualLike(own, inst.shape())) return ManualClone(inst, own);
         // A memory-space annotation (MoveToHost, ...) is its operand, element
         // for element: its pointwise rule splits it like its operand.
         if (hlo::IsMemorySpaceAnnotation(inst.attr_string("custom_call_target"))) break;
@@ -441,7 +441,9 @@ class ReshardInserter {
     }
     ASSIGN_OR_RETURN(ShardingRule rule, GetShardingRule(inst));
     // Inside a manual region values are already per device.
-    if (IsManualLike(own) || InsidePartialManualRegion(inst, own)) return ManualClone(inst, own);
+    if (IsManualLike(own, inst.shape()) || InsidePartialManualRegion(inst, own)) {
+      return ManualClone(inst, own);
+    }
     if (own.HasManualSubgroup() && own.IsTiled() && FedByManualGroups(inst, own)) {
       return InManualGroups(inst, own);
     }

@@ -329,13 +329,13 @@ class Localizer {
         if (target == hlo::kShardToFullShapeTarget) {
           return b.Reshape(ops[0], own.ShardShape(inst.shape()).dims());
         }
-        if (IsManualLike(own)) return EmitLocal(b, inst, ops, inst.shape());
+        if (IsManualLike(own, inst.shape())) return EmitLocal(b, inst, ops, inst.shape());
         return EmitLocal(b, inst, ops, own.ShardShape(inst.shape()));
       }
       default:
         break;
     }
-    if (IsManualLike(own)) return EmitLocal(b, inst, ops, inst.shape());
+    if (IsManualLike(own, inst.shape())) return EmitLocal(b, inst, ops, inst.shape());
     // A slice, pad, reverse, reduce-window, concatenate or convolution
     // whose result stays split along a dim it changes: InsertReshards chose
     // a halo exchange (the other plans keep such dims whole), and gave the
