@@ -28,6 +28,16 @@ SHARDING_TEXTS = [
     "x=2\n(f32[2], s32[])\n{{replicated}, {maximal device=1}}",
 ]
 
+# Shardy attributes as JAX writes them (sdy_attributes_fuzzer.cc)
+SDY_ATTRIBUTES = [
+    '#sdy.sharding<@mesh, [{"x"}, {"y", ?}p1, {}], replicated={"z"}>',
+    '#sdy.sharding_per_value<[<@mesh, [{"y":(1)2}, {"y":(2)2, "x"}]>, <@mesh, []>]>',
+    '#sdy.sharding<mesh<["x"=2, "y"=4, "z"=2], device_ids=[3,2,1,0]>, [{"z"}, {?}], unreduced={"x"}>',
+    '{mesh = #sdy.mesh<["x"=2, "y"=4]>, solo = #sdy.mesh<[], device_ids=[3]>}',
+    '#sdy<manual_axes{"x", "z"}>',
+    '{xla.sdy.manual_axes="#sdy<manual_axes{\\"x\\"}>",inlineable="false"}',
+]
+
 
 def npy_seeds():
     arrays = [
@@ -79,6 +89,7 @@ def main():
         "shard_map_attrs_fuzzer": SHARD_MAP_ATTRS,
         "sharding_text_fuzzer": SHARDING_TEXTS,
         "cache_seal_fuzzer": cache_seal_seeds(),
+        "sdy_attributes_fuzzer": SDY_ATTRIBUTES,
     }
     for fuzzer, seeds in corpora.items():
         folder = root / fuzzer

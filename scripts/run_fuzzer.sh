@@ -24,9 +24,10 @@ declare -A MAX_LEN=(
   [shard_map_attrs_fuzzer]=256
   [sharding_text_fuzzer]=512
   [cache_seal_fuzzer]=512
+  [sdy_attributes_fuzzer]=512
 )
 ALL_FUZZERS="hlo_parser_fuzzer npy_fuzzer mesh_parser_fuzzer partition_spec_fuzzer"
-ALL_FUZZERS+=" shard_map_attrs_fuzzer sharding_text_fuzzer cache_seal_fuzzer"
+ALL_FUZZERS+=" shard_map_attrs_fuzzer sharding_text_fuzzer cache_seal_fuzzer sdy_attributes_fuzzer"
 FUZZERS="${SHARC_FUZZERS:-$ALL_FUZZERS}"
 
 # C++ at -O1 with line tables only, as fuzzing builds usually are: the

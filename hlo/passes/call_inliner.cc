@@ -69,6 +69,11 @@ bool IsCalled(const Module& module, const Computation* computation) {
 
 }  // namespace
 
+void InlineCallSite(Computation& caller, Instruction* call) {
+  Names names(caller);
+  InlineCall(caller, call, names);
+}
+
 absl::StatusOr<bool> CallInliner::Run(Module& module) {
   bool changed = false;
   absl::flat_hash_set<Computation*> inlined_callees;

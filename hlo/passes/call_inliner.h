@@ -28,6 +28,10 @@
 
 namespace sharc::hlo {
 
+// Inlines one call, whatever the pass would decide for it: the callee's body
+// is copied in front of `call` (its names kept where free), which goes.
+void InlineCallSite(Computation& caller, Instruction* call);
+
 class CallInliner final : public Pass {
  public:
   std::string_view name() const override { return "inline"; }

@@ -10,6 +10,7 @@
 #include "hlo/ir/computation.h"
 #include "hlo/ops/custom_call_targets.h"
 #include "hlo/passes/expand_batch_norm.h"
+#include "hlo/passes/import_shardy.h"
 #include "hlo/passes/inline_map.h"
 #include "hlo/passes/upcast_narrow_types.h"
 
@@ -315,6 +316,7 @@ void ConvertPredOperands(Computation& computation, Instruction* conv) {
 }  // namespace
 
 absl::Status LowerForCompute(Module& module) {
+  RETURN_IF_ERROR(ImportShardyRoundTrip(module).status());
   RETURN_IF_ERROR(ExpandBatchNorm(module));
   for (Computation* computation : module.computations()) {
     for (Instruction* inst : computation->instructions()) {

@@ -2,6 +2,7 @@
 // autodiff, vmap), the ops that only matter to XLA's own fusion and
 // scheduling become the ops sharc computes with:
 //
+//   JAX's Shardy shardings and shard_maps  ->  GSPMD's (import_shardy.h)
 //   %f = f32[4] fusion(%a, %b), kind=kLoop, calls=%fused  ->  %f = f32[4] call(%a, %b), to_apply=%fused
 //   %o = (f32[4], s32[]) opt-barrier(%t)                  ->  uses of %o read %t
 //     (and domain(%t), likewise)
