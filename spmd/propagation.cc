@@ -5,7 +5,8 @@
 //   4. for aggressiveness 0..3: sweep every computation (groups, forward,
 //      backward) until nothing changes;
 //   5. align shard_as groups, sweep once more at level 3;
-//   6. end-of-pass rules (an unevenly divisible entry root becomes replicated).
+//   6. end-of-pass rules for the entry's parameters and root
+//      (propagation_entry_rules.cc).
 #include "spmd/propagation.h"
 
 #include <algorithm>
@@ -361,6 +362,7 @@ absl::StatusOr<PropagationResult> PropagateWholeValues(Module& module,
   state.allow_to_parameters = HeaderOr(options.allow_propagation_to_parameters,
                                        module.config().allow_spmd_sharding_propagation_to_parameters);
   RETURN_IF_ERROR(ProcessShardingInstructions(state));
+  const internal::EntryShardings saved_entry = internal::SaveEntryShardings(module);
 
   // Callers, and the first sync of control-flow values.
   for (Computation* comp : module.computations()) {
@@ -417,26 +419,7 @@ absl::StatusOr<PropagationResult> PropagateWholeValues(Module& module,
   AlignShardAsGroups(state);
   driver.RunToFixPoint(3);
 
-  // An entry root (or tuple element) whose tiling does not divide evenly is
-  // returned replicated.
-  if (state.AllowToOutput() && root->has_sharding()) {
-    if (!root->shape().is_tuple()) {
-      if (!EvenlyDivides(root->shape(), *root->sharding())) {
-        state.Set(*root, Sharding::Replicated(), nullptr, "uneven entry root falls back to replicated");
-      }
-    } else if (static_cast<int64_t>(state.allow_to_output.size()) == root->shape().tuple_size()) {
-      std::vector<Sharding> leaves = root->sharding()->LeavesFor(root->shape());
-      bool changed = false;
-      for (int64_t i = 0; i < root->shape().tuple_size(); ++i) {
-        const hlo::Shape& leaf = root->shape().tuple_shape(i);
-        if (leaf.is_array() && state.allow_to_output[i] && !EvenlyDivides(leaf, leaves[i])) {
-          leaves[i] = Sharding::Replicated();
-          changed = true;
-        }
-      }
-      if (changed) state.Set(*root, Sharding::Tuple(leaves), nullptr, "uneven entry root element");
-    }
-  }
+  internal::ApplyEntryRules(state, saved_entry);
   return result;
 }
 

@@ -57,6 +57,16 @@ struct State {
            std::string how);
 };
 
+// --- the entry's parameters and root at the end (propagation_entry_rules.cc) ---
+struct EntryShardings {
+  std::vector<hlo::Sharding> root_leaves;  // a tuple root's, as written
+  absl::flat_hash_map<int64_t, hlo::Sharding> params;
+};
+EntryShardings SaveEntryShardings(const hlo::Module& module);
+// Restores the root elements and parameters whose per-element flag is
+// false, and replicates those allowed to change whose tiling is uneven.
+void ApplyEntryRules(State& state, const EntryShardings& saved);
+
 // --- how each op propagates (propagation_ops.cc) ---
 // The forward step of an op: `inst`'s sharding from its operands'; true if
 // it changed.

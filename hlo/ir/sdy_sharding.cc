@@ -1,6 +1,7 @@
 #include "hlo/ir/sdy_sharding.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -12,8 +13,13 @@
 namespace sharc::hlo {
 
 int64_t SdyMesh::num_devices() const {
+  // Saturates (at int64 max) rather than overflow on a mesh read from text.
   int64_t n = 1;
-  for (const SdyMeshAxis& axis : axes) n *= axis.size;
+  for (const SdyMeshAxis& axis : axes) {
+    if (axis.size < 1) return 0;
+    if (n > std::numeric_limits<int64_t>::max() / axis.size) return std::numeric_limits<int64_t>::max();
+    n *= axis.size;
+  }
   return n;
 }
 

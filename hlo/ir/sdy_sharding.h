@@ -38,7 +38,8 @@ struct SdyMesh {
   // Empty: the devices are 0..N-1 in mesh order.
   std::vector<int64_t> device_ids;
 
-  // Product of the axis sizes (1 for a mesh without axes).
+  // Product of the axis sizes (1 for a mesh without axes; int64 max if it
+  // would overflow).
   int64_t num_devices() const;
   // nullopt if the mesh has no such axis.
   std::optional<int64_t> AxisSize(const std::string& name) const;

@@ -8,6 +8,9 @@
 namespace sharc::hlo {
 namespace {
 
+// Far above any real mesh; keeps device counts and tile products in range.
+constexpr int64_t kMaxMeshDevices = int64_t{1} << 40;
+
 absl::string_view AsAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // A cursor over one attribute's text; each Parse* consumes what it reads.
@@ -102,7 +105,7 @@ class SdyReader {
         if (mesh.AxisSize(axis.name)) return Error(absl::StrCat("axis \"", axis.name, "\" twice"));
         axis.size = *size;
         mesh.axes.push_back(std::move(axis));
-        if (mesh.num_devices() > (int64_t{1} << 40)) return Error("the mesh is too large");
+        if (mesh.num_devices() > kMaxMeshDevices) return Error("the mesh is too large");
       } while (TryConsume(","));
       if (absl::Status s = Expect("]"); !s.ok()) return s;
     }
