@@ -100,6 +100,11 @@ std::optional<Sharding> BackwardSameSharding(const Instruction&, const Instructi
   return *user.sharding();
 }
 
+std::optional<Sharding> BackwardReplicated(const Instruction&, const Instruction&, int64_t,
+                                           State&) {
+  return Sharding::Replicated();
+}
+
 std::optional<Sharding> BackwardThroughRule(const Instruction&, const Instruction& user,
                                             int64_t index, State& state) {
   return ProjectThrough(user, *user.sharding(), -1, index, state);

@@ -120,6 +120,9 @@ bool ForwardRepresentative(hlo::Instruction& inst, State& state);
 // Backward steps (propagation_backward.cc), named for the user's op.
 std::optional<hlo::Sharding> BackwardSameDims(const hlo::Instruction& inst, const hlo::Instruction& user,
                                               int64_t index, State& state);
+// What the user's sharding is, the operand is offered {replicated}.
+std::optional<hlo::Sharding> BackwardReplicated(const hlo::Instruction& inst, const hlo::Instruction& user,
+                                                int64_t index, State& state);
 std::optional<hlo::Sharding> BackwardSameSharding(const hlo::Instruction& inst, const hlo::Instruction& user,
                                                   int64_t index, State& state);
 std::optional<hlo::Sharding> BackwardThroughRule(const hlo::Instruction& inst, const hlo::Instruction& user,

@@ -38,6 +38,12 @@ constexpr OpPropagation kWhole =       {1,     0,     false, nullptr,           
 // through it at every level. The manual-region markers pass nothing back.
 constexpr OpPropagation kShardingCall = {0,    0,     true,  ForwardOperand0,            BackwardSameDims};
 constexpr OpPropagation kManualMarker = {1,    0,     false, nullptr,                    nullptr};
+// XLA's propagation barriers (its ShardBarrier{From,To}Partitioner):
+// ShardBarrierFrom passes its users' shardings back to its operand and
+// nothing forward; ShardBarrierTo passes its operand's forward and offers
+// its operand only {replicated}.
+constexpr OpPropagation kShardBarrierFrom = {1, 0,    true,  nullptr,                    BackwardSameDims};
+constexpr OpPropagation kShardBarrierTo = {1,   0,    true,  ForwardOperand0,            BackwardReplicated};
 
 const absl::flat_hash_map<Opcode, OpPropagation>& Table() {
   static const auto* table = new absl::flat_hash_map<Opcode, OpPropagation>{
@@ -97,6 +103,8 @@ const OpPropagation& PropagationOf(const Instruction& inst, State& state) {
     const std::string& target = inst.attr_string("custom_call_target");
     if (target == hlo::kShardingTarget) return kShardingCall;
     if (hlo::IsManualRegionMarker(target)) return kManualMarker;
+    if (target == hlo::kShardBarrierFromTarget) return kShardBarrierFrom;
+    if (target == hlo::kShardBarrierToTarget) return kShardBarrierTo;
     if (hlo::IsMemorySpaceAnnotation(target) && inst.shape().is_array()) return kElementwise;
     return kWhole;
   }

@@ -402,3 +402,38 @@ ENTRY %main {
 
 }  // namespace
 }  // namespace sharc::spmd
+
+namespace sharc::spmd {
+namespace {
+
+// --- XLA's propagation barriers. ---
+
+TEST_F(ControlFlowPropagationTest, ShardBarrierToOffersItsOperandOnlyReplicated) {
+  ASSERT_TRUE(Run(R"(
+HloModule m, num_partitions=4
+ENTRY %e {
+  %p = f32[12] parameter(0)
+  %c = f32[12] copy(%p)
+  %to = f32[12] custom-call(%c), custom_call_target="ShardBarrierTo", custom_call_has_side_effect=true
+  %b = f32[6,12] broadcast(%to), dimensions={1}
+  ROOT %r = f32[6,12] copy(%b), sharding={devices=[1,4]0,1,2,3}
+})"));
+  // The barrier takes its user's sharding; what is behind it is replicated.
+  ExpectSharding(module(), "to", "{devices=[4]0,1,2,3}");
+  ExpectSharding(module(), "c", "{replicated}");
+}
+
+TEST_F(ControlFlowPropagationTest, ShardBarrierFromStopsShardingsGoingForward) {
+  ASSERT_TRUE(Run(R"(
+HloModule m, num_partitions=4
+ENTRY %e {
+  %p = f32[12] parameter(0), sharding={devices=[4]0,1,2,3}
+  %from = f32[12] custom-call(%p), custom_call_target="ShardBarrierFrom", custom_call_has_side_effect=true
+  ROOT %n = f32[12] negate(%from)
+})"));
+  ExpectNoSharding(module(), "from");
+  ExpectNoSharding(module(), "n");
+}
+
+}  // namespace
+}  // namespace sharc::spmd
