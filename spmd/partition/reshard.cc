@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ops/spmd_global_view.h"
+#include "spmd/partition/reshard_all_to_all.h"
 #include "spmd/sharding_util.h"
 #include "spmd/unreduced.h"
 
@@ -98,76 +99,6 @@ Instruction* LocalSlice(LocalBuilder& b, Instruction* local, const Shape& global
   }
   Instruction* padded = b.PadHigh(local, high);
   return b.DynamicSlice(padded, starts, to_shard.dims());
-}
-
-// A split of n tiles moving from dim `a` to dim `c` with the same devices in
-// the same order: one all-to-all. Returns {a, c} when that fits.
-std::optional<std::pair<int64_t, int64_t>> AllToAllDims(const Shape& global, const Sharding& from,
-                                                        const Sharding& to) {
-  if (!from.IsTiled() || !to.IsTiled() || from.subgroup_types() != to.subgroup_types()) {
-    return std::nullopt;
-  }
-  if (from.tile_assignment().devices() != to.tile_assignment().devices()) return std::nullopt;
-  const int64_t rank = global.rank();
-  int64_t a = -1, c = -1;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (from.TileCount(d) == to.TileCount(d)) continue;
-    if (from.TileCount(d) > 1 && to.TileCount(d) == 1 && a < 0) {
-      a = d;
-    } else if (from.TileCount(d) == 1 && to.TileCount(d) > 1 && c < 0) {
-      c = d;
-    } else {
-      return std::nullopt;
-    }
-  }
-  if (a < 0 || c < 0 || from.TileCount(a) != to.TileCount(c)) return std::nullopt;
-  const int64_t n = from.TileCount(a);
-  if (global.dim(a) % n != 0 || global.dim(c) % n != 0) return std::nullopt;
-  // Devices must be laid out identically: no tiled dim between a and c.
-  for (int64_t d = std::min(a, c) + 1; d < std::max(a, c); ++d) {
-    if (from.TileCount(d) != 1) return std::nullopt;
-  }
-  return std::make_pair(a, c);
-}
-
-Instruction* AllToAll(LocalBuilder& b, Instruction* local, const Shape& global,
-                      const Sharding& from, const Sharding& to, int64_t a, int64_t c) {
-  const int64_t rank = global.rank();
-  const int64_t n = from.TileCount(a);
-  std::vector<std::vector<int64_t>> groups = GroupsAlongDims(from, {a});
-  // local: [.., A/n (a), .., C (c), ..] -> split c into (n, C/n), bring n to
-  // front, exchange, and merge n into a.
-  std::vector<int64_t> dims = local->shape().dims();
-  std::vector<int64_t> split;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (d == c) {
-      split.push_back(n);
-      split.push_back(dims[d] / n);
-    } else {
-      split.push_back(dims[d]);
-    }
-  }
-  Instruction* x = b.Reshape(local, split);
-  // In `split`, axis c is the n-way chunk index and a's axis is a (a < c)
-  // or a + 1 (a > c). Bring the chunk axis to the front and exchange.
-  std::vector<int64_t> to_front{c};
-  for (int64_t i = 0; i <= rank; ++i)
-    if (i != c) to_front.push_back(i);
-  x = b.Transpose(x, to_front);
-  x = b.AllToAll(x, 0, groups);
-  // Axis 0 now indexes the source device, i.e. the tile along a: put it just
-  // in front of a's axis and merge the two (chunk index major).
-  const int64_t a_split = a < c ? a : a + 1;
-  int64_t a_pos = 0;  // position of a's axis after the transpose above
-  for (size_t i = 0; i < to_front.size(); ++i)
-    if (to_front[i] == a_split) a_pos = static_cast<int64_t>(i);
-  std::vector<int64_t> back;
-  for (int64_t i = 1; i <= rank; ++i) {
-    if (i == a_pos) back.push_back(0);
-    back.push_back(i);
-  }
-  x = b.Transpose(x, back);
-  return b.Reshape(x, to.ShardShape(global).dims());
 }
 
 }  // namespace
@@ -302,7 +233,9 @@ absl::StatusOr<std::vector<ReshardStep>> PlanReshard(const Shape& global,
     return std::vector<ReshardStep>{{hlo::kSpmdCollectivePermute, to}};
   }
   if (IsSubTilingOrEqual(global, to, from)) return std::vector<ReshardStep>{{hlo::kSpmdAllSlice, to}};
-  if (AllToAllDims(global, from, to)) return std::vector<ReshardStep>{{hlo::kSpmdAllToAll, to}};
+  if (std::optional<std::vector<ReshardStep>> all_to_all = PlanAllToAllReshard(global, from, to)) {
+    return *all_to_all;
+  }
   // Gather the dims whose tiling `to` does not refine, then slice locally
   // (or permute) to reach `to`.
   std::vector<int64_t> dims;
@@ -351,14 +284,7 @@ absl::StatusOr<Instruction*> LowerReshardStep(LocalBuilder& b, Instruction* loca
     }
     return CollectivePermute(b, local, from, to);
   }
-  if (step.target == hlo::kSpmdAllToAll) {
-    std::optional<std::pair<int64_t, int64_t>> ac = AllToAllDims(global, from, to);
-    if (!ac) {
-      return absl::InvalidArgumentError(absl::StrCat("all-to-all cannot take ", from.ToString(),
-                                                     " to ", to.ToString()));
-    }
-    return AllToAll(b, local, global, from, to, ac->first, ac->second);
-  }
+  if (step.target == hlo::kSpmdAllToAll) return LowerAllToAllStep(b, local, global, from, to);
   if (step.target == hlo::kSpmdSumPartials) {
     const hlo::PrimitiveType type = local->shape().type();
     return b.AllReduce(local,

@@ -4,7 +4,7 @@
 // instructions separately:
 //   same tiling, other device order            -> collective-permute
 //   each device's new tile inside its old one  -> all-slice (local dynamic-slice)
-//   a split moving from one dim to another     -> all-to-all
+//   splits moving between dims                 -> all-to-all (reshard_all_to_all.h)
 //   tiling lost on some dims                   -> all-gather within device groups
 //   replicated -> tiled                        -> all-slice at partition offsets
 // and, when nothing fits, all-gather to replicated followed by an all-slice.
