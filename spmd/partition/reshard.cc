@@ -207,6 +207,59 @@ Instruction* SplitIntoPartials(LocalBuilder& b, Instruction* local, const Shardi
                                    {mask, local, zeros}));
 }
 
+// A partially replicated `from` that `to` refines tile by tile (each dim's
+// count a multiple of `from`'s) but with other devices in the new tiles:
+// the same tiling with `from`'s devices, so that each device slices its new
+// tile out of its old one (XLA's PartialReplicateReshardCompatibleSharding);
+// a collective-permute then puts the tiles on `to`'s devices.
+//   {devices=[1,2,4]<=[8] last_tile_dim_replicate}
+//     -> {devices=[2,2,2]<=[8] last_tile_dim_replicate}: slice, then collective-permute
+std::optional<Sharding> RefinementOfFrom(const Shape& global, const Sharding& from,
+                                         const Sharding& to) {
+  if (!from.IsTiled() || !to.IsTiled() || !from.ReplicateOnLastTileDim() ||
+      from.subgroup_types().size() != 1 || to.subgroup_types().size() > 1 ||
+      (to.subgroup_types().size() == 1 && !to.ReplicateOnLastTileDim())) {
+    return std::nullopt;
+  }
+  const int64_t rank = global.rank();
+  std::vector<int64_t> split(static_cast<size_t>(rank));
+  int64_t pieces = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (to.TileCount(d) % from.TileCount(d) != 0) return std::nullopt;
+    split[d] = to.TileCount(d) / from.TileCount(d);
+    pieces *= split[d];
+  }
+  const int64_t from_group = from.ReplicationFactor();
+  if (pieces == 1 || from_group % pieces != 0 || from_group / pieces != to.ReplicationFactor()) {
+    return std::nullopt;
+  }
+  const int64_t to_group = from_group / pieces;
+  // Device of new tile (i_0..i_r-1) and replica k: `from`'s group of tile
+  // (i_d / split_d), member (piece index of (i_d % split_d)) * to_group + k.
+  std::vector<int64_t> dims = to.tile_assignment().dims();
+  if (to.subgroup_types().empty()) dims.push_back(1);
+  std::vector<int64_t> devices;
+  std::vector<int64_t> index(dims.size(), 0);
+  const hlo::TileAssignment& old_tiles = from.tile_assignment();
+  for (int64_t n = 0, total = to.tile_assignment().num_devices(); n < total; ++n) {
+    std::vector<int64_t> old_index(static_cast<size_t>(rank + 1));
+    int64_t piece = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      old_index[d] = index[d] / split[d];
+      piece = piece * split[d] + index[d] % split[d];
+    }
+    old_index[rank] = piece * to_group + index[rank];
+    devices.push_back(old_tiles.at(old_index));
+    hlo::NextIndex(dims, index);
+  }
+  Sharding refined = Sharding::Tiled(hlo::TileAssignment(dims, std::move(devices)),
+                                     {hlo::SubgroupType::kReplicated});
+  if (!IsSubTilingOrEqual(global, refined, from) || !CanCollectivePermute(refined, to)) {
+    return std::nullopt;
+  }
+  return refined;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<ReshardStep>> PlanReshard(const Shape& global,
@@ -233,6 +286,10 @@ absl::StatusOr<std::vector<ReshardStep>> PlanReshard(const Shape& global,
     return std::vector<ReshardStep>{{hlo::kSpmdCollectivePermute, to}};
   }
   if (IsSubTilingOrEqual(global, to, from)) return std::vector<ReshardStep>{{hlo::kSpmdAllSlice, to}};
+  if (std::optional<Sharding> refined = RefinementOfFrom(global, from, to)) {
+    return std::vector<ReshardStep>{{hlo::kSpmdAllSlice, *refined},
+                                    {hlo::kSpmdCollectivePermute, to}};
+  }
   if (std::optional<std::vector<ReshardStep>> all_to_all = PlanAllToAllReshard(global, from, to)) {
     return *all_to_all;
   }

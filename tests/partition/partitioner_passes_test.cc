@@ -129,6 +129,10 @@ TEST(ReshardToCollectivesTest, EachKindOfReshardBecomesItsSteps) {
       {"{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}", "{devices=[2,2]0,1,2,3}",
        {"SpmdAllSlice"}},
       {"{devices=[4,1]0,1,2,3}", "{devices=[2,2]0,1,2,3}", {"SpmdAllGather", "SpmdAllSlice"}},
+      // Refining a partially replicated layout whose new tiles sit on other
+      // devices: slice within the old tiles, then permute (XLA's way).
+      {"{devices=[1,2,2]0,1,2,3 last_tile_dim_replicate}", "{devices=[2,2]0,1,2,3}",
+       {"SpmdAllSlice", "SpmdCollectivePermute"}},
       {"{devices=[4,1]0,1,2,3}", "{maximal device=0}", {"SpmdAllGather"}},
       {"{devices=[4,1]0,1,2,3}", "{devices=[4,1]0,1,2,3}", {}},
   };
