@@ -44,20 +44,93 @@ Instruction* SliceToTiled(LocalBuilder& b, Instruction* full, const Shape& globa
   return b.DynamicSlice(padded, starts, shard.dims());
 }
 
-// Gathers the tiles of `dims` inside their device groups; afterwards those
-// dims are whole (padding sliced off).
+hlo::Computation* SumReducer(LocalBuilder& b, hlo::PrimitiveType type) {
+  return b.Reducer(type == hlo::PrimitiveType::kPred ? hlo::Opcode::kOr : hlo::Opcode::kAdd, type);
+}
+
+// Keeps `value` on the devices where `keep[partition]` is nonzero, zeros
+// elsewhere.
+Instruction* ZeroUnless(LocalBuilder& b, Instruction* value, const std::vector<int64_t>& keep) {
+  const Shape& shape = value->shape();
+  auto cmp = Instruction::Create(hlo::Opcode::kCompare, b.FreshName("keep"),
+                                 Shape(hlo::PrimitiveType::kPred, {}),
+                                 {b.PerDeviceValue(keep, "keep"), b.ConstantS32(0)});
+  cmp->set_attr("direction", std::string("NE"));
+  Instruction* mask = b.Broadcast(b.Add(std::move(cmp)), Shape(hlo::PrimitiveType::kPred, shape.dims()), {});
+  Instruction* zeros = b.Broadcast(b.ScalarConstant(shape.type(), 0), shape, {});
+  return b.Add(Instruction::Create(hlo::Opcode::kSelect, b.FreshName("masked"), shape,
+                                   {mask, value, zeros}));
+}
+
+// Makes `dims` whole inside their device groups (XLA's ReplicatePartial):
+//   - a dim every tile holds whole (size 1 split n ways: only the first tile
+//     has data) comes from its first tile by a masked all-reduce;
+//   - a dim at most half as long as its tile count is placed into zeros at
+//     each tile's offset and all-reduced;
+//   - any other is all-gathered, minor dims first, one all-gather each.
+// Padding is sliced off; the dims end up whole.
 Instruction* GatherDims(LocalBuilder& b, Instruction* local, const Shape& global,
                         const Sharding& from, std::vector<int64_t> dims) {
-  Sharding current = from;
-  // Minor dims first, as XLA does.
-  std::sort(dims.rbegin(), dims.rend());
+  std::vector<int64_t> from_first, placed, gathered;
   for (int64_t d : dims) {
-    if (current.TileCount(d) == 1) continue;
-    Instruction* gathered = b.AllGather(local, d, GroupsAlongDims(current, {d}));
-    std::vector<int64_t> limits = gathered->shape().dims();
+    const int64_t parts = from.TileCount(d);
+    if (parts == 1) continue;
+    if (local->shape().dim(d) == global.dim(d)) {
+      from_first.push_back(d);
+    } else if (global.dim(d) <= parts / 2) {
+      placed.push_back(d);
+    } else {
+      gathered.push_back(d);
+    }
+  }
+  Sharding current = from;
+  const hlo::PrimitiveType type = local->shape().type();
+  if (!from_first.empty()) {
+    std::vector<int64_t> first(static_cast<size_t>(b.num_devices()), 0);
+    for (int64_t p = 0; p < b.num_devices(); ++p) {
+      std::optional<std::vector<int64_t>> index = from.TileIndexForDevice(p);
+      bool is_first = index.has_value();
+      for (int64_t d : from_first) is_first = is_first && (*index)[d] == 0;
+      first[p] = is_first ? 1 : 0;
+    }
+    local = b.AllReduce(ZeroUnless(b, local, first), SumReducer(b, type),
+                        GroupsAlongDims(current, from_first));
+    current = ReplicateDims(current, from_first);
+  }
+  // Minor dims first, as XLA does.
+  std::sort(gathered.rbegin(), gathered.rend());
+  for (int64_t d : gathered) {
+    Instruction* all = b.AllGather(local, d, GroupsAlongDims(current, {d}));
+    std::vector<int64_t> limits = all->shape().dims();
     limits[d] = global.dim(d);
-    local = b.Slice(gathered, limits);
+    local = b.Slice(all, limits);
     current = ReplicateDims(current, {d});
+  }
+  if (!placed.empty()) {
+    // Zeros as long as every tile (padding included), so each tile's update
+    // fits at its offset; the padding is sliced off after the sum.
+    Shape padded = local->shape();
+    std::vector<int64_t> limits = local->shape().dims();
+    std::vector<Instruction*> starts;
+    for (int64_t d = 0; d < global.rank(); ++d) {
+      const bool is_placed = std::find(placed.begin(), placed.end(), d) != placed.end();
+      if (is_placed) {
+        padded = Shape(padded.type(), [&] {
+          std::vector<int64_t> v = padded.dims();
+          v[d] = local->shape().dim(d) * current.TileCount(d);
+          return v;
+        }());
+        limits[d] = global.dim(d);
+      }
+      starts.push_back(is_placed ? b.PerDeviceValue(TileOffsets(current, global, d, b.num_devices()), "offset")
+                                 : b.ConstantS32(0));
+    }
+    Instruction* zeros = b.Broadcast(b.ScalarConstant(type, 0), padded, {});
+    std::vector<Instruction*> operands = {zeros, local};
+    operands.insert(operands.end(), starts.begin(), starts.end());
+    Instruction* update = b.Add(Instruction::Create(hlo::Opcode::kDynamicUpdateSlice,
+                                                    b.FreshName("placed"), padded, operands));
+    local = b.Slice(b.AllReduce(update, SumReducer(b, type), GroupsAlongDims(current, placed)), limits);
   }
   return local;
 }
