@@ -54,6 +54,20 @@ absl::Status ValidateAnnotations(const Module& module) {
   return absl::OkStatus();
 }
 
+// A group member replaced by another instruction (a "Sharding" custom-call
+// that an "unknown" one dissolved into, then itself became a copy): the
+// groups name the replacement.
+void ReplaceGroupMember(State& state, Instruction* old_member, Instruction* new_member) {
+  auto it = state.group_of.find(old_member);
+  if (it == state.group_of.end()) return;
+  const auto [shard_as, id] = it->second;
+  state.group_of.erase(it);
+  state.group_of[new_member] = {shard_as, id};
+  for (Instruction*& m : (shard_as ? state.shard_as : state.shard_like)[id]) {
+    if (m == old_member) m = new_member;
+  }
+}
+
 // "Sharding" custom-calls become copies carrying (and fixing) their
 // annotation; "unknown" ones only pass their shard group to the operand.
 absl::Status ProcessShardingInstructions(State& state) {
@@ -85,6 +99,7 @@ absl::Status ProcessShardingInstructions(State& state) {
               internal::ParseUnspecifiedDims(inst->attr_string("backend_config"));
           if (open) state.open_dims[raw] = *open;
           inst->ReplaceAllUsesWith(raw);
+          ReplaceGroupMember(state, inst, raw);
           std::string name = inst->name();
           RETURN_IF_ERROR(comp->RemoveInstruction(inst));
           raw->set_name(name);
@@ -95,6 +110,7 @@ absl::Status ProcessShardingInstructions(State& state) {
         } else {
           // Dissolve: the operand joins the group.
           inst->ReplaceAllUsesWith(operand);
+          ReplaceGroupMember(state, inst, operand);
           RETURN_IF_ERROR(comp->RemoveInstruction(inst));
           member = operand;
         }

@@ -437,3 +437,27 @@ ENTRY %e {
 
 }  // namespace
 }  // namespace sharc::spmd
+
+namespace sharc::spmd {
+namespace {
+
+TEST_F(ControlFlowPropagationTest, AShardAsMemberThatIsAShardingConstraintItselfStaysInItsGroup) {
+  // %g2's "unknown" annotation dissolves into %fixed, a "Sharding"
+  // custom-call that then becomes a copy: the group must follow it (the
+  // group used to keep the removed custom-call and crash).
+  ASSERT_TRUE(Run(R"(
+HloModule m, num_partitions=4
+ENTRY %e {
+  %p = f32[8,6] parameter(0), sharding={replicated}
+  %a = f32[8,6] negate(%p)
+  %g1 = f32[8,6] custom-call(%a), custom_call_target="Sharding", sharding={unknown shard_as 3}
+  %b = f32[8,6] exponential(%p)
+  %fixed = f32[8,6] custom-call(%b), custom_call_target="Sharding", sharding={devices=[4,1]0,1,2,3}
+  %g2 = f32[8,6] custom-call(%fixed), custom_call_target="Sharding", sharding={unknown shard_as 3}
+  ROOT %t = (f32[8,6], f32[8,6]) tuple(%g1, %g2)
+})"));
+  ExpectSharding(module(), "a", "{devices=[4,1]0,1,2,3}");
+}
+
+}  // namespace
+}  // namespace sharc::spmd
