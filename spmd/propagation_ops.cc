@@ -106,6 +106,13 @@ const OpPropagation& PropagationOf(const Instruction& inst, State& state) {
     if (target == hlo::kShardBarrierFromTarget) return kShardBarrierFrom;
     if (target == hlo::kShardBarrierToTarget) return kShardBarrierTo;
     if (hlo::IsMemorySpaceAnnotation(target) && inst.shape().is_array()) return kElementwise;
+    const bool same_rank = inst.operand_count() == 1 && inst.shape().is_array() &&
+                           inst.operand(0)->shape().is_array() &&
+                           inst.operand(0)->shape().rank() == inst.shape().rank();
+    if (inst.shape().is_array() && inst.operand_count() > 0 &&
+        hlo::IsShardingPassthroughTarget(target, same_rank)) {
+      return kElementwiseFromOperand0;
+    }
     return kWhole;
   }
   const auto& table = Table();

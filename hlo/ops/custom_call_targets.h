@@ -38,6 +38,18 @@ inline bool IsMemorySpaceAnnotation(std::string_view target) {
          target == kAnnotateDevicePlacementTarget;
 }
 
+// Custom-calls whose result XLA's sharding propagation lays out like their
+// first operand (its IsPassthroughCustomOps): a 64-bit value combined from
+// two halves, a layout constraint, and (one operand of the result's rank)
+// image resizes and Cholesky. They carry shardings through; the partitioner
+// still runs them whole on replicated operands.
+inline bool IsShardingPassthroughTarget(std::string_view target, bool one_operand_of_same_rank) {
+  if (target == "X64Combine" || target == "LayoutConstraint") return true;
+  return one_operand_of_same_rank &&
+         (target == "ResizeNearest" || target == "ResizeBilinear" ||
+          target == "ResizeNearestGrad" || target == "ResizeBilinearGrad" || target == "Cholesky");
+}
+
 // True for a custom-call to `target`.
 inline bool IsCustomCallTo(const Instruction& inst, std::string_view target) {
   return inst.opcode() == Opcode::kCustomCall && inst.attr_string("custom_call_target") == target;

@@ -555,3 +555,27 @@ ENTRY %main {
 
 }  // namespace
 }  // namespace sharc::spmd
+
+namespace sharc::spmd {
+namespace {
+
+// XLA's pass-through custom-calls carry their first operand's layout, as an
+// elementwise op does; a custom-call XLA knows nothing about does not.
+TEST_F(ElementwisePropagationTest, PassThroughCustomCallsCarryTheirOperandsLayout) {
+  ASSERT_TRUE(Run(R"(
+HloModule m, num_partitions=4
+ENTRY %e {
+  %lo = f32[8,6] parameter(0), sharding={devices=[2,2]0,1,2,3}
+  %hi = f32[8,6] parameter(1), sharding={devices=[2,2]0,1,2,3}
+  %wide = f64[8,6] custom-call(%lo, %hi), custom_call_target="X64Combine"
+  %pinned = f64[8,6] custom-call(%wide), custom_call_target="LayoutConstraint"
+  %opaque = f64[8,6] custom-call(%pinned), custom_call_target="SomethingElse"
+  ROOT %r = f64[8,6] copy(%opaque)
+})"));
+  testing_util::ExpectSharding(module(), "wide", "{devices=[2,2]0,1,2,3}");
+  testing_util::ExpectSharding(module(), "pinned", "{devices=[2,2]0,1,2,3}");
+  testing_util::ExpectNoSharding(module(), "r");
+}
+
+}  // namespace
+}  // namespace sharc::spmd
