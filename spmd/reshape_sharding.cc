@@ -141,7 +141,17 @@ Sharding PropagateThroughReshape(const hlo::Shape& source, const hlo::Shape& tar
   if (sharding.IsTileMaximal() || sharding.IsManual() || !sharding.IsTiled()) return sharding;
   if (sharding.HasManualSubgroup()) {
     std::optional<Sharding> direct = ReshapeSharding(source, target, sharding);
-    return direct ? *direct : Sharding::Replicated();
+    if (direct) return *direct;
+    // The data dims cannot follow, but the value stays one per manual group:
+    // its subgroups over the target's rank, every data dim whole.
+    std::vector<int64_t> all(static_cast<size_t>(source.rank()));
+    for (int64_t d = 0; d < source.rank(); ++d) all[static_cast<size_t>(d)] = d;
+    const Sharding whole = ReplicateDims(sharding, all);
+    if (!whole.IsTiled()) return whole;
+    std::vector<int64_t> dims(static_cast<size_t>(target.rank()), 1);
+    const auto& tiles = whole.tile_assignment().dims();
+    dims.insert(dims.end(), tiles.begin() + whole.TiledDataRank(), tiles.end());
+    return Sharding::Tiled(whole.tile_assignment().Reshaped(dims), whole.subgroup_types());
   }
   // Try the longest run of source dims [start, end) that reshapes, merge what
   // each run gives, and move on.

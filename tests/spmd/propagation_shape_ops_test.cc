@@ -643,3 +643,22 @@ ENTRY %main {
 
 }  // namespace
 }  // namespace sharc::spmd
+
+namespace sharc::spmd {
+namespace {
+
+TEST_F(ShapeOpsPropagationTest, AReshapeKeepsTheManualGroupsItsDataDimsCannotFollow) {
+  // Dim 0 of size 1 split 2 ways cannot follow the reshape, but the value
+  // is still one per manual group (it used to become {replicated}).
+  ASSERT_TRUE(Run(R"(
+HloModule m, num_partitions=4
+ENTRY %e {
+  %p = f32[1,3,3] parameter(0), sharding={devices=[2,1,1,2]0,1,2,3 last_tile_dims={manual}}
+  %r = f32[3,1,3,1] reshape(%p)
+  ROOT %c = f32[3,1,3,1] copy(%r)
+})"));
+  ExpectSharding(module(), "r", "{devices=[1,1,1,1,2,2]0,2,1,3 last_tile_dims={manual, replicated}}");
+}
+
+}  // namespace
+}  // namespace sharc::spmd
