@@ -171,7 +171,11 @@ std::optional<Sharding> BackwardTuple(const Instruction& inst, const Instruction
 std::optional<Sharding> BackwardScatter(const Instruction&, const Instruction& user,
                                         int64_t index, State& state) {
   const Sharding& us = *user.sharding();
-  if (index == 0) return us;
+  // Operand i of a variadic scatter is laid out like result i.
+  const int64_t arrays = (user.operand_count() - 1) / 2;
+  if (index < arrays) {
+    return user.shape().is_tuple() ? us.ElementSharding(user.shape(), index) : us;
+  }
   if (user.operand_count() != 3) return std::nullopt;
   if (index == 1) {
     const Instruction* update = user.operand(2);

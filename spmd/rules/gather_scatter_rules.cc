@@ -4,8 +4,25 @@
 // scatter's inserted dims, whose indices the partitioner shifts per device,
 // and a gather's collapsed ones, whose rows each device gathers from its
 // shard and masks (an all-reduce adds them).
+//
+// Indices built from iotas make their dims batch dims in all but name (XLA's
+// GetGatherScatterBatchParallelDims): where an index component is an iota
+// along an indices dim, of the size of the operand dim it addresses, with a
+// slice of 1 there, row k of that indices dim reads row k of the operand
+// dim. The two dims (and the result's) share one factor, like explicit
+// batching dims; the partitioner shifts the component by each device's
+// offset (the split-gather and scatter paths), so each device works on its
+// own rows with no communication.
+//   %i = s32[8,1] iota(), iota_dimension=0
+//   %g = f32[8,4] gather(f32[8,4] %t, %i), offset_dims={1}, collapsed_slice_dims={0},
+//        start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
+//   ([i,j],[i,k])->([i,j]): %t's rows, %i's rows and %g's rows split alike
 #include <algorithm>
+#include <optional>
+#include <utility>
 
+#include "hlo/ops/custom_call_targets.h"
+#include "hlo/ops/spmd_global_view.h"
 #include "spmd/sharding_rule.h"
 
 namespace sharc::spmd {
@@ -19,6 +36,90 @@ bool Contains(const std::vector<int64_t>& v, int64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
+// The dim along which `value` counts up 0, 1, 2, ... (an iota, a broadcast
+// of one, an s32 constant holding one), looking through copies and
+// layout-only steps.
+std::optional<int64_t> IotaDim(const Instruction* value) {
+  while (value->opcode() == Opcode::kCopy ||
+         (value->opcode() == Opcode::kCustomCall && value->operand_count() == 1 &&
+          (hlo::IsCustomCallTo(*value, hlo::kShardingTarget) ||
+           hlo::IsCustomCallTo(*value, hlo::kSpmdReshard)))) {
+    value = value->operand(0);
+  }
+  if (!value->shape().is_array()) return std::nullopt;
+  if (value->opcode() == Opcode::kIota) return value->attr_int("iota_dimension");
+  if (value->shape().type() != hlo::PrimitiveType::kS32) return std::nullopt;
+  if (value->opcode() == Opcode::kBroadcast) {
+    std::optional<int64_t> inner = IotaDim(value->operand(0));
+    if (!inner) return std::nullopt;
+    const auto& dims = value->attr_ints("dimensions");
+    if (*inner >= static_cast<int64_t>(dims.size())) return std::nullopt;
+    return dims[static_cast<size_t>(*inner)];
+  }
+  if (value->opcode() == Opcode::kConstant) {
+    const hlo::Shape& shape = value->shape();
+    const int64_t rank = shape.rank();
+    std::vector<bool> counts_up(static_cast<size_t>(rank), true);
+    std::vector<int64_t> index(static_cast<size_t>(rank), 0);
+    const int64_t n = shape.num_elements();
+    if (n > (int64_t{1} << 20)) return std::nullopt;
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t v = value->literal().GetAsInt64(k);
+      for (int64_t d = 0; d < rank; ++d) counts_up[d] = counts_up[d] && v == index[d];
+      hlo::NextIndex(shape.dims(), index);
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      if (counts_up[d] && shape.dim(d) > 1) return d;
+    }
+  }
+  return std::nullopt;
+}
+
+// (operand dim, indices dim) pairs the indices make batch dims, or none.
+std::vector<std::pair<int64_t, int64_t>> ImplicitBatchDims(
+    const hlo::Shape& operand, const Instruction* indices, const std::vector<int64_t>& slice_sizes,
+    int64_t index_vector_dim, const std::vector<int64_t>& index_map,
+    const std::vector<int64_t>& explicit_indices_batching) {
+  std::vector<int64_t> iota_dim_of(index_map.size(), -1);
+  const Instruction* source = indices;
+  while (source->opcode() == Opcode::kCopy ||
+         (source->opcode() == Opcode::kCustomCall && source->operand_count() == 1 &&
+          (hlo::IsCustomCallTo(*source, hlo::kShardingTarget) ||
+           hlo::IsCustomCallTo(*source, hlo::kSpmdReshard)))) {
+    source = source->operand(0);
+  }
+  if (source->opcode() == Opcode::kConcatenate && !source->attr_ints("dimensions").empty() &&
+      source->attr_ints("dimensions")[0] == index_vector_dim) {
+    size_t at = 0;
+    for (const Instruction* part : source->operands()) {
+      const int64_t width = part->shape().rank() > index_vector_dim ? part->shape().dim(index_vector_dim) : 1;
+      std::optional<int64_t> dim = IotaDim(part);
+      for (int64_t j = 0; j < width && at < iota_dim_of.size(); ++j, ++at) {
+        if (dim && *dim != index_vector_dim) iota_dim_of[at] = *dim;
+      }
+    }
+  } else if (std::optional<int64_t> dim = IotaDim(indices); dim && *dim != index_vector_dim) {
+    std::fill(iota_dim_of.begin(), iota_dim_of.end(), *dim);
+  }
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (size_t c = 0; c < index_map.size(); ++c) {
+    const int64_t indices_dim = iota_dim_of[c];
+    if (indices_dim < 0) continue;
+    for (const auto& [o, i] : pairs) {
+      if (i == indices_dim) return {};
+    }
+    const int64_t operand_dim = index_map[c];
+    if (operand_dim < 0 || operand_dim >= operand.rank() || indices_dim >= indices->shape().rank() ||
+        slice_sizes[static_cast<size_t>(operand_dim)] != 1 ||
+        Contains(explicit_indices_batching, indices_dim)) {
+      continue;
+    }
+    if (operand.dim(operand_dim) != indices->shape().dim(indices_dim)) return {};
+    pairs.emplace_back(operand_dim, indices_dim);
+  }
+  return pairs;
+}
+
 absl::StatusOr<ShardingRule> GatherRule(const Instruction& inst) {
   ShardingRule rule;
   const hlo::Shape& operand = inst.operand(0)->shape();
@@ -27,9 +128,19 @@ absl::StatusOr<ShardingRule> GatherRule(const Instruction& inst) {
   const auto& offset_dims = inst.attr_ints("offset_dims");
   const auto& collapsed = inst.attr_ints("collapsed_slice_dims");
   const auto& slice_sizes = inst.attr_ints("slice_sizes");
-  const auto& operand_batching = inst.attr_ints("operand_batching_dims");
-  const auto& indices_batching = inst.attr_ints("start_indices_batching_dims");
+  std::vector<int64_t> operand_batching = inst.attr_ints("operand_batching_dims");
+  std::vector<int64_t> indices_batching = inst.attr_ints("start_indices_batching_dims");
   const int64_t index_vector_dim = inst.attr_int("index_vector_dim");
+  // Implicit batch dims join the explicit ones where the operand dim is
+  // collapsed (the result then has no dim of its own for it).
+  const std::vector<int64_t> explicit_collapsed = inst.attr_ints("collapsed_slice_dims");
+  for (const auto& [o, i] : ImplicitBatchDims(operand, inst.operand(1), inst.attr_ints("slice_sizes"),
+                                              index_vector_dim, inst.attr_ints("start_index_map"),
+                                              indices_batching)) {
+    if (!Contains(explicit_collapsed, o)) continue;
+    operand_batching.push_back(o);
+    indices_batching.push_back(i);
+  }
 
   DimFactors op(operand.rank()), idx(indices.rank()), res(out.rank());
   // Output batch dims follow the index dims (index_vector_dim excluded).
@@ -101,9 +212,28 @@ absl::StatusOr<ShardingRule> ScatterRule(const Instruction& inst) {
   const auto& window_dims = inst.attr_ints("update_window_dims");
   const auto& inserted = inst.attr_ints("inserted_window_dims");
   const auto& to_operand = inst.attr_ints("scatter_dims_to_operand_dims");
-  const auto& input_batching = inst.attr_ints("input_batching_dims");
-  const auto& indices_batching = inst.attr_ints("scatter_indices_batching_dims");
+  std::vector<int64_t> input_batching = inst.attr_ints("input_batching_dims");
+  std::vector<int64_t> indices_batching = inst.attr_ints("scatter_indices_batching_dims");
   const int64_t index_vector_dim = inst.attr_int("index_vector_dim");
+  // Implicit batch dims (above) join the explicit ones where the operand dim
+  // is an inserted window dim (a window of 1 the update does not have).
+  {
+    std::vector<int64_t> slice_sizes(static_cast<size_t>(operand.rank()), 1);
+    int64_t k = 0;
+    for (int64_t d = 0; d < operand.rank(); ++d) {
+      if (Contains(inserted, d) || Contains(input_batching, d)) continue;
+      if (k < static_cast<int64_t>(window_dims.size()) && window_dims[static_cast<size_t>(k)] < updates.rank()) {
+        slice_sizes[static_cast<size_t>(d)] = updates.dim(window_dims[static_cast<size_t>(k)]);
+      }
+      ++k;
+    }
+    for (const auto& [o, i] : ImplicitBatchDims(operand, inst.operand(1), slice_sizes, index_vector_dim,
+                                                to_operand, indices_batching)) {
+      if (!Contains(inserted, o)) continue;
+      input_batching.push_back(o);
+      indices_batching.push_back(i);
+    }
+  }
 
   // Operand dims split three ways. Batching dims and whole, unindexed window
   // dims pass through to the indices or updates. An inserted dim that an

@@ -180,3 +180,88 @@ ENTRY %main {
 
 }  // namespace
 }  // namespace sharc::spmd
+
+namespace sharc::spmd {
+namespace {
+
+// --- Indices built from iotas: batch dims in all but name. ---
+
+TEST_F(GatherScatterPropagationTest, IotaIndicesMakeAGatherParallelOverTheOperandsRows) {
+  // Component 0 counts up along indices dim 1, which is as long as operand
+  // dim 0: row k of the indices reads row k of the operand.
+  ASSERT_TRUE(Run(R"(
+HloModule m, num_partitions=4
+ENTRY %e {
+  %table = f32[8,6,3] parameter(0), sharding={devices=[4,1,1]0,1,2,3}
+  %rows = s32[1,8,6] iota(), iota_dimension=1
+  %cols = s32[1,8,6] iota(), iota_dimension=2
+  %idx = s32[2,8,6] concatenate(%rows, %cols), dimensions={0}
+  %g = f32[8,6,3] gather(%table, %idx), offset_dims={2}, collapsed_slice_dims={0,1},
+       start_index_map={0,1}, index_vector_dim=0, slice_sizes={1,1,3}
+  ROOT %r = f32[8,6,3] copy(%g)
+})"));
+  ExpectSharding(module(), "g", "{devices=[4,1,1]0,1,2,3}");
+  // And back: the indices' rows follow.
+  ExpectSharding(module(), "idx", "{devices=[1,4,1]0,1,2,3}");
+}
+
+TEST_F(GatherScatterPropagationTest, IotaIndicesMakeAScatterParallelToo) {
+  ASSERT_TRUE(Run(R"(
+HloModule m, num_partitions=2
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %sum = f32[] add(%a, %b)
+}
+ENTRY %e {
+  %acc = f32[6,5] parameter(0)
+  %idx = s32[6,1] iota(), iota_dimension=0
+  %upd = f32[6,5] parameter(1), sharding={devices=[2,1]0,1}
+  %s = f32[6,5] scatter(%acc, %idx, %upd), update_window_dims={1}, inserted_window_dims={0},
+       scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%add
+  ROOT %r = f32[6,5] copy(%s)
+})"));
+  ExpectSharding(module(), "s", "{devices=[2,1]0,1}");
+  // The iota's rows follow the updates' (an entry parameter keeps none).
+  ExpectSharding(module(), "idx", "{devices=[2,1]0,1}");
+}
+
+}  // namespace
+}  // namespace sharc::spmd
+
+namespace sharc::spmd {
+namespace {
+
+TEST_F(GatherScatterPropagationTest, AVariadicScattersOperandsTakeTheirOwnResultsLayout) {
+  // Operand i gets result i's sharding, not the whole tuple sharding (which
+  // an array cannot hold: the partitioner refused the module).
+  ASSERT_TRUE(Run(R"(
+HloModule m, num_partitions=2
+%add2 (a: f32[], b: s32[], c: f32[], d: s32[]) -> (f32[], s32[]) {
+  %a = f32[] parameter(0)
+  %b = s32[] parameter(1)
+  %c = f32[] parameter(2)
+  %d = s32[] parameter(3)
+  %x = f32[] add(%a, %c)
+  %y = s32[] add(%b, %d)
+  ROOT %t = (f32[], s32[]) tuple(%x, %y)
+}
+ENTRY %e {
+  %p0 = f32[4,3] parameter(0)
+  %p1 = s32[4,3] parameter(1)
+  %v0 = f32[4,3] copy(%p0)
+  %v1 = s32[4,3] copy(%p1)
+  %idx = s32[2,1] parameter(2)
+  %u0 = f32[2,3] parameter(3)
+  %u1 = s32[2,3] parameter(4)
+  %s = (f32[4,3], s32[4,3]) scatter(%v0, %v1, %idx, %u0, %u1), update_window_dims={1},
+       inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%add2,
+       sharding={{devices=[1,2]0,1}, {replicated}}
+  ROOT %r = (f32[4,3], s32[4,3]) copy(%s)
+})"));
+  ExpectSharding(module(), "v0", "{devices=[1,2]0,1}");
+  ExpectSharding(module(), "v1", "{replicated}");
+}
+
+}  // namespace
+}  // namespace sharc::spmd
