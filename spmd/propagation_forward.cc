@@ -355,11 +355,14 @@ bool ForwardScatter(Instruction& inst, State& state) {
     changed |= MaybeImprove(ForAllLeaves(*op0->sharding(), inst.shape()), inst, may_combine,
                             false, state, op0, How(inst));
   }
-  if (inst.operand_count() == 3 && (Spatial(inst.operand(1)) || Spatial(inst.operand(2)))) {
-    const Instruction* update = inst.operand(2);
-    if (Spatial(update)) {
-      if (std::optional<Sharding> s = ProjectThrough(inst, *update->sharding(), 2, -1, state)) {
-        changed |= MaybeImprove(*s, inst, may_combine, false, state, update, How(inst));
+  if (inst.operand_count() == 3) {
+    // From the updates, and from the indices along the dims they share
+    // with the operand (batch dims, explicit or built from iotas).
+    for (int64_t i : {2, 1}) {
+      const Instruction* op = inst.operand(i);
+      if (!Spatial(op)) continue;
+      if (std::optional<Sharding> s = ProjectThrough(inst, *op->sharding(), i, -1, state)) {
+        changed |= MaybeImprove(*s, inst, may_combine, false, state, op, How(inst));
       }
     }
   }

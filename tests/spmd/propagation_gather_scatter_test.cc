@@ -265,3 +265,29 @@ ENTRY %e {
 
 }  // namespace
 }  // namespace sharc::spmd
+
+namespace sharc::spmd {
+namespace {
+
+TEST_F(GatherScatterPropagationTest, AScattersResultFollowsItsIndicesAlongTheirBatchDims) {
+  ASSERT_TRUE(Run(R"(
+HloModule m, num_partitions=2
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %sum = f32[] add(%a, %b)
+}
+ENTRY %e {
+  %acc = f32[6,5] parameter(0)
+  %base = s32[6,1] iota(), iota_dimension=0
+  %idx = s32[6,1] copy(%base), sharding={devices=[2,1]0,1}
+  %upd = f32[6,5] parameter(1)
+  %s = f32[6,5] scatter(%acc, %idx, %upd), update_window_dims={1}, inserted_window_dims={0},
+       scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%add
+  ROOT %r = f32[6,5] copy(%s)
+})"));
+  ExpectSharding(module(), "s", "{devices=[2,1]0,1}");
+}
+
+}  // namespace
+}  // namespace sharc::spmd
