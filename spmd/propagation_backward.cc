@@ -171,18 +171,19 @@ std::optional<Sharding> BackwardTuple(const Instruction& inst, const Instruction
 std::optional<Sharding> BackwardScatter(const Instruction&, const Instruction& user,
                                         int64_t index, State& state) {
   const Sharding& us = *user.sharding();
+  const int64_t n = (user.operand_count() - 1) / 2;
+  auto result_leaf = [&](int64_t r) {
+    return user.shape().is_tuple() ? us.ElementSharding(user.shape(), r) : us;
+  };
   // Operand i of a variadic scatter is laid out like result i.
-  const int64_t arrays = (user.operand_count() - 1) / 2;
-  if (index < arrays) {
-    return user.shape().is_tuple() ? us.ElementSharding(user.shape(), index) : us;
-  }
-  if (user.operand_count() != 3) return std::nullopt;
-  if (index == 1) {
-    const Instruction* update = user.operand(2);
+  if (index < n) return result_leaf(index);
+  if (index == n) {
+    const Instruction* update = user.operand(n + 1);
     if (!update->has_sharding()) return std::nullopt;
-    return ProjectThrough(user, *update->sharding(), 2, 1, state);
+    return ProjectThrough(user, *update->sharding(), n + 1, n, state);
   }
-  return ProjectThrough(user, us, -1, 2, state);
+  const int64_t r = index - n - 1;
+  return ProjectThrough(user, result_leaf(r), -1 - r, index, state);
 }
 
 std::optional<Sharding> ShardingFromUser(const Instruction& inst, const Instruction& user,

@@ -349,22 +349,38 @@ bool ForwardGather(Instruction& inst, State& state) {
 
 bool ForwardScatter(Instruction& inst, State& state) {
   const bool may_combine = state.aggressiveness > 0;
-  const Instruction* op0 = inst.operand(0);
+  const int64_t n = (inst.operand_count() - 1) / 2;
   bool changed = false;
-  if (Spatial(op0)) {
-    changed |= MaybeImprove(ForAllLeaves(*op0->sharding(), inst.shape()), inst, may_combine,
-                            false, state, op0, How(inst));
+  // Result i is laid out like operand i.
+  bool any = false;
+  std::vector<Sharding> leaves;
+  for (int64_t i = 0; i < n; ++i) {
+    const Instruction* op = inst.operand(i);
+    any |= Spatial(op);
+    leaves.push_back(op->has_sharding() ? *op->sharding() : Sharding::Replicated());
   }
-  if (inst.operand_count() == 3) {
-    // From the updates, and from the indices along the dims they share
-    // with the operand (batch dims, explicit or built from iotas).
-    for (int64_t i : {2, 1}) {
-      const Instruction* op = inst.operand(i);
-      if (!Spatial(op)) continue;
-      if (std::optional<Sharding> s = ProjectThrough(inst, *op->sharding(), i, -1, state)) {
-        changed |= MaybeImprove(*s, inst, may_combine, false, state, op, How(inst));
-      }
+  if (any) {
+    const Sharding s = inst.shape().is_tuple() ? Sharding::Tuple(leaves) : leaves[0];
+    changed |= MaybeImprove(s, inst, may_combine, false, state, inst.operand(0), How(inst));
+  }
+  // From the updates, and from the indices along the dims they share with
+  // the operand (batch dims, explicit or built from iotas).
+  std::vector<int64_t> sources;
+  for (int64_t j = 0; j < n; ++j) sources.push_back(n + 1 + j);
+  sources.push_back(n);
+  for (int64_t i : sources) {
+    const Instruction* op = inst.operand(i);
+    if (!Spatial(op)) continue;
+    std::vector<Sharding> projected;
+    bool all = true;
+    for (int64_t r = 0; r < n && all; ++r) {
+      std::optional<Sharding> s = ProjectThrough(inst, *op->sharding(), i, -1 - r, state);
+      if (s) projected.push_back(*s);
+      all = s.has_value();
     }
+    if (!all) continue;
+    const Sharding s = inst.shape().is_tuple() ? Sharding::Tuple(projected) : projected[0];
+    changed |= MaybeImprove(s, inst, may_combine, false, state, op, How(inst));
   }
   return changed;
 }

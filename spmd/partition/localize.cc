@@ -160,7 +160,8 @@ class Localizer {
   // masks its rows.
   void ShiftScatterIndices(LocalBuilder& b, const Instruction& inst,
                            std::vector<Instruction*>& operands) {
-    if (inst.opcode() != Opcode::kScatter || inst.operand_count() != 3) return;
+    if (inst.opcode() != Opcode::kScatter || inst.operand_count() < 3) return;
+    const size_t indices_index = static_cast<size_t>((inst.operand_count() - 1) / 2);
     const Sharding s = ShardingOrReplicated(*inst.operand(0));
     if (!s.IsTiled()) return;
     const Shape& operand = inst.operand(0)->shape();
@@ -168,7 +169,7 @@ class Localizer {
     bool any = false;
     for (int64_t d : to_operand) any |= s.TileCount(d) > 1;
     if (!any) return;
-    Instruction* indices = operands[1];
+    Instruction* indices = operands[indices_index];
     // A narrow index type may not hold the offsets (row 150 in s8): such
     // indices are shifted in s32, which scatter takes as well.
     if (hlo::ByteWidth(indices->shape().type()) < 4) {
@@ -206,8 +207,8 @@ class Localizer {
       broadcast_dims = {index_vector_dim};
     }
     Instruction* wide = b.Broadcast(offsets, ishape, broadcast_dims);
-    operands[1] = b.Add(Instruction::Create(Opcode::kSubtract, b.FreshName("scatter.local_indices"),
-                                            ishape, {indices, wide}));
+    operands[indices_index] = b.Add(Instruction::Create(
+        Opcode::kSubtract, b.FreshName("scatter.local_indices"), ishape, {indices, wide}));
   }
 
   Instruction* LocalizeIota(LocalBuilder& b, const Instruction& inst) {

@@ -198,17 +198,21 @@ absl::StatusOr<ShardingRule> GatherRule(const Instruction& inst) {
   return rule;
 }
 
+// A variadic scatter (n operands, one indices, n updates, n results)
+// scatters every operand at the same places: all operands and results share
+// one set of factors, all updates another.
 absl::StatusOr<ShardingRule> ScatterRule(const Instruction& inst) {
-  if (inst.operand_count() != 3) {
+  if (inst.operand_count() < 3 || inst.operand_count() % 2 == 0) {
     ShardingRule rule;
     rule.kind = ShardingRule::Kind::kReplicated;
-    rule.reason = "variadic scatter";
+    rule.reason = "scatter with an even operand count";
     return rule;
   }
+  const int64_t n = (inst.operand_count() - 1) / 2;
   ShardingRule rule;
   const hlo::Shape& operand = inst.operand(0)->shape();
-  const hlo::Shape& indices = inst.operand(1)->shape();
-  const hlo::Shape& updates = inst.operand(2)->shape();
+  const hlo::Shape& indices = inst.operand(n)->shape();
+  const hlo::Shape& updates = inst.operand(n + 1)->shape();
   const auto& window_dims = inst.attr_ints("update_window_dims");
   const auto& inserted = inst.attr_ints("inserted_window_dims");
   const auto& to_operand = inst.attr_ints("scatter_dims_to_operand_dims");
@@ -227,7 +231,7 @@ absl::StatusOr<ShardingRule> ScatterRule(const Instruction& inst) {
       }
       ++k;
     }
-    for (const auto& [o, i] : ImplicitBatchDims(operand, inst.operand(1), slice_sizes, index_vector_dim,
+    for (const auto& [o, i] : ImplicitBatchDims(operand, inst.operand(n), slice_sizes, index_vector_dim,
                                                 to_operand, indices_batching)) {
       if (!Contains(inserted, o)) continue;
       input_batching.push_back(o);
@@ -283,8 +287,10 @@ absl::StatusOr<ShardingRule> ScatterRule(const Instruction& inst) {
   for (int64_t d = 0; d < indices.rank(); ++d) {
     if (idx[d].empty()) idx[d] = {rule.AddFactor(indices.dim(d), FactorKind::kNeedReplication)};
   }
-  rule.operands = {op, idx, upd};
-  rule.results = {op};
+  rule.operands.assign(static_cast<size_t>(n), op);
+  rule.operands.push_back(idx);
+  rule.operands.insert(rule.operands.end(), static_cast<size_t>(n), upd);
+  rule.results.assign(static_cast<size_t>(n), op);
   return rule;
 }
 

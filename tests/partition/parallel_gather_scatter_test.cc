@@ -74,3 +74,36 @@ ENTRY %e {
 
 }  // namespace
 }  // namespace sharc::spmd
+
+namespace sharc::spmd {
+namespace {
+
+TEST(ParallelGatherScatterTest, AVariadicScatterSplitsItsOperandsAlike) {
+  // Two accumulators scattered at the same rows, split along them, with
+  // iota rows: each device updates its own rows of both.
+  const std::string text = PartitionAndCheck(R"(
+HloModule m, num_partitions=2
+%add2 (a: f32[], b: s32[], c: f32[], d: s32[]) -> (f32[], s32[]) {
+  %a = f32[] parameter(0)
+  %b = s32[] parameter(1)
+  %c = f32[] parameter(2)
+  %d = s32[] parameter(3)
+  %x = f32[] add(%a, %c)
+  %y = s32[] add(%b, %d)
+  ROOT %t = (f32[], s32[]) tuple(%x, %y)
+}
+ENTRY %e {
+  %acc0 = f32[6,5] parameter(0), sharding={devices=[2,1]0,1}
+  %acc1 = s32[6,5] parameter(1), sharding={devices=[2,1]0,1}
+  %idx = s32[6,1] iota(), iota_dimension=0
+  %u0 = f32[6,5] parameter(2), sharding={devices=[2,1]0,1}
+  %u1 = s32[6,5] parameter(3), sharding={devices=[2,1]0,1}
+  ROOT %s = (f32[6,5], s32[6,5]) scatter(%acc0, %acc1, %idx, %u0, %u1), update_window_dims={1},
+       inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1,
+       to_apply=%add2, sharding={{devices=[2,1]0,1}, {devices=[2,1]0,1}}
+})");
+  EXPECT_FALSE(HasCollective(text)) << text;
+}
+
+}  // namespace
+}  // namespace sharc::spmd
