@@ -781,7 +781,12 @@ class ProgramGenerator {
     std::vector<std::pair<int64_t, bool>> batch;  // (size, is a batching partner)
     for (int64_t d : f.batching) batch.push_back({a.dims[static_cast<size_t>(d)], true});
     const int extra = Uniform(0, 2);
-    for (int i = 0; i < extra; ++i) batch.push_back({Dim(), false});
+    // Now and then an extra batch dim as long as an indexed dim of window 1,
+    // so that iota indices can make them batch dims in all but name.
+    const bool matched = !f.single.empty() && Chance(0.4);
+    for (int i = 0; i < extra; ++i) {
+      batch.push_back({matched && i == 0 ? a.dims[static_cast<size_t>(f.single[0])] : Dim(), false});
+    }
     std::shuffle(batch.begin(), batch.end(), rng_);
     const int64_t nb = static_cast<int64_t>(batch.size());
     f.index_vector_dim = f.index_map.size() == 1 && Chance(0.3) ? nb : Uniform(0, static_cast<int>(nb));
@@ -825,10 +830,28 @@ class ProgramGenerator {
                         Dims(f.indices_batching));
   }
 
+  // The indices: now and then an iota along an indices dim as long as the
+  // one operand dim they address with a window of 1 (XLA's implicit batch
+  // dims: row k reads row k), else any s32 value of their shape.
+  Value Indices(const Value& a, const IndexForm& f) {
+    if (f.index_map.size() == 1 && Chance(0.5) &&
+        std::find(f.single.begin(), f.single.end(), f.index_map[0]) != f.single.end()) {
+      const int64_t want = a.dims[static_cast<size_t>(f.index_map[0])];
+      for (int64_t i = 0; i < static_cast<int64_t>(f.indices.size()); ++i) {
+        if (i == f.index_vector_dim || f.indices[static_cast<size_t>(i)] != want) continue;
+        Value v{Fresh("rows"), "s32", f.indices};
+        lines_.push_back(absl::StrCat("  %", v.name, " = ", ShapeText(v), " iota(), iota_dimension=", i));
+        pool_.push_back(v);
+        return v;
+      }
+    }
+    return Need("s32", f.indices);
+  }
+
   void Gather() {
     Value a = Pick(1, 3);
     IndexForm f = RandomIndexForm(a);
-    Value idx = Need("s32", f.indices);
+    Value idx = Indices(a, f);
     std::vector<int64_t> offsets;
     for (int64_t d = 0; d < a.rank(); ++d) {
       if (std::find(f.single.begin(), f.single.end(), d) == f.single.end() &&
@@ -848,7 +871,7 @@ class ProgramGenerator {
   void Scatter() {
     Value a = Pick(1, 3);
     IndexForm f = RandomIndexForm(a);
-    Value idx = Need("s32", f.indices);
+    Value idx = Indices(a, f);
     std::vector<int64_t> windows;
     for (int64_t d = 0; d < a.rank(); ++d) {
       if (std::find(f.single.begin(), f.single.end(), d) == f.single.end() &&
