@@ -98,9 +98,10 @@ absl::StatusOr<Instruction*> LowerWindowSplitConvolution(
   }
   Instruction* window = MaskOutside(b, FetchWindow(b, input, plan.input), plan.input,
                                     in.dim(plan.input.dim), b.ScalarConstant(in.type(), 0));
-  // An uneven kernel split leaves padding taps: zero, they add nothing.
+  // An uneven kernel split leaves padding taps (whole tiles of them where
+  // there are more devices than taps): zero, they add nothing.
   const hlo::Shape& whole_kernel = conv.operand(1)->shape();
-  if (whole_kernel.dim(kd) % plan.kernel_tile != 0) {
+  if (plan.kernel_tile * rhs.TileCount(kd) != whole_kernel.dim(kd)) {
     Instruction* offset = b.PerDeviceValue(TileOffsets(rhs, whole_kernel, kd, b.num_devices()),
                                            "kernel.offset");
     kernel = b.MaskPadding(kernel, kd, offset, whole_kernel.dim(kd),
