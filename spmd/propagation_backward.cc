@@ -100,6 +100,12 @@ std::optional<Sharding> BackwardSameSharding(const Instruction&, const Instructi
   return *user.sharding();
 }
 
+std::optional<Sharding> BackwardSort(const Instruction&, const Instruction& user, int64_t index,
+                                     State&) {
+  const Sharding& us = *user.sharding();
+  return user.shape().is_tuple() ? us.ElementSharding(user.shape(), index) : us;
+}
+
 std::optional<Sharding> BackwardReplicated(const Instruction&, const Instruction&, int64_t,
                                            State&) {
   return Sharding::Replicated();

@@ -385,6 +385,27 @@ bool ForwardScatter(Instruction& inst, State& state) {
   return changed;
 }
 
+// A sort is laid out like its representative operand (every result alike),
+// as XLA's propagation does, unless that splits the sort dim and no other
+// dim could take those tiles (which the partitioner would need to sort
+// whole rows).
+bool ForwardSort(Instruction& inst, State& state) {
+  const Instruction* rep = RepresentativeOperand(inst);
+  if (rep == nullptr || !Spatial(rep) || inst.attr_ints("dimensions").size() != 1) return false;
+  const Sharding& s = *rep->sharding();
+  const int64_t sort_dim = inst.attr_ints("dimensions")[0];
+  const hlo::Shape& shape = rep->shape();
+  if (s.IsTiled() && s.TileCount(sort_dim) > 1) {
+    bool movable = false;
+    for (int64_t d = 0; d < shape.rank() && shape.rank() >= 2 && shape.dim(sort_dim) != 1; ++d) {
+      if (d != sort_dim && shape.dim(d) % (s.TileCount(sort_dim) * s.TileCount(d)) == 0) movable = true;
+    }
+    if (!movable) return false;
+  }
+  return MaybeImprove(ForAllLeaves(s, inst.shape()), inst, state.aggressiveness > 0,
+                      inst.users().size() == 1, state, rep, How(inst));
+}
+
 bool ForwardRepresentative(Instruction& inst, State& state) {
   const Instruction* rep = RepresentativeOperand(inst);
   if (rep == nullptr) return false;

@@ -98,6 +98,7 @@ bool IsElementwise(hlo::Opcode opcode);
 // Forward steps (propagation_forward.cc).
 bool ForwardElementwise(hlo::Instruction& inst, State& state);
 bool ForwardElementwiseFromOperand0(hlo::Instruction& inst, State& state);
+bool ForwardSort(hlo::Instruction& inst, State& state);
 bool ForwardThroughRule(hlo::Instruction& inst, State& state);
 bool ForwardOperand0(hlo::Instruction& inst, State& state);
 bool ForwardThroughOperand0(hlo::Instruction& inst, State& state);
@@ -121,6 +122,9 @@ bool ForwardRepresentative(hlo::Instruction& inst, State& state);
 std::optional<hlo::Sharding> BackwardSameDims(const hlo::Instruction& inst, const hlo::Instruction& user,
                                               int64_t index, State& state);
 // What the user's sharding is, the operand is offered {replicated}.
+// Operand i of a (variadic) sort is laid out like result i.
+std::optional<hlo::Sharding> BackwardSort(const hlo::Instruction& inst, const hlo::Instruction& user,
+                                          int64_t index, State& state);
 std::optional<hlo::Sharding> BackwardReplicated(const hlo::Instruction& inst, const hlo::Instruction& user,
                                                 int64_t index, State& state);
 std::optional<hlo::Sharding> BackwardSameSharding(const hlo::Instruction& inst, const hlo::Instruction& user,

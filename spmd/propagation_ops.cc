@@ -74,16 +74,15 @@ const absl::flat_hash_map<Opcode, OpPropagation>& Table() {
       {Opcode::kAllReduce,           {1,    0,    true,  ForwardRepresentative,    BackwardSameDims}},
       {Opcode::kReduceScatter,       {1,    0,    true,  ForwardRepresentative,    BackwardSameDims}},
       {Opcode::kCollectivePermute,   {1,    0,    true,  ForwardOperand0,          BackwardSameDims}},
-      // Factor rules propagation does not follow (yet): XLA partitions sort
-      // along its other dims, sharc keeps it whole; the rest are values of
-      // one device or one step that no caller splits. (The MapReduce ops
+      // Factor rules propagation does not follow: values of one device or
+      // one step that no caller splits. (The MapReduce ops
       // have no line: lowered before propagation in the pipeline, they take
       // the generic entry when propagated as written.)
       {Opcode::kPower,               kElementwiseFromOperand0},
       {Opcode::kShiftLeft,           kElementwiseFromOperand0},
       {Opcode::kShiftRightArithmetic, kElementwiseFromOperand0},
       {Opcode::kShiftRightLogical,   kElementwiseFromOperand0},
-      {Opcode::kSort,                kWhole},
+      {Opcode::kSort,                {1,    0,    true,  ForwardSort,              BackwardSort}},
       {Opcode::kBitcastConvert,      kWhole},
       {Opcode::kPartitionId,         kWhole},
       {Opcode::kReplicaId,           kWhole},

@@ -662,3 +662,32 @@ ENTRY %e {
 
 }  // namespace
 }  // namespace sharc::spmd
+
+namespace sharc::spmd {
+namespace {
+
+TEST_F(ShapeOpsPropagationTest, ASortFollowsItsOperandEvenAlongTheSortDimWhenTheTilesCanMove) {
+  // Split along the sort dim, with another dim that could take the tiles:
+  // XLA's propagation carries it (the partitioner sorts whole rows).
+  ASSERT_TRUE(Run(R"(
+HloModule m, num_partitions=4
+%lt (a: f32[], b: f32[], c: s32[], d: s32[]) -> pred[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  %c = s32[] parameter(2)
+  %d = s32[] parameter(3)
+  ROOT %r = pred[] compare(%a, %b), direction=LT
+}
+ENTRY %e {
+  %p = f32[8,16] parameter(0)
+  %x = f32[8,16] negate(%p), sharding={devices=[1,4]0,1,2,3}
+  %i = s32[8,16] iota(), iota_dimension=1
+  %s = (f32[8,16], s32[8,16]) sort(%x, %i), dimensions={1}, is_stable=true, to_apply=%lt
+  ROOT %c = (f32[8,16], s32[8,16]) copy(%s)
+})"));
+  ExpectSharding(module(), "s", "{{devices=[1,4]0,1,2,3}, {devices=[1,4]0,1,2,3}}");
+  ExpectSharding(module(), "i", "{devices=[1,4]0,1,2,3}");
+}
+
+}  // namespace
+}  // namespace sharc::spmd

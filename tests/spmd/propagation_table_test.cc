@@ -56,6 +56,8 @@ TEST(PropagationEntryTest, ComesFromTheTableTheTraitOrTheRule) {
   hlo::Instruction* sorted =
       comp->AddInstruction(hlo::Instruction::Create(hlo::Opcode::kSort, "sort", f32x4, {rev}));
   sorted->set_attr("dimensions", hlo::IntList{0});
+  hlo::Instruction* bits = comp->AddInstruction(hlo::Instruction::Create(
+      hlo::Opcode::kBitcastConvert, "bits", hlo::Shape(hlo::PrimitiveType::kS32, {4}), {sorted}));
   internal::State state;
   state.module = module.get();
   // The trait: every elementwise op, with no line of its own.
@@ -64,8 +66,11 @@ TEST(PropagationEntryTest, ComesFromTheTableTheTraitOrTheRule) {
   // A line of the table: XLA's own step for reverse.
   EXPECT_EQ(internal::PropagationOf(*rev, state).forward, &internal::ForwardReverse);
   EXPECT_TRUE(internal::PropagationOf(*rev, state).partitionable);
-  // A line that keeps an op with a rule whole, as sharc does today.
-  EXPECT_FALSE(internal::PropagationOf(*sorted, state).partitionable);
+  // XLA's step for sort (like its representative operand, unless that
+  // splits the sort dim with nowhere to move it).
+  EXPECT_EQ(internal::PropagationOf(*sorted, state).forward, &internal::ForwardSort);
+  // A line that keeps an op with a rule whole.
+  EXPECT_FALSE(internal::PropagationOf(*bits, state).partitionable);
 }
 
 }  // namespace
