@@ -93,13 +93,19 @@ class ShardyImporter {
       Computation* comp = work.front();
       work.pop_front();
       const std::vector<std::string> axes = region_axes_.at(comp);
+      // Rewriting a shard_map removes its boundaries: find the body calls
+      // first, then walk what is left.
+      std::vector<Instruction*> body_calls;
       for (Instruction* inst : comp->instructions()) {
-        if (IsManualBodyCall(*inst)) {
-          ASSIGN_OR_RETURN(std::vector<std::string> region, RewriteShardMap(*comp, inst, axes));
-          RETURN_IF_ERROR(Visit(inst->attr_computation("to_apply"), region, *inst, work));
-          body_calls_.push_back(inst);
-          continue;
-        }
+        if (IsManualBodyCall(*inst)) body_calls.push_back(inst);
+      }
+      for (Instruction* call : body_calls) {
+        ASSIGN_OR_RETURN(std::vector<std::string> region, RewriteShardMap(*comp, call, axes));
+        RETURN_IF_ERROR(Visit(call->attr_computation("to_apply"), region, *call, work));
+        body_calls_.push_back(call);
+      }
+      for (Instruction* inst : comp->instructions()) {
+        if (IsManualBodyCall(*inst)) continue;
         for (Computation* callee : inst->called_computations()) {
           RETURN_IF_ERROR(Visit(callee, axes, *inst, work));
         }
