@@ -1,6 +1,7 @@
 #include "spmd/partition/strategy.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -240,7 +241,7 @@ absl::StatusOr<OpStrategy> ChooseStrategy(const Instruction& inst, const Shardin
   add(Sharding::Replicated());
 
   std::optional<OpStrategy> best;
-  std::pair<bool, int64_t> best_cost{false, 0};
+  std::tuple<bool, bool, int64_t> best_cost{false, false, 0};
   for (const Sharding& iteration : candidates) {
     OpStrategy s;
     s.iteration = iteration;
@@ -296,7 +297,10 @@ absl::StatusOr<OpStrategy> ChooseStrategy(const Instruction& inst, const Shardin
       bytes += b;
     }
     std::vector<std::string> steps;
-    bytes += ReshardBytesSent(inst.shape(), completed, result_sharding, moves ? &steps : nullptr);
+    const int64_t result_bytes =
+        ReshardBytesSent(inst.shape(), completed, result_sharding, moves ? &steps : nullptr);
+    const bool result_moves = inst.opcode() == hlo::Opcode::kDot && result_bytes > 0;
+    bytes += result_bytes;
     if (moves && !steps.empty()) {
       moves->push_back(absl::StrCat("result ", completed.ToString(), " -> ",
                                     result_sharding.ToString(), ": ", absl::StrJoin(steps, ", ")));
@@ -311,7 +315,11 @@ absl::StatusOr<OpStrategy> ChooseStrategy(const Instruction& inst, const Shardin
       explanation->candidates.push_back(std::move(account));
     }
     // Strictly cheaper only: a tie keeps the earlier candidate.
-    const std::pair<bool, int64_t> cost{!in_place, bytes};
+    // Then, for a dot, plans that give the result its own layout (or one it
+    // slices locally) before those that move it afterwards: GSPMD's dot
+    // handler partitions toward the result's sharding, resharding operands
+    // to fit it.
+    const std::tuple<bool, bool, int64_t> cost{!in_place, result_moves, bytes};
     if (!best || cost < best_cost) {
       best = std::move(s);
       best_cost = cost;

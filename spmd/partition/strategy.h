@@ -14,8 +14,13 @@
 // sharding.
 //
 // A plan that splits the op and takes every operand as it is (no reshard,
-// not even a local slice) comes first; among such plans, and among the
-// others, the fewest bytes win; a tie keeps the earlier candidate (the
+// not even a local slice) comes first; for a dot, then, a plan that gives
+// the result its sharding (or one it slices locally) before one that moves
+// the result afterwards (GSPMD's dot handler reshards operands to fit the
+// result: with both operands split on batch and rows and the result like
+// the lhs, it gathers the rhs's rows rather than the smaller lhs's and an
+// all-to-all of the result); among such plans, and among the others, the
+// fewest bytes win; a tie keeps the earlier candidate (the
 // result's sharding first, as GSPMD partitions toward the result). The first
 // rule is the order of GSPMD's dot handler, which tries operands already
 // partitioned compatibly before resharding any: operands split alike on the

@@ -153,3 +153,28 @@ ENTRY main {
 
 }  // namespace
 }  // namespace sharc::spmd
+
+namespace sharc::spmd {
+namespace {
+
+// Batch and lhs-row splits on both operands, the result split like the
+// lhs: gathering the rhs's rows gives the result its layout directly, as
+// GSPMD partitions toward the result. Gathering the (smaller) lhs instead
+// sends fewer operand bytes but then moves the result with an all-to-all.
+TEST(StrategyCost, ADotPartitionsTowardItsResultsLayout) {
+  ASSERT_OK_AND_ASSIGN(auto global, hlo::ParseAndVerifyModule(R"(
+HloModule m, num_partitions=4
+ENTRY %e {
+  %lhs = f32[4,24,100] parameter(0), sharding={devices=[2,2,1]<=[4]}
+  %rhs = f32[4,32,100] parameter(1), sharding={devices=[2,2,1]<=[4]}
+  ROOT %dot = f32[4,24,32] dot(%lhs, %rhs), lhs_batch_dims={0}, rhs_batch_dims={0},
+      lhs_contracting_dims={2}, rhs_contracting_dims={2}, sharding={devices=[2,2,1]<=[4]}
+})"));
+  ASSERT_OK_AND_ASSIGN(auto local, PartitionModule(*global));
+  EXPECT_EQ(testing_util::CollectiveCounts(*local),
+            "all-reduce=0 all-gather=1 reduce-scatter=0 all-to-all=0 collective-permute=0");
+  EXPECT_OK(testing_util::ExpectPartitionedMatchesGlobal(*global, *local, 1));
+}
+
+}  // namespace
+}  // namespace sharc::spmd
