@@ -16,9 +16,9 @@ namespace {
 using testing_util::PartitionAndCheck;
 
 bool HasCollective(const std::string& text) {
-  for (const char* op : {" all-gather(", " all-reduce(", " all-to-all(", " collective-permute(",
-                         " reduce-scatter("}) {
-    if (text.find(op) != std::string::npos) return true;
+  for (const char* op :
+       {"all-gather", "all-reduce", "all-to-all", "collective-permute", "reduce-scatter"}) {
+    if (testing_util::CountOpcode(text, op) > 0) return true;
   }
   return false;
 }

@@ -38,4 +38,12 @@ inline std::string PartitionAndCheck(const std::string& text,
   return (*local)->ToString();
 }
 
+// How many instructions of `opcode` (e.g. "all-to-all") a module's text holds.
+inline int CountOpcode(const std::string& text, const std::string& opcode) {
+  int n = 0;
+  const std::string needle = " " + opcode + "(";
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
 }  // namespace sharc::spmd::testing_util

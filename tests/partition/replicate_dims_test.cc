@@ -14,17 +14,9 @@
 namespace sharc::spmd {
 namespace {
 
+using testing_util::CountOpcode;
 using testing_util::PartitionAndCheck;
 using testing_util::Propagation;
-
-int Count(const std::string& text, const std::string& op) {
-  int n = 0;
-  for (size_t at = text.find(" " + op + "("); at != std::string::npos;
-       at = text.find(" " + op + "(", at + 1)) {
-    ++n;
-  }
-  return n;
-}
 
 std::string Replicate(int devices, const std::string& shape, const std::string& from,
                       const std::string& to = "{replicated}") {
@@ -37,26 +29,26 @@ ENTRY %e {
 
 TEST(ReplicateDimsTest, ADimEveryTileHoldsWholeComesFromTheFirstTile) {
   std::string text = Replicate(4, "f32[1,1]", "{devices=[2,2]<=[4]}");
-  EXPECT_EQ(Count(text, "all-reduce"), 1) << text;
-  EXPECT_EQ(Count(text, "all-gather"), 0) << text;
+  EXPECT_EQ(CountOpcode(text, "all-reduce"), 1) << text;
+  EXPECT_EQ(CountOpcode(text, "all-gather"), 0) << text;
   text = Replicate(4, "s32[1,7]", "{devices=[2,2]1,3,0,2}");
-  EXPECT_EQ(Count(text, "all-reduce"), 1) << text;
-  EXPECT_EQ(Count(text, "all-gather"), 1) << text;
+  EXPECT_EQ(CountOpcode(text, "all-reduce"), 1) << text;
+  EXPECT_EQ(CountOpcode(text, "all-gather"), 1) << text;
 }
 
 TEST(ReplicateDimsTest, AShortDimIsPlacedAndSummed) {
   std::string text = Replicate(8, "f32[3,5]", "{devices=[8,1]<=[8]}");
-  EXPECT_EQ(Count(text, "all-reduce"), 1) << text;
-  EXPECT_EQ(Count(text, "all-gather"), 0) << text;
+  EXPECT_EQ(CountOpcode(text, "all-reduce"), 1) << text;
+  EXPECT_EQ(CountOpcode(text, "all-gather"), 0) << text;
   text = Replicate(8, "f32[2,6]", "{devices=[4,2]<=[8]}",
                    "{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}");
-  EXPECT_EQ(Count(text, "all-reduce"), 1) << text;
+  EXPECT_EQ(CountOpcode(text, "all-reduce"), 1) << text;
 }
 
 TEST(ReplicateDimsTest, ALongDimIsAllGathered) {
   std::string text = Replicate(8, "f32[13]", "{devices=[8]<=[8]}");
-  EXPECT_EQ(Count(text, "all-gather"), 1) << text;
-  EXPECT_EQ(Count(text, "all-reduce"), 0) << text;
+  EXPECT_EQ(CountOpcode(text, "all-gather"), 1) << text;
+  EXPECT_EQ(CountOpcode(text, "all-reduce"), 0) << text;
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 namespace sharc::spmd {
 namespace {
 
+using testing_util::CountOpcode;
 using testing_util::PartitionAndCheck;
 using testing_util::Propagation;
 
@@ -30,15 +31,6 @@ std::string Steps(const std::string& shape, const std::string& from, const std::
   std::vector<std::string> names;
   for (const ReshardStep& step : *steps) names.push_back(std::string(step.target));
   return absl::StrJoin(names, ",");
-}
-
-int Count(const std::string& text, const std::string& op) {
-  int n = 0;
-  for (size_t at = text.find(" " + op + "("); at != std::string::npos;
-       at = text.find(" " + op + "(", at + 1)) {
-    ++n;
-  }
-  return n;
 }
 
 // A copy from one layout to another, partitioned and checked.
@@ -68,18 +60,18 @@ TEST(ReshardAllToAllTest, StepsFollowXlasPairing) {
 
 TEST(ReshardAllToAllTest, PerDeviceProgramsComputeTheGlobalValues) {
   std::string text = Reshard(8, "f32[8,16,4,8]", "{devices=[1,4,2,1]<=[8]}", "{devices=[2,1,1,4]<=[8]}");
-  EXPECT_EQ(Count(text, "all-to-all"), 1) << text;
-  EXPECT_EQ(Count(text, "all-gather"), 0) << text;
+  EXPECT_EQ(CountOpcode(text, "all-to-all"), 1) << text;
+  EXPECT_EQ(CountOpcode(text, "all-gather"), 0) << text;
   text = Reshard(2, "f32[7,31,16]", "{devices=[2,1,1]0,1}", "{devices=[1,2,1]0,1}");
-  EXPECT_EQ(Count(text, "all-to-all"), 1) << text;
+  EXPECT_EQ(CountOpcode(text, "all-to-all"), 1) << text;
   text = Reshard(8, "f32[8,8,8]", "{devices=[2,4,1]<=[8]}", "{devices=[1,2,4]0,1,4,5,2,3,6,7}");
-  EXPECT_EQ(Count(text, "all-to-all"), 2) << text;
-  EXPECT_EQ(Count(text, "collective-permute"), 1) << text;
+  EXPECT_EQ(CountOpcode(text, "all-to-all"), 2) << text;
+  EXPECT_EQ(CountOpcode(text, "collective-permute"), 1) << text;
   // Within replication groups, with a shuffled device order.
   text = Reshard(8, "f32[12,6,5]", "{devices=[2,1,1,4]5,1,6,7,0,4,2,3 last_tile_dim_replicate}",
                  "{devices=[1,2,1,4]0,1,2,3,4,5,6,7 last_tile_dim_replicate}");
-  EXPECT_EQ(Count(text, "all-to-all"), 1) << text;
-  EXPECT_EQ(Count(text, "all-gather"), 0) << text;
+  EXPECT_EQ(CountOpcode(text, "all-to-all"), 1) << text;
+  EXPECT_EQ(CountOpcode(text, "all-gather"), 0) << text;
 }
 
 }  // namespace
