@@ -5,8 +5,8 @@
 // A Shardy mesh names its axes (`#sdy.mesh<["x"=2, "y"=4]>`); a tensor's
 // sharding lists, per dimension, the axes that split it, major first
 // (`#sdy.sharding<@mesh, [{"y"}, {"x"}]>`). An axis may be split into
-// sub-axes (`"x":(2)4` is the part of "x" of size 4 whose devices are 2
-// apart). The XLA sharding is the mesh's device array with the axes that
+// sub-axes (`"x":(2)4` is the part of "x" of size 4 below a major part of
+// size 2: on an axis of 8, its minor 4). The XLA sharding is the mesh's device array with the axes that
 // split dims moved to the front in that order and the others gathered into
 // one replication group (XLA's convertToHloSharding):
 //

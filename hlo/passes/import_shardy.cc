@@ -193,7 +193,10 @@ class ShardyImporter {
                                    const Instruction& inst) {
     ASSIGN_OR_RETURN(const SdyMesh* mesh, MeshOf(sharding, inst));
     absl::StatusOr<Sharding> converted = SdyToHloSharding(sharding, *mesh, manual_axes);
-    if (!converted.ok()) return OpError(inst, converted.status().message());
+    if (!converted.ok()) {
+      return OpError(inst, "has a Shardy sharding that does not fit its mesh: ",
+                     converted.status().message());
+    }
     return converted;
   }
 

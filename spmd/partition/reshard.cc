@@ -1,6 +1,7 @@
 #include "spmd/partition/reshard.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <numeric>
 
@@ -44,38 +45,56 @@ Instruction* SliceToTiled(LocalBuilder& b, Instruction* full, const Shape& globa
   return b.DynamicSlice(padded, starts, shard.dims());
 }
 
-hlo::Computation* SumReducer(LocalBuilder& b, hlo::PrimitiveType type) {
-  return b.Reducer(type == hlo::PrimitiveType::kPred ? hlo::Opcode::kOr : hlo::Opcode::kAdd, type);
+// How pieces that never overlap combine exactly in an all-reduce: OR for
+// pred, + for integers (the others hold 0), max for floats (the others
+// hold -inf: adding zeros would turn -0.0 into +0.0; max keeps it, and a
+// NaN). Complex values and 8-bit floats (no -inf in some) are gathered.
+struct Combine {
+  hlo::Opcode op;
+  double filler;
+};
+std::optional<Combine> ExactCombine(hlo::PrimitiveType type) {
+  if (type == hlo::PrimitiveType::kPred) return Combine{hlo::Opcode::kOr, 0};
+  if (hlo::IsInteger(type)) return Combine{hlo::Opcode::kAdd, 0};
+  if (hlo::IsFloatingPoint(type) && hlo::ByteWidth(type) >= 2) {
+    return Combine{hlo::Opcode::kMaximum, -std::numeric_limits<double>::infinity()};
+  }
+  return std::nullopt;
 }
 
-// Keeps `value` on the devices where `keep[partition]` is nonzero, zeros
+// Keeps `value` on the devices where `keep[partition]` is nonzero, `filler`
 // elsewhere.
-Instruction* ZeroUnless(LocalBuilder& b, Instruction* value, const std::vector<int64_t>& keep) {
+Instruction* KeepOnly(LocalBuilder& b, Instruction* value, const std::vector<int64_t>& keep,
+                      double filler) {
   const Shape& shape = value->shape();
   auto cmp = Instruction::Create(hlo::Opcode::kCompare, b.FreshName("keep"),
                                  Shape(hlo::PrimitiveType::kPred, {}),
                                  {b.PerDeviceValue(keep, "keep"), b.ConstantS32(0)});
   cmp->set_attr("direction", std::string("NE"));
   Instruction* mask = b.Broadcast(b.Add(std::move(cmp)), Shape(hlo::PrimitiveType::kPred, shape.dims()), {});
-  Instruction* zeros = b.Broadcast(b.ScalarConstant(shape.type(), 0), shape, {});
+  Instruction* others = b.Broadcast(b.ScalarConstant(shape.type(), filler), shape, {});
   return b.Add(Instruction::Create(hlo::Opcode::kSelect, b.FreshName("masked"), shape,
-                                   {mask, value, zeros}));
+                                   {mask, value, others}));
 }
 
 // Makes `dims` whole inside their device groups (XLA's ReplicatePartial):
 //   - a dim every tile holds whole (size 1 split n ways: only the first tile
 //     has data) comes from its first tile by a masked all-reduce;
-//   - a dim at most half as long as its tile count is placed into zeros at
-//     each tile's offset and all-reduced;
+//   - a dim at most half as long as its tile count is placed into fillers at
+//     each tile's offset and all-reduced (ExactCombine says how);
 //   - any other is all-gathered, minor dims first, one all-gather each.
 // Padding is sliced off; the dims end up whole.
 Instruction* GatherDims(LocalBuilder& b, Instruction* local, const Shape& global,
                         const Sharding& from, std::vector<int64_t> dims) {
   std::vector<int64_t> from_first, placed, gathered;
+  const hlo::PrimitiveType type = local->shape().type();
+  const std::optional<Combine> combine = ExactCombine(type);
   for (int64_t d : dims) {
     const int64_t parts = from.TileCount(d);
     if (parts == 1) continue;
-    if (local->shape().dim(d) == global.dim(d)) {
+    if (!combine) {
+      gathered.push_back(d);
+    } else if (local->shape().dim(d) == global.dim(d)) {
       from_first.push_back(d);
     } else if (global.dim(d) <= parts / 2) {
       placed.push_back(d);
@@ -84,7 +103,6 @@ Instruction* GatherDims(LocalBuilder& b, Instruction* local, const Shape& global
     }
   }
   Sharding current = from;
-  const hlo::PrimitiveType type = local->shape().type();
   if (!from_first.empty()) {
     std::vector<int64_t> first(static_cast<size_t>(b.num_devices()), 0);
     for (int64_t p = 0; p < b.num_devices(); ++p) {
@@ -93,7 +111,7 @@ Instruction* GatherDims(LocalBuilder& b, Instruction* local, const Shape& global
       for (int64_t d : from_first) is_first = is_first && (*index)[d] == 0;
       first[p] = is_first ? 1 : 0;
     }
-    local = b.AllReduce(ZeroUnless(b, local, first), SumReducer(b, type),
+    local = b.AllReduce(KeepOnly(b, local, first, combine->filler), b.Reducer(combine->op, type),
                         GroupsAlongDims(current, from_first));
     current = ReplicateDims(current, from_first);
   }
@@ -107,8 +125,8 @@ Instruction* GatherDims(LocalBuilder& b, Instruction* local, const Shape& global
     current = ReplicateDims(current, {d});
   }
   if (!placed.empty()) {
-    // Zeros as long as every tile (padding included), so each tile's update
-    // fits at its offset; the padding is sliced off after the sum.
+    // Fillers as long as every tile (padding included), so each tile's
+    // update fits at its offset; the padding is sliced off after the sum.
     Shape padded = local->shape();
     std::vector<int64_t> limits = local->shape().dims();
     std::vector<Instruction*> starts;
@@ -125,12 +143,13 @@ Instruction* GatherDims(LocalBuilder& b, Instruction* local, const Shape& global
       starts.push_back(is_placed ? b.PerDeviceValue(TileOffsets(current, global, d, b.num_devices()), "offset")
                                  : b.ConstantS32(0));
     }
-    Instruction* zeros = b.Broadcast(b.ScalarConstant(type, 0), padded, {});
-    std::vector<Instruction*> operands = {zeros, local};
+    Instruction* fillers = b.Broadcast(b.ScalarConstant(type, combine->filler), padded, {});
+    std::vector<Instruction*> operands = {fillers, local};
     operands.insert(operands.end(), starts.begin(), starts.end());
     Instruction* update = b.Add(Instruction::Create(hlo::Opcode::kDynamicUpdateSlice,
                                                     b.FreshName("placed"), padded, operands));
-    local = b.Slice(b.AllReduce(update, SumReducer(b, type), GroupsAlongDims(current, placed)), limits);
+    local = b.Slice(b.AllReduce(update, b.Reducer(combine->op, type), GroupsAlongDims(current, placed)),
+                    limits);
   }
   return local;
 }

@@ -47,7 +47,19 @@ std::optional<int64_t> IotaDim(const Instruction* value) {
     value = value->operand(0);
   }
   if (!value->shape().is_array()) return std::nullopt;
-  if (value->opcode() == Opcode::kIota) return value->attr_int("iota_dimension");
+  if (value->opcode() == Opcode::kIota) {
+    // A narrow index type wraps (s8 counts 0..127 and then goes negative):
+    // only 16 bits and wider, within range, or at most 8 long (s4 and up).
+    const int64_t dim = value->attr_int("iota_dimension");
+    const hlo::PrimitiveType type = value->shape().type();
+    if (!hlo::IsInteger(type)) return std::nullopt;
+    const int64_t bytes = hlo::ByteWidth(type);
+    const int64_t last = value->shape().dim(dim) - 1;
+    if (bytes < 2) return last < 8 ? std::optional<int64_t>(dim) : std::nullopt;
+    const int64_t bits = 8 * bytes - (hlo::IsSignedInteger(type) ? 1 : 0);
+    if (bits < 63 && last > (int64_t{1} << bits) - 1) return std::nullopt;
+    return dim;
+  }
   if (value->shape().type() != hlo::PrimitiveType::kS32) return std::nullopt;
   if (value->opcode() == Opcode::kBroadcast) {
     std::optional<int64_t> inner = IotaDim(value->operand(0));
