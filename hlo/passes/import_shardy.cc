@@ -391,6 +391,11 @@ class ShardyImporter {
       for (int64_t k = 0; k < call->operand_count(); ++k) {
         Instruction* operand = call->operand(k);
         if (operand == entry) {
+          if (entry->shape().is_tuple()) {
+            return OpError(*call, "reads all of ", entry->name(),
+                           " at once; a shard_map's body takes its values one by one "
+                           "(get-tuple-element), as XLA writes it");
+          }
           call->ReplaceOperand(k, local[0]);
         } else if (operand->opcode() == Opcode::kGetTupleElement && operand->operand(0) == entry) {
           call->ReplaceOperand(k, local[static_cast<size_t>(operand->attr_int("index"))]);
