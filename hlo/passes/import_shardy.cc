@@ -37,10 +37,6 @@ constexpr char kPropagationBarrierTarget[] = "xla.sdy.PropagationBarrier";
 // A shard_map body's name holds this (JAX may prefix and suffix it).
 constexpr char kManualBodyName[] = "manual_computation_body";
 
-bool IsSdyTarget(const Instruction& inst, const char* target) {
-  return IsCustomCallTo(inst, target);
-}
-
 bool IsManualBodyCall(const Instruction& inst) {
   if (inst.opcode() != Opcode::kCall) return false;
   const Computation* callee = inst.attr_computation("to_apply");
@@ -122,7 +118,7 @@ class ShardyImporter {
     }
     for (const Computation* comp : module_.computations()) {
       for (const Instruction* inst : comp->instructions()) {
-        if (IsSdyTarget(*inst, kGlobalToLocalTarget) || IsSdyTarget(*inst, kLocalToGlobalTarget)) {
+        if (IsCustomCallTo(*inst, kGlobalToLocalTarget) || IsCustomCallTo(*inst, kLocalToGlobalTarget)) {
           return OpError(*inst, "is not part of a shard_map (a call of a manual computation body "
                                 "between xla.sdy.GlobalToLocalShape and xla.sdy.LocalToGlobalShape)");
         }
@@ -251,12 +247,20 @@ class ShardyImporter {
                                  const std::vector<std::string>& axes) {
     if (inst->frontend_attributes().empty()) return absl::OkStatus();
     ASSIGN_OR_RETURN(FrontendAttributes attributes, AttributesOf(*inst));
+    std::vector<SdyTensorSharding> shardings;
     if (FindFrontendAttribute(attributes, kShardingAttr)) {
-      ASSIGN_OR_RETURN(std::vector<SdyTensorSharding> shardings,
-                       ShardingsIn(*inst, attributes, kShardingAttr));
+      ASSIGN_OR_RETURN(shardings, ShardingsIn(*inst, attributes, kShardingAttr));
+    }
+    // A module that defines no Shardy mesh is not in Shardy's round-trip
+    // form: a sharding naming one is a stray attribute (XLA's importer tests
+    // carry such), and the instruction's own `sharding=` stands.
+    const bool inert = meshes_.empty() &&
+                       std::none_of(shardings.begin(), shardings.end(),
+                                    [](const SdyTensorSharding& s) { return s.inline_mesh.has_value(); });
+    if (!shardings.empty() && !inert) {
       ASSIGN_OR_RETURN(Sharding sharding, ConvertPerValue(shardings, inst->shape(), axes, *inst));
       const bool annotation = IsCustomCallTo(*inst, kShardingTarget) ||
-                              IsSdyTarget(*inst, kFuncResultShardingTarget);
+                              IsCustomCallTo(*inst, kFuncResultShardingTarget);
       const bool all_open = shardings.size() == 1 && shardings[0].HasOpenDims() &&
                             std::all_of(shardings[0].dims.begin(), shardings[0].dims.end(),
                                         [](const SdyDimSharding& d) { return d.axes.empty(); });
@@ -274,12 +278,15 @@ class ShardyImporter {
         inst->clear_sharding();
       }
     }
-    if (IsSdyTarget(*inst, kFuncResultShardingTarget)) {
+    if (IsCustomCallTo(*inst, kFuncResultShardingTarget) && inst->has_sharding()) {
       inst->set_attr("custom_call_target", std::string(kShardingTarget));
       inst->remove_attr("custom_call_has_side_effect");
-    } else if (IsSdyTarget(*inst, kShardingGroupTarget)) {
+    } else if (IsCustomCallTo(*inst, kShardingGroupTarget)) {
       return ImportShardingGroup(comp, inst, attributes);
-    } else if (IsSdyTarget(*inst, kPropagationBarrierTarget)) {
+    } else if (IsCustomCallTo(*inst, kPropagationBarrierTarget) ||
+               IsCustomCallTo(*inst, kFuncResultShardingTarget)) {
+      // A barrier GSPMD has no form for; a result sharding that names no
+      // mesh. Either way the value is its operand's.
       if (inst->operand_count() != 1) return OpError(*inst, "takes one operand");
       inst->ReplaceAllUsesWith(inst->operand(0));
       if (comp.root() == inst) comp.set_root(inst->operand(0));
