@@ -36,16 +36,21 @@ bool Contains(const std::vector<int64_t>& v, int64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-// The dim along which `value` counts up 0, 1, 2, ... (an iota, a broadcast
-// of one, an s32 constant holding one), looking through copies and
-// layout-only steps.
-std::optional<int64_t> IotaDim(const Instruction* value) {
+// `value` seen through copies and layout-only steps (sharding
+// constraints, the partitioner's reshards), which keep its values.
+const Instruction* ThroughLayoutSteps(const Instruction* value) {
   while (value->opcode() == Opcode::kCopy ||
-         (value->opcode() == Opcode::kCustomCall && value->operand_count() == 1 &&
-          (hlo::IsCustomCallTo(*value, hlo::kShardingTarget) ||
-           hlo::IsCustomCallTo(*value, hlo::kSpmdReshard)))) {
+         (value->operand_count() == 1 && (hlo::IsCustomCallTo(*value, hlo::kShardingTarget) ||
+                                          hlo::IsCustomCallTo(*value, hlo::kSpmdReshard)))) {
     value = value->operand(0);
   }
+  return value;
+}
+
+// The dim along which `value` counts up 0, 1, 2, ... (an iota, a broadcast
+// of one, an s32 constant holding one), looking through layout steps.
+std::optional<int64_t> IotaDim(const Instruction* value) {
+  value = ThroughLayoutSteps(value);
   if (!value->shape().is_array()) return std::nullopt;
   if (value->opcode() == Opcode::kIota) {
     // A narrow index type wraps (s8 counts 0..127 and then goes negative):
@@ -93,13 +98,7 @@ std::vector<std::pair<int64_t, int64_t>> ImplicitBatchDims(
     int64_t index_vector_dim, const std::vector<int64_t>& index_map,
     const std::vector<int64_t>& explicit_indices_batching) {
   std::vector<int64_t> iota_dim_of(index_map.size(), -1);
-  const Instruction* source = indices;
-  while (source->opcode() == Opcode::kCopy ||
-         (source->opcode() == Opcode::kCustomCall && source->operand_count() == 1 &&
-          (hlo::IsCustomCallTo(*source, hlo::kShardingTarget) ||
-           hlo::IsCustomCallTo(*source, hlo::kSpmdReshard)))) {
-    source = source->operand(0);
-  }
+  const Instruction* source = ThroughLayoutSteps(indices);
   if (source->opcode() == Opcode::kConcatenate && !source->attr_ints("dimensions").empty() &&
       source->attr_ints("dimensions")[0] == index_vector_dim) {
     size_t at = 0;
