@@ -83,7 +83,7 @@ class ReshardInserter {
  private:
   // `value` laid out as `target`: itself, or a reshard of it.
   Instruction* Need(Instruction* value, const Sharding& target) {
-    if (SameDataLayout(ShardingOrReplicated(*value), target)) return value;
+    if (NeedsNoReshard(ShardingOrReplicated(*value), target)) return value;
     return AddGlobalView(*out_, hlo::kSpmdReshard, value, target, value->name() + ".reshard");
   }
 
@@ -107,7 +107,7 @@ class ReshardInserter {
     const Sharding& own = *inst.sharding();
     const Sharding produced = ShardingOrReplicated(*value);
     if (own.IsManual() || own.HasManualSubgroup() || produced.IsManual()) return value;
-    if (SameDataLayout(produced, own)) return value;
+    if (NeedsNoReshard(produced, own)) return value;
     // rng draws a stream seeded by its name (hlo/ops/random_ops.cc): it
     // keeps the name, or the partitioned program would draw other numbers.
     if (inst.opcode() == Opcode::kRng && value->name() == inst.name()) {
@@ -200,6 +200,23 @@ class ReshardInserter {
     return Clone(inst, operands, Sharding::Replicated());
   }
 
+  // An op whose sharding puts all of it on one device (XLA's
+  // HandleSingleDevice): its operands are taken to that device and it runs
+  // whole; other devices read its result broadcast from there (reshard.h).
+  std::optional<Instruction*> OnOneDevice(const Instruction& inst, const Sharding& own) {
+    std::optional<int64_t> device;
+    for (const Sharding& leaf : own.LeavesFor(inst.shape())) {
+      if (!leaf.IsMaximal() || (device && *device != leaf.maximal_device())) return std::nullopt;
+      device = leaf.maximal_device();
+    }
+    if (!device) return std::nullopt;
+    std::vector<Instruction*> operands;
+    for (int64_t i = 0; i < inst.operand_count(); ++i) {
+      operands.push_back(Operand(inst, i, Sharding::Maximal(*device)));
+    }
+    return Clone(inst, operands, own);
+  }
+
   // A sum, difference, negation or copy of partial values laid out as its
   // own unreduced sharding is the partial value of the result: no
   // collective (as XLA keeps copy(dot) unreduced).
@@ -274,7 +291,7 @@ class ReshardInserter {
     std::vector<std::vector<int64_t>> groups =
         GroupsAlongDims(strategy.iteration, strategy.split_reduction_factors);
     if (own.HasUnreduced() && SumsPartials(inst) &&
-        SameDataLayout(strategy.local_result, ReducedForm(own)) &&
+        NeedsNoReshard(strategy.local_result, ReducedForm(own)) &&
         SameGroups(groups, UnreducedGroups(own, context_.module->config().num_partitions))) {
       result->set_sharding(own);
       return result;
@@ -341,8 +358,19 @@ class ReshardInserter {
       }
       case Opcode::kConstant:
         // In a manual region a constant is the whole value on every device,
-        // which is what the region's per-device value is.
-        return Clone(inst, {}, own.IsManual() ? own : Sharding::Replicated());
+        // which is what the region's per-device value is. A maximal constant
+        // stays maximal: other devices read it broadcast from its device, as
+        // in XLA (it is known everywhere, but the program says where it lives).
+        return Clone(inst, {}, own.IsManual() || own.IsMaximal() ? own : Sharding::Replicated());
+      case Opcode::kRng:
+        // A replicated draw is made on device 0 and broadcast, as XLA does:
+        // a backend may draw other numbers on each device (sharc's draw is
+        // seeded by the name and the same everywhere, but the partitioned
+        // program should not depend on it).
+        if (own.IsReplicated()) {
+          return Clone(inst, {Operand(inst, 0, own), Operand(inst, 1, own)}, Sharding::Maximal(0));
+        }
+        break;
       case Opcode::kIota:
         // (An unreduced iota is computed whole, then split into partials.)
         return Clone(inst, {},
@@ -408,7 +436,7 @@ class ReshardInserter {
         if (IsCustomCallTo(inst, hlo::kShardingTarget) ||
             hlo::IsSpmdGlobalViewTarget(inst.attr_string("custom_call_target"))) {
           Instruction* value = values_.at(inst.operand(0));
-          if (SameDataLayout(ShardingOrReplicated(*value), own)) return value;
+          if (NeedsNoReshard(ShardingOrReplicated(*value), own)) return value;
           return AddGlobalView(*out_, hlo::kSpmdReshard, value, own, inst.name());
         }
         if (IsCustomCallTo(inst, hlo::kFullToShardShapeTarget)) {
@@ -434,11 +462,13 @@ class ReshardInserter {
         // A memory-space annotation (MoveToHost, ...) is its operand, element
         // for element: its pointwise rule splits it like its operand.
         if (hlo::IsMemorySpaceAnnotation(inst.attr_string("custom_call_target"))) break;
+        if (std::optional<Instruction*> placed = OnOneDevice(inst, own)) return *placed;
         return DefaultAction(inst);
       }
       default:
         break;
     }
+    if (std::optional<Instruction*> placed = OnOneDevice(inst, own)) return *placed;
     ASSIGN_OR_RETURN(ShardingRule rule, GetShardingRule(inst));
     // Inside a manual region values are already per device.
     if (IsManualLike(own, inst.shape()) || InsidePartialManualRegion(inst, own)) {

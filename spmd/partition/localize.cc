@@ -31,7 +31,7 @@ absl::Status At(const Instruction& inst, const absl::Status& status) {
 // Whether operand i of `inst` holds its data as `shardings[i]` says.
 bool OperandsIn(const Instruction& inst, const std::vector<Sharding>& shardings) {
   for (int64_t i = 0; i < inst.operand_count(); ++i) {
-    if (!SameDataLayout(ShardingOrReplicated(*inst.operand(i)), shardings[static_cast<size_t>(i)]))
+    if (!NeedsNoReshard(ShardingOrReplicated(*inst.operand(i)), shardings[static_cast<size_t>(i)]))
       return false;
   }
   return true;

@@ -77,6 +77,40 @@ Instruction* KeepOnly(LocalBuilder& b, Instruction* value, const std::vector<int
                                    {mask, value, others}));
 }
 
+// A maximal value is right only on its device: the others compute it too,
+// but from inputs that XLA leaves undefined there (a maximal parameter's data
+// lives on its device, a custom-call or infeed runs for real only there). So
+// a maximal value that any other device reads is broadcast from its device
+// first, as XLA's partitioner does (a masked all-reduce).
+bool LeavesItsDevice(const Sharding& from, const Sharding& to) {
+  return from.IsMaximal() && !(to.IsMaximal() && to.maximal_device() == from.maximal_device());
+}
+
+// The value of maximal `from`'s device on every device: kept there, fillers
+// elsewhere, combined by an all-reduce over all devices (ExactCombine); a
+// type with no exact combine is all-gathered as one slab per device and the
+// owner's slab taken.
+//   f32[4] {maximal device=1} -> {replicated}:
+//     all-reduce(select(partition-id == 1, x, -inf)), to_apply=max
+Instruction* BroadcastFromDevice(LocalBuilder& b, Instruction* local, const Sharding& from) {
+  const int64_t owner = from.maximal_device();
+  std::vector<int64_t> all(static_cast<size_t>(b.num_devices()));
+  std::iota(all.begin(), all.end(), 0);
+  const hlo::PrimitiveType type = local->shape().type();
+  if (std::optional<Combine> combine = ExactCombine(type)) {
+    std::vector<int64_t> is_owner(all.size(), 0);
+    is_owner[static_cast<size_t>(owner)] = 1;
+    return b.AllReduce(KeepOnly(b, local, is_owner, combine->filler), b.Reducer(combine->op, type),
+                       {all});
+  }
+  std::vector<int64_t> slab = local->shape().dims();
+  slab.insert(slab.begin(), 1);
+  Instruction* gathered = b.AllGather(b.Reshape(local, slab), 0, {all});
+  std::vector<Instruction*> starts(slab.size(), nullptr);
+  for (size_t d = 0; d < slab.size(); ++d) starts[d] = b.ConstantS32(d == 0 ? owner : 0);
+  return b.Reshape(b.DynamicSlice(gathered, starts, slab), local->shape().dims());
+}
+
 // Makes `dims` whole inside their device groups (XLA's ReplicatePartial):
 //   - a dim every tile holds whole (size 1 split n ways: only the first tile
 //     has data) comes from its first tile by a masked all-reduce;
@@ -219,9 +253,10 @@ std::vector<int64_t> TileOffsets(const Sharding& sharding, const Shape& shape, i
   return table;
 }
 
-bool SameDataLayout(const Sharding& a, const Sharding& b) {
-  if (a.IsTuple() || b.IsTuple()) return a == b;
-  return AsDataLayout(a) == AsDataLayout(b);
+bool NeedsNoReshard(const Sharding& from, const Sharding& to) {
+  if (from.IsTuple() || to.IsTuple()) return from == to;
+  if (LeavesItsDevice(from, to)) return false;
+  return AsDataLayout(from) == AsDataLayout(to);
 }
 
 namespace {
@@ -357,6 +392,16 @@ std::optional<Sharding> RefinementOfFrom(const Shape& global, const Sharding& fr
 absl::StatusOr<std::vector<ReshardStep>> PlanReshard(const Shape& global,
                                                      const Sharding& from_in,
                                                      const Sharding& to_in) {
+  // A token carries no data: every device has its own.
+  if (global.type() == hlo::PrimitiveType::kToken) return std::vector<ReshardStep>{};
+  if (LeavesItsDevice(from_in, to_in)) {
+    if (to_in.IsMaximal()) return std::vector<ReshardStep>{{hlo::kSpmdAllGather, to_in}};
+    std::vector<ReshardStep> steps = {{hlo::kSpmdAllGather, Sharding::Replicated()}};
+    ASSIGN_OR_RETURN(std::vector<ReshardStep> rest,
+                     PlanReshard(global, Sharding::Replicated(), to_in));
+    steps.insert(steps.end(), rest.begin(), rest.end());
+    return steps;
+  }
   Sharding from = AsDataLayout(from_in), to = AsDataLayout(to_in);
   std::vector<ReshardStep> steps;
   if (from == to) return steps;
@@ -415,6 +460,9 @@ absl::StatusOr<Instruction*> LowerReshardStep(LocalBuilder& b, Instruction* loca
                                               const Shape& global, const Sharding& from_in,
                                               const ReshardStep& step) {
   const Sharding from = AsDataLayout(from_in), to = AsDataLayout(step.after);
+  if (step.target == hlo::kSpmdAllGather && LeavesItsDevice(from_in, step.after)) {
+    return BroadcastFromDevice(b, local, from_in);
+  }
   if (step.target == hlo::kSpmdAllGather) {
     std::vector<int64_t> dims;
     for (int64_t d = 0; d < global.rank(); ++d) {

@@ -6,6 +6,7 @@
 //   each device's new tile inside its old one  -> all-slice (local dynamic-slice)
 //   splits moving between dims                 -> all-to-all (reshard_all_to_all.h)
 //   tiling lost on some dims                   -> all-gather within device groups
+//   maximal, read by other devices             -> broadcast from its device
 //   replicated -> tiled                        -> all-slice at partition offsets
 // and, when nothing fits, all-gather to replicated followed by an all-slice.
 // Uneven dims are padded to ceil(size / tiles) per device; padding content is
@@ -28,9 +29,11 @@ struct ReshardStep {
   hlo::Sharding after;
 };
 
-// Whether two shardings put the same data on every device (maximal and
-// unknown hold whole values, like replicated).
-bool SameDataLayout(const hlo::Sharding& a, const hlo::Sharding& b);
+// Whether a value laid out by `from` already holds what `to` asks of every
+// device (maximal and unknown hold whole values, like replicated; but a
+// maximal value is right only on its own device, so it reaches any other
+// layout by a broadcast from there).
+bool NeedsNoReshard(const hlo::Sharding& from, const hlo::Sharding& to);
 
 // The steps taking an array value of `global_shape` from `from` to `to`
 // (empty when the layouts already agree). Tuples are resharded per element by

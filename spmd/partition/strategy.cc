@@ -158,6 +158,13 @@ int64_t ReshardBytesSent(const Shape& shape, const Sharding& from_in, const Shar
                                 to_in.ElementSharding(shape, i), steps);
     return total;
   }
+  // A maximal value read by other devices is broadcast from its own first
+  // (reshard.h): an all-reduce of the whole value.
+  if (!NeedsNoReshard(from_in, to_in) && from_in.IsMaximal()) {
+    if (steps) steps->push_back(absl::StrCat("broadcast from device ", from_in.maximal_device(),
+                                             ": ", Bytes(shape.byte_size())));
+    return shape.byte_size() + ReshardBytesSent(shape, Sharding::Replicated(), to_in, steps);
+  }
   const Sharding from = DataLayout(from_in), to = DataLayout(to_in);
   // Manual values cross region boundaries without communication.
   if (from == to || from.IsManual() || to.IsManual()) return 0;
@@ -257,7 +264,7 @@ absl::StatusOr<OpStrategy> ChooseStrategy(const Instruction& inst, const Shardin
       const Instruction* op = inst.operand(static_cast<int64_t>(i));
       std::vector<std::string> steps;
       int64_t moved = ReshardBytesSent(op->shape(), current, target, moves ? &steps : nullptr);
-      moves_operands |= !SameDataLayout(current, target);
+      moves_operands |= !NeedsNoReshard(current, target);
       if (moves && !steps.empty()) {
         moves->push_back(absl::StrCat("operand ", i, " (", op->name(), ") ", current.ToString(),
                                       " -> ", target.ToString(), ": ", absl::StrJoin(steps, ", ")));
