@@ -227,6 +227,36 @@ class Localizer {
                                      {iota, off}));
   }
 
+  // A variadic reduce (argmax: values and indices) has no all-reduce: each
+  // device's partial results get a trailing dim, are all-gathered along it
+  // within the groups, and reduced again over it with the same computation
+  // and init values (as XLA does).
+  //   (f32[14], s32[14]) partial, 4 devices -> f32[14,1] -> all-gather f32[14,4]
+  //     -> (f32[14], s32[14]) reduce(..., dimensions={1})
+  Instruction* GatherAndReduceAgain(LocalBuilder& b, const Instruction& partial, Instruction* local,
+                                    const std::vector<std::vector<int64_t>>& groups) {
+    const int64_t n = partial.operand_count() / 2;
+    std::vector<Instruction*> gathered, inits;
+    for (int64_t i = 0; i < n; ++i) {
+      const Shape& piece = local->shape().tuple_shape(i);
+      auto gte = Instruction::Create(Opcode::kGetTupleElement, b.FreshName("partial"), piece,
+                                     {local});
+      gte->set_attr("index", i);
+      std::vector<int64_t> dims = piece.dims();
+      dims.push_back(1);
+      gathered.push_back(
+          b.AllGather(b.Reshape(b.Add(std::move(gte)), dims), piece.rank(), groups));
+      inits.push_back(Local(partial.operand(n + i)));
+    }
+    std::vector<Instruction*> operands = gathered;
+    operands.insert(operands.end(), inits.begin(), inits.end());
+    auto reduce = Instruction::Create(Opcode::kReduce, b.FreshName("reduce"), local->shape(),
+                                      operands);
+    reduce->set_attr("dimensions", hlo::IntList{local->shape().tuple_shape(0).rank()});
+    reduce->set_attr("to_apply", mapped_.at(partial.attr_computation("to_apply")));
+    return b.Add(std::move(reduce));
+  }
+
   // Completes the partial results of a split reduction.
   absl::StatusOr<Instruction*> CompletePartial(LocalBuilder& b, const Instruction& inst) {
     const Instruction* partial = inst.operand(0);
@@ -243,6 +273,13 @@ class Localizer {
                               b.num_devices(), ")")));
         }
       }
+    }
+    if (partial->opcode() == Opcode::kReduce && partial->shape().is_tuple()) {
+      if (!IsCustomCallTo(inst, hlo::kSpmdAllReduce)) {
+        return At(inst, absl::InvalidArgumentError("a variadic reduce's partial results are "
+                                                   "combined by gathering, not reduce-scatter"));
+      }
+      return Named(b, inst, local, GatherAndReduceAgain(b, *partial, local, groups));
     }
     Computation* reducer = partial->opcode() == Opcode::kReduce
                                ? mapped_.at(partial->attr_computation("to_apply"))

@@ -32,8 +32,8 @@ bool HasFactors(const DimFactors& dims) {
 
 // Factors the local op cannot split: need-replication ones, permutation ones
 // (slicing, padding or concatenating along a split dim would need halos), and
-// reduction factors whose partial results no elementwise all-reduce can
-// combine (variadic reduces, scatter updates).
+// reduction factors whose partial results nothing combines (scatter updates;
+// a variadic reduce's are gathered and reduced again, localize.cc).
 std::vector<int64_t> UnsplittableFactors(const Instruction& inst, const ShardingRule& rule) {
   std::vector<int64_t> out;
   // (A gather's reduction factors are split indexed dims: each device's
@@ -42,7 +42,7 @@ std::vector<int64_t> UnsplittableFactors(const Instruction& inst, const Sharding
                           inst.opcode() == hlo::Opcode::kRaggedDot ||
                           inst.opcode() == hlo::Opcode::kGather ||
                           inst.opcode() == hlo::Opcode::kConvolution ||
-                          (inst.opcode() == hlo::Opcode::kReduce && inst.operand_count() == 2);
+                          inst.opcode() == hlo::Opcode::kReduce;
   for (size_t f = 0; f < rule.factors.size(); ++f) {
     FactorKind kind = rule.factors[f].kind;
     if (kind == FactorKind::kNeedReplication || kind == FactorKind::kPermutation ||

@@ -21,6 +21,7 @@
 #include <numeric>
 #include <random>
 #include <sstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,8 @@ constexpr bool kGenerateSharedCallees = true;
 // Negative edge padding (pad lo/hi of -1), e.g. padding=1_-1.
 constexpr bool kGenerateNegativePadding = true;
 constexpr bool kGenerateReduce = true;
+// argmax: a variadic reduce of values and iota indices.
+constexpr bool kGenerateArgmax = true;
 constexpr bool kGenerateDot = true;
 constexpr bool kGenerateIota = true;
 constexpr bool kGenerateConstant = true;
@@ -416,6 +419,7 @@ class ProgramGenerator {
         {kGenerateGather, 2, &ProgramGenerator::Gather},
         {kGenerateScatter, 2, &ProgramGenerator::Scatter},
         {kGenerateReduce, 5, &ProgramGenerator::Reduce},
+        {kGenerateArgmax, 2, &ProgramGenerator::Argmax},
         {kGenerateDot, 6, &ProgramGenerator::Dot},
         {kGenerateIota, 1, &ProgramGenerator::Iota},
         {kGenerateConstant, 1, &ProgramGenerator::Constant},
@@ -912,6 +916,46 @@ class ProgramGenerator {
                       "}, to_apply=%", add ? "add_" : "maximum_", a.type));
   }
 
+  // argmax along one dim: a variadic reduce of (values, iota indices) whose
+  // comparator breaks ties by the lower index; both results join the pool.
+  void Argmax() {
+    Value a = PickRanked(1);
+    if (a.type == "c64") return;
+    const int64_t d = Uniform(0, static_cast<int>(a.rank()) - 1);
+    std::vector<int64_t> out;
+    for (int64_t k = 0; k < a.rank(); ++k)
+      if (k != d) out.push_back(a.dims[k]);
+    const std::string comparator = "argmax_" + a.type;
+    if (argmax_types_.insert(a.type).second) {
+      computations_.push_back(absl::StrCat(
+          "%", comparator, " {\n  %av = ", a.type, "[] parameter(0)\n  %ai = s32[] parameter(1)\n",
+          "  %bv = ", a.type, "[] parameter(2)\n  %bi = s32[] parameter(3)\n",
+          "  %gt = pred[] compare(%av, %bv), direction=GT\n",
+          "  %eq = pred[] compare(%av, %bv), direction=EQ\n",
+          "  %lt = pred[] compare(%ai, %bi), direction=LT\n  %tie = pred[] and(%eq, %lt)\n",
+          "  %pick = pred[] or(%gt, %tie)\n  %v = ", a.type, "[] select(%pick, %av, %bv)\n",
+          "  %i = s32[] select(%pick, %ai, %bi)\n  ROOT %t = (", a.type,
+          "[], s32[]) tuple(%v, %i)\n}\n"));
+    }
+    Value index = Emit("iota", "s32", a.dims, absl::StrCat("iota(), iota_dimension=", d));
+    const std::string lowest = Fresh("init"), first = Fresh("init");
+    lines_.push_back(absl::StrCat("  %", lowest, " = ", a.type, "[] constant(",
+                                  a.type == "f32" ? "-inf" : "-2147483648", ")"));
+    lines_.push_back(absl::StrCat("  %", first, " = s32[] constant(0)"));
+    std::string sharding;
+    if (Chance(kIntermediateShardingP * 2)) {
+      const std::string leaf = RandomSharding(static_cast<int64_t>(out.size()));
+      sharding = absl::StrCat(", sharding={{", leaf, "}, {", leaf, "}}");
+    }
+    const std::string r = Fresh("argmax");
+    lines_.push_back(absl::StrCat("  %", r, " = (", ShapeText(a.type, out), ", ", ShapeText("s32", out),
+                                  ") reduce(%", a.name, ", %", index.name, ", %", lowest, ", %",
+                                  first, "), dimensions={", d, "}, to_apply=%", comparator,
+                                  sharding));
+    Emit("max", a.type, out, absl::StrCat("get-tuple-element(%", r, "), index=0"));
+    Emit("argmax", "s32", out, absl::StrCat("get-tuple-element(%", r, "), index=1"));
+  }
+
   void Dot() {
     Value lhs = PickRanked(1);
     // Roles of lhs dims: 0 batch, 1 contracting, 2 free.
@@ -1324,6 +1368,7 @@ class ProgramGenerator {
   Mesh mesh_;
   std::vector<int64_t> mesh_devices_;
   std::vector<std::string> params_, lines_, computations_;
+  std::set<std::string> argmax_types_;
   std::string root_;
   // Lines of manual regions as the reference program spells them (by index
   // into lines_).
