@@ -222,4 +222,20 @@ bool IsManualLike(const hlo::Sharding& sharding, const hlo::Shape& shape) {
   return any_data;
 }
 
+Sharding MoveTiles(const Sharding& sharding, int64_t from, int64_t to) {
+  const TileAssignment& t = sharding.tile_assignment();
+  // [.., to, 1, ..] with `from`'s count swapped into the new slot, then
+  // `to` and the slot merged.
+  std::vector<int64_t> dims = t.dims();
+  dims.insert(dims.begin() + to + 1, 1);
+  std::vector<int64_t> perm(dims.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[static_cast<size_t>(to + 1)], perm[static_cast<size_t>(from < to ? from : from + 1)]);
+  TileAssignment moved = t.Reshaped(dims).Transposed(perm);
+  std::vector<int64_t> merged = moved.dims();
+  merged[static_cast<size_t>(to)] *= merged[static_cast<size_t>(to + 1)];
+  merged.erase(merged.begin() + to + 1);
+  return Sharding::Tiled(moved.Reshaped(merged), sharding.subgroup_types());
+}
+
 }  // namespace sharc::spmd

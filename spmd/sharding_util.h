@@ -51,5 +51,11 @@ bool IsManualLike(const hlo::Sharding& sharding, const hlo::Shape& shape);
 
 hlo::Sharding ReplicateDims(const hlo::Sharding& sharding, const std::vector<int64_t>& dims);
 
+// XLA's MoveAndMergeShardingTiles: the tiles of data dim `from` move into
+// data dim `to`, minor to `to`'s own (device order kept within each tile of
+// `to`); `from` ends whole.
+//   {devices=[1,2,4]<=[8]}, from 2, to 1 -> {devices=[1,8,1]<=[8]}
+hlo::Sharding MoveTiles(const hlo::Sharding& sharding, int64_t from, int64_t to);
+
 
 }  // namespace sharc::spmd

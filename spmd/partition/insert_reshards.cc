@@ -217,6 +217,38 @@ class ReshardInserter {
     return Clone(inst, operands, own);
   }
 
+  // A sort split along its sorted dim (XLA's HandleSort): the split moves
+  // to the first other dim that holds it evenly, so each device sorts whole
+  // rows; the operands get there and the result back by all-to-all.
+  //   (f32[7,1024,1024], s32[..]) sort {devices=[1,2,4]<=[8]}, dimensions={2}
+  //     -> operands {devices=[1,8,1]<=[8]}, sort of f32[7,128,1024] pieces
+  std::optional<Instruction*> SortWithMovedTiles(const Instruction& inst, const Sharding& own) {
+    const Shape& shape = inst.operand(0)->shape();
+    const int64_t sorted = inst.attr_ints("dimensions")[0];
+    const std::vector<Sharding> leaves = own.LeavesFor(inst.shape());
+    const Sharding layout = leaves[0];
+    for (const Sharding& leaf : leaves) {
+      if (leaf != layout) return std::nullopt;
+    }
+    if (shape.rank() < 2 || !layout.IsTiled() || layout.HasManualSubgroup() ||
+        layout.HasUnreduced() || layout.TileCount(sorted) == 1) {
+      return std::nullopt;
+    }
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      if (d == sorted || shape.dim(d) % (layout.TileCount(sorted) * layout.TileCount(d)) != 0) {
+        continue;
+      }
+      const Sharding moved = MoveTiles(layout, sorted, d);
+      std::vector<Instruction*> operands;
+      for (int64_t i = 0; i < inst.operand_count(); ++i) operands.push_back(Operand(inst, i, moved));
+      return Clone(inst, operands,
+                   inst.shape().is_tuple()
+                       ? Sharding::Tuple(std::vector<Sharding>(leaves.size(), moved))
+                       : moved);
+    }
+    return std::nullopt;
+  }
+
   // A sum, difference, negation or copy of partial values laid out as its
   // own unreduced sharding is the partial value of the result: no
   // collective (as XLA keeps copy(dot) unreduced).
@@ -370,6 +402,9 @@ class ReshardInserter {
         if (own.IsReplicated()) {
           return Clone(inst, {Operand(inst, 0, own), Operand(inst, 1, own)}, Sharding::Maximal(0));
         }
+        break;
+      case Opcode::kSort:
+        if (std::optional<Instruction*> moved = SortWithMovedTiles(inst, own)) return *moved;
         break;
       case Opcode::kIota:
         // (An unreduced iota is computed whole, then split into partials.)

@@ -89,19 +89,22 @@ std::optional<DimPairs> SourceTargetDims(const Sharding& from, const Sharding& t
   return pairs;
 }
 
-// XLA's GetAllToAllSharding: for each pair, the minor S/T part of source
-// dim s's S tiles becomes the minor part of target dim t (T tiles before).
-std::optional<Sharding> AllToAllSharding(const Sharding& from, const DimPairs& pairs) {
+// For each pair (s, t) with g: the minor g part of source dim s's tiles
+// becomes the minor part of target dim t's (s keeps S/g tiles, t gets T*g).
+// XLA's GetAllToAllSharding is the swap g = S/T (s ends with T tiles, t with S).
+std::optional<Sharding> MovedSharding(const Sharding& from, const DimPairs& pairs,
+                                      const std::vector<int64_t>& g) {
   TileAssignment tiles = from.tile_assignment();
-  for (const auto& [s, t] : pairs) {
-    const int64_t S = tiles.dim(s), T = tiles.dim(t);
-    if (s == t || T == 0 || S % T != 0) return std::nullopt;
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    const auto [s, t] = pairs[k];
+    const int64_t S = tiles.dim(s), T = tiles.dim(t), G = g[k];
+    if (s == t || G <= 0 || S % G != 0) return std::nullopt;
     std::vector<int64_t> split;
     int64_t s_minor = 0, t_minor = 0;
     for (int64_t i = 0; i < tiles.num_dims(); ++i) {
       if (i == s) {
-        split.push_back(T);
-        split.push_back(S / T);
+        split.push_back(S / G);
+        split.push_back(G);
         s_minor = static_cast<int64_t>(split.size()) - 1;
       } else if (i == t) {
         split.push_back(T);
@@ -114,25 +117,81 @@ std::optional<Sharding> AllToAllSharding(const Sharding& from, const DimPairs& p
     std::vector<int64_t> perm(split.size());
     std::iota(perm.begin(), perm.end(), 0);
     std::swap(perm[static_cast<size_t>(s_minor)], perm[static_cast<size_t>(t_minor)]);
-    std::vector<int64_t> swapped = tiles.dims();
-    std::swap(swapped[static_cast<size_t>(s)], swapped[static_cast<size_t>(t)]);
-    tiles = tiles.Reshaped(split).Transposed(perm).Reshaped(swapped);
+    std::vector<int64_t> moved = tiles.dims();
+    moved[static_cast<size_t>(s)] = S / G;
+    moved[static_cast<size_t>(t)] = T * G;
+    tiles = tiles.Reshaped(split).Transposed(perm).Reshaped(moved);
   }
   tiles.ForgetIotaForm();
   return Sharding::Tiled(tiles, from.subgroup_types());
 }
 
-// Whether the lowering below lays the data out exactly: a dim split unevenly
-// only where the other side of the pair is whole (T == 1).
-bool Lowerable(const Shape& global, const Sharding& from, const DimPairs& pairs) {
-  std::set<int64_t> seen;
+// The g of each pair of XLA's swap (S/T), if every S divides by its T.
+std::optional<std::vector<int64_t>> SwapGroups(const Sharding& from, const DimPairs& pairs) {
+  std::vector<int64_t> g;
   for (const auto& [s, t] : pairs) {
+    const int64_t S = from.TileCount(s), T = from.TileCount(t);
+    if (T == 0 || S % T != 0) return std::nullopt;
+    g.push_back(S / T);
+  }
+  return g;
+}
+
+std::optional<Sharding> AllToAllSharding(const Sharding& from, const DimPairs& pairs) {
+  std::optional<std::vector<int64_t>> g = SwapGroups(from, pairs);
+  if (!g) return std::nullopt;
+  return MovedSharding(from, pairs, *g);
+}
+
+// Whether the lowering below lays the data out exactly: a dim split unevenly
+// only where the target dim of its pair is whole before (T == 1).
+bool Lowerable(const Shape& global, const Sharding& from, const DimPairs& pairs,
+               const std::vector<int64_t>& g) {
+  std::set<int64_t> seen;
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    const auto [s, t] = pairs[k];
     if (!seen.insert(s).second || !seen.insert(t).second) return false;
     const int64_t S = from.TileCount(s), T = from.TileCount(t);
-    if (T == 0 || S % T != 0) return false;
-    if (T > 1 && (global.dim(s) % S != 0 || global.dim(t) % S != 0)) return false;
+    if (g[k] <= 0 || S % g[k] != 0) return false;
+    if (T > 1 && (global.dim(s) % S != 0 || global.dim(t) % (T * g[k]) != 0)) return false;
   }
   return true;
+}
+
+bool Lowerable(const Shape& global, const Sharding& from, const DimPairs& pairs) {
+  std::optional<std::vector<int64_t>> g = SwapGroups(from, pairs);
+  return g && Lowerable(global, from, pairs, *g);
+}
+
+// One dim s whose tile count falls by g and one dim t whose count rises by
+// g, every other dim alike: the minor g part of s's tiles moves to t in one
+// all-to-all (XLA reaches these through reshapes, TryComplexReshardHandling).
+//   f32[8,32] {devices=[8,1]<=[8]} -> {devices=[2,4]<=[8]}: s 0, t 1, g 4
+//   f32[7,1024,1024] {devices=[1,2,4]<=[8]} -> {devices=[1,8,1]<=[8]}: s 2, t 1, g 4
+std::optional<std::vector<ReshardStep>> PlanOneMove(const Shape& global, const Sharding& from,
+                                                    const Sharding& to) {
+  if (!Comparable(from, to)) return std::nullopt;
+  std::vector<int64_t> fell, rose;
+  for (int64_t d = 0; d < from.TiledDataRank(); ++d) {
+    if (from.TileCount(d) > to.TileCount(d)) fell.push_back(d);
+    if (from.TileCount(d) < to.TileCount(d)) rose.push_back(d);
+  }
+  if (fell.size() != 1 || rose.size() != 1) return std::nullopt;
+  const int64_t s = fell[0], t = rose[0];
+  if (to.TileCount(s) == 0 || from.TileCount(s) % to.TileCount(s) != 0) return std::nullopt;
+  const std::vector<int64_t> g = {from.TileCount(s) / to.TileCount(s)};
+  if (to.TileCount(t) != from.TileCount(t) * g[0]) return std::nullopt;
+  // Even dims only: XLA gathers an uneven one (NoComplexReshardSplitToLeft).
+  if (global.dim(s) % from.TileCount(s) != 0 || global.dim(t) % to.TileCount(t) != 0) {
+    return std::nullopt;
+  }
+  const DimPairs pairs = {{s, t}};
+  if (!Lowerable(global, from, pairs, g)) return std::nullopt;
+  std::optional<Sharding> after = MovedSharding(from, pairs, g);
+  if (!after) return std::nullopt;
+  std::vector<ReshardStep> steps = {{hlo::kSpmdAllToAll, *after}};
+  if (*after != to) steps.push_back({hlo::kSpmdCollectivePermute, to});
+  return steps;
 }
 
 // XLA's TryMultipleSourceTargetDims / ReshardWithAllToAll recursion, on
@@ -180,6 +239,17 @@ std::optional<Sharding> Plan(const Shape& global, Sharding current, const Shardi
   return current;
 }
 
+// The g of each pair of a step from `from` to `after`: how many times fewer
+// tiles its source dim has after (0 where that does not divide).
+std::vector<int64_t> StepGroups(const Sharding& from, const Sharding& after, const DimPairs& pairs) {
+  std::vector<int64_t> g;
+  for (const auto& [s, t] : pairs) {
+    const int64_t before = from.TileCount(s), left = after.TileCount(s);
+    g.push_back(left > 0 && before % left == 0 ? before / left : 0);
+  }
+  return g;
+}
+
 // The pairs an all-to-all step from `from` to `after` swaps: the dims whose
 // counts fell (sources) and rose (targets), matched so that the swap gives
 // exactly `after`.
@@ -194,7 +264,7 @@ std::optional<DimPairs> StepPairs(const Sharding& from, const Sharding& after) {
   do {
     DimPairs pairs;
     for (size_t k = 0; k < sources.size(); ++k) pairs.emplace_back(sources[k], targets[k]);
-    std::optional<Sharding> reached = AllToAllSharding(from, pairs);
+    std::optional<Sharding> reached = MovedSharding(from, pairs, StepGroups(from, after, pairs));
     if (reached && *reached == after) return pairs;
   } while (std::next_permutation(targets.begin(), targets.end()));
   return std::nullopt;
@@ -206,7 +276,7 @@ std::optional<std::vector<ReshardStep>> PlanAllToAllReshard(const Shape& global,
                                                             const Sharding& from,
                                                             const Sharding& to) {
   std::optional<DimPairs> pairs = SourceTargetDims(from, to);
-  if (!pairs) return std::nullopt;
+  if (!pairs) return PlanOneMove(global, from, to);
   std::vector<ReshardStep> steps;
   std::optional<Sharding> reached = Plan(global, from, to, *pairs, true, steps);
   if (!reached) return std::nullopt;
@@ -221,7 +291,7 @@ absl::StatusOr<Instruction*> LowerAllToAllStep(LocalBuilder& b, Instruction* loc
                                                const Shape& global, const Sharding& from,
                                                const Sharding& after) {
   std::optional<DimPairs> found = StepPairs(from, after);
-  if (!found || !Lowerable(global, from, *found)) {
+  if (!found || !Lowerable(global, from, *found, StepGroups(from, after, *found))) {
     return absl::InvalidArgumentError(
         absl::StrCat("all-to-all cannot take ", from.ToString(), " to ", after.ToString()));
   }
@@ -233,7 +303,7 @@ absl::StatusOr<Instruction*> LowerAllToAllStep(LocalBuilder& b, Instruction* loc
   const int64_t rank = global.rank();
   std::map<int64_t, int64_t> group_of_target, group_of_source;  // dim -> g
   for (const auto& [s, t] : pairs) {
-    const int64_t g = from.TileCount(s) / from.TileCount(t);
+    const int64_t g = from.TileCount(s) / after.TileCount(s);
     group_of_target[t] = g;
     group_of_source[s] = g;
   }

@@ -10,8 +10,13 @@
 //   [1,4,2,1] -> [2,1,1,4] (pairs (2,0) and (1,3)): one all-to-all for both
 //
 // Pairs whose dims divide evenly go in one all-to-all (two or more of
-// them); the others one at a time. The device order the all-to-alls leave
-// is fixed by a final collective-permute when it differs from the target's.
+// them); the others one at a time. When no swaps reach the target but one
+// dim's count falls by g and another's rises by g (even dims), the minor g
+// part of the first dim's tiles moves to the second in one all-to-all (XLA
+// gets there through reshapes, ComplexReshard*):
+//   f32[8,32] {devices=[8,1]<=[8]} -> {devices=[2,4]<=[8]}
+// The device order the all-to-alls leave is fixed by a final
+// collective-permute when it differs from the target's.
 #pragma once
 
 #include <optional>

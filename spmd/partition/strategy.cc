@@ -132,11 +132,14 @@ int64_t StepBytes(const Shape& shape, const Sharding& from, const ReshardStep& s
     return bytes;
   }
   if (step.target == hlo::kSpmdAllToAll) {
+    // Each device keeps 1/g of its buffer, g the groups' size (the factor
+    // by which the source dims' tile counts fall).
+    int64_t g = 1;
     for (int64_t d = 0; d < shape.rank(); ++d) {
-      const int64_t n = from.TileCount(d);
-      if (n > 1 && to.TileCount(d) == 1) return (n - 1) * from.ShardShape(shape).byte_size() / n;
+      const int64_t before = from.TileCount(d), after = to.TileCount(d);
+      if (before > after && after > 0) g *= before / after;
     }
-    return 0;
+    return (g - 1) * from.ShardShape(shape).byte_size() / g;
   }
   if (step.target == hlo::kSpmdCollectivePermute) {
     if (from.tile_assignment().devices() == to.tile_assignment().devices()) return 0;

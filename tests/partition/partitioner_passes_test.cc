@@ -128,7 +128,10 @@ TEST(ReshardToCollectivesTest, EachKindOfReshardBecomesItsSteps) {
       {"{devices=[4,1]0,1,2,3}", "{devices=[4,1]0,2,1,3}", {"SpmdCollectivePermute"}},
       {"{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}", "{devices=[2,2]0,1,2,3}",
        {"SpmdAllSlice"}},
-      {"{devices=[4,1]0,1,2,3}", "{devices=[2,2]0,1,2,3}", {"SpmdAllGather", "SpmdAllSlice"}},
+      // Half of dim 0's tiles move to dim 1.
+      {"{devices=[4,1]0,1,2,3}", "{devices=[2,2]0,1,2,3}", {"SpmdAllToAll"}},
+      {"{devices=[4,1]0,1,2,3}", "{devices=[2,2]0,2,1,3}", {"SpmdAllToAll", "SpmdCollectivePermute"}},
+      {"{devices=[2,2]0,1,2,3}", "{devices=[1,4]0,1,2,3}", {"SpmdAllToAll", "SpmdCollectivePermute"}},
       // Refining a partially replicated layout whose new tiles sit on other
       // devices: slice within the old tiles, then permute (XLA's way).
       {"{devices=[1,2,2]0,1,2,3 last_tile_dim_replicate}", "{devices=[2,2]0,1,2,3}",

@@ -53,9 +53,38 @@ TEST(ReshardAllToAllTest, StepsFollowXlasPairing) {
             "SpmdAllToAll,SpmdAllToAll,SpmdCollectivePermute");
   // An uneven dim whose partner is whole still moves by all-to-all.
   EXPECT_EQ(Steps("f32[7,31,16]", "{devices=[2,1,1]0,1}", "{devices=[1,2,1]0,1}"), "SpmdAllToAll");
-  // Counts that no sequence of swaps turns into the target's: not this way.
-  EXPECT_EQ(Steps("f32[8,8]", "{devices=[4,1]<=[4]}", "{devices=[2,2]<=[4]}"),
+  // Counts no swap reaches, but one dim's minor tiles moving to another
+  // (XLA's ComplexReshardSplitToRight): one all-to-all.
+  EXPECT_EQ(Steps("f32[8,8]", "{devices=[4,1]<=[4]}", "{devices=[2,2]<=[4]}"), "SpmdAllToAll");
+  // ... into a dim already split (a sort's moved dim), other device order.
+  EXPECT_EQ(Steps("f32[4,16,8]", "{devices=[1,2,4]<=[8]}", "{devices=[1,8,1]<=[8]}"),
+            "SpmdAllToAll");
+  EXPECT_EQ(Steps("f32[4,16,8]", "{devices=[1,2,4]<=[8]}", "{devices=[1,8,1]<=[4,2]T(1,0)}"),
+            "SpmdAllToAll,SpmdCollectivePermute");
+  // ... but not with an uneven dim: XLA gathers (NoComplexReshardSplitToLeft).
+  EXPECT_EQ(Steps("f32[8,33]", "{devices=[1,8]<=[8]}", "{devices=[2,4]<=[4,2]T(1,0)}"),
             "SpmdAllGather,SpmdAllSlice");
+  // Counts neither reaches: not this way.
+  EXPECT_EQ(Steps("f32[8,8,8]", "{devices=[4,1,1]<=[4]}", "{devices=[1,2,2]<=[4]}"),
+            "SpmdAllGather,SpmdAllSlice");
+}
+
+TEST(ReshardAllToAllTest, MovedTilesComputeTheGlobalValues) {
+  std::string text = Reshard(4, "f32[8,8]", "{devices=[4,1]<=[4]}", "{devices=[2,2]<=[4]}");
+  EXPECT_EQ(CountOpcode(text, "all-to-all"), 1) << text;
+  EXPECT_EQ(CountOpcode(text, "all-gather"), 0) << text;
+  text = Reshard(8, "f32[4,16,8]", "{devices=[1,2,4]<=[8]}", "{devices=[1,8,1]<=[8]}");
+  EXPECT_EQ(CountOpcode(text, "all-to-all"), 1) << text;
+  text = Reshard(8, "f32[4,16,8]", "{devices=[1,8,1]<=[8]}", "{devices=[1,2,4]<=[8]}");
+  EXPECT_EQ(CountOpcode(text, "all-to-all"), 1) << text;
+  text = Reshard(8, "f32[4,16,8]", "{devices=[1,2,4]<=[8]}", "{devices=[1,8,1]<=[4,2]T(1,0)}");
+  EXPECT_EQ(CountOpcode(text, "all-to-all"), 1) << text;
+  EXPECT_EQ(CountOpcode(text, "collective-permute"), 1) << text;
+  // Within replication groups.
+  text = Reshard(8, "f32[8,8]", "{devices=[4,1,2]<=[8] last_tile_dim_replicate}",
+                 "{devices=[2,2,2]<=[8] last_tile_dim_replicate}");
+  EXPECT_EQ(CountOpcode(text, "all-to-all"), 1) << text;
+  EXPECT_EQ(CountOpcode(text, "all-gather"), 0) << text;
 }
 
 TEST(ReshardAllToAllTest, PerDeviceProgramsComputeTheGlobalValues) {

@@ -1,7 +1,8 @@
-// sort under the partitioner: a split along the sorted dimension is gathered
-// first (a row sorted in pieces is not sorted), a split along another
-// dimension sorts locally. Every case must compute what the global program
-// computes.
+// sort under the partitioner: a split along another dimension sorts
+// locally; a split along the sorted dimension moves to the first other
+// dimension that holds it evenly (an all-to-all there and back, as XLA's
+// HandleSort does), or is gathered when none does (a row sorted in pieces is
+// not sorted). Every case must compute what the global program computes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -22,8 +23,9 @@ std::string PartitionAndCheck(const std::string& text) {
   return testing_util::PartitionAndCheck(text, testing_util::Propagation::kAsWritten);
 }
 
-std::string SortModule(int dim, const std::string& sharding) {
-  return absl::StrCat(R"(HloModule m, num_partitions=2
+std::string SortModule(int dim, const std::string& sharding, const std::string& dims = "4,6",
+                       int devices = 2) {
+  return absl::StrCat("HloModule m, num_partitions=", devices, R"(
 %lt (a: f32[], b: f32[], i: s32[], j: s32[]) -> pred[] {
   %a = f32[] parameter(0)
   %b = f32[] parameter(1)
@@ -32,9 +34,10 @@ std::string SortModule(int dim, const std::string& sharding) {
   ROOT %c = pred[] compare(%a, %b), direction=LT
 }
 ENTRY %e {
-  %k = f32[4,6] parameter(0), sharding=)", sharding, R"(
-  %v = s32[4,6] parameter(1), sharding=)", sharding, R"(
-  ROOT %s = (f32[4,6], s32[4,6]) sort(%k, %v), dimensions={)", dim, R"(}, to_apply=%lt, sharding={)",
+  %k = f32[)", dims, "] parameter(0), sharding=", sharding, R"(
+  %v = s32[)", dims, "] parameter(1), sharding=", sharding, R"(
+  ROOT %s = (f32[)", dims, "], s32[", dims, "]) sort(%k, %v), dimensions={", dim,
+                      R"(}, to_apply=%lt, sharding={)",
                       sharding, ", ", sharding, R"(}
 })");
 }
@@ -45,9 +48,22 @@ TEST(SortPartitionTest, SplitOnAnotherDimensionSortsLocally) {
   EXPECT_THAT(local, ::testing::Not(HasSubstr("all-gather")));
 }
 
-TEST(SortPartitionTest, SplitOnTheSortedDimensionIsGatheredFirst) {
+TEST(SortPartitionTest, SplitOnTheSortedDimensionMovesToAFreeDimension) {
   std::string local = PartitionAndCheck(SortModule(1, "{devices=[1,2]0,1}"));
-  EXPECT_THAT(local, HasSubstr("(f32[4,6], s32[4,6]) sort("));
+  EXPECT_THAT(local, HasSubstr("(f32[2,6], s32[2,6]) sort("));
+  EXPECT_EQ(testing_util::CountOpcode(local, "all-to-all"), 4) << local;
+  EXPECT_EQ(testing_util::CountOpcode(local, "all-gather"), 0) << local;
+  // The free dim already split 2 ways takes the sorted dim's 4 tiles too.
+  local = PartitionAndCheck(SortModule(2, "{devices=[1,2,4]<=[8]}", "3,16,8", 8));
+  EXPECT_THAT(local, HasSubstr("(f32[3,2,8], s32[3,2,8]) sort("));
+  EXPECT_EQ(testing_util::CountOpcode(local, "all-to-all"), 4) << local;
+  EXPECT_EQ(testing_util::CountOpcode(local, "all-gather"), 0) << local;
+}
+
+TEST(SortPartitionTest, SplitOnTheSortedDimensionIsGatheredWhenNoOtherHoldsIt) {
+  std::string local = PartitionAndCheck(SortModule(1, "{devices=[1,2]0,1}", "3,6"));
+  EXPECT_THAT(local, HasSubstr("(f32[3,6], s32[3,6]) sort("));
+  EXPECT_EQ(testing_util::CountOpcode(local, "all-to-all"), 0) << local;
 }
 
 }  // namespace
