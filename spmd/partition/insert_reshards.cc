@@ -249,6 +249,30 @@ class ReshardInserter {
     return std::nullopt;
   }
 
+  // A topk whose operand is split evenly along its last dim, each shard
+  // holding at least k: each device takes the top k of its shard and the
+  // candidates are combined by a gather, sort and slice
+  // (spmd/partition/topk_combine.h) instead of gathering the operand.
+  std::optional<Instruction*> TopKPerShard(const Instruction& inst) {
+    Instruction* x = values_.at(inst.operand(0));
+    const Sharding layout = ReducedForm(ShardingOrReplicated(*x));
+    const Shape& shape = inst.operand(0)->shape();
+    const int64_t last = shape.rank() - 1, k = inst.attr_int("k");
+    if (last < 0 || !layout.IsTiled() || layout.HasManualSubgroup() ||
+        ShardingOrReplicated(*x).HasUnreduced()) {
+      return std::nullopt;
+    }
+    const int64_t n = layout.TileCount(last);
+    if (n == 1 || shape.dim(last) % n != 0 || shape.dim(last) / n < k) return std::nullopt;
+    const Sharding rows = ReplicateDims(layout, {last});
+    Instruction* partial = Clone(inst, {x}, Sharding::Tuple({rows, rows}));
+    partial->set_name(FreshGlobalName(*out_, inst.name() + ".partial"));
+    Instruction* complete = AddGlobalView(*out_, hlo::kSpmdAllReduce, partial,
+                                          Sharding::Tuple({rows, rows}), inst.name());
+    complete->set_attr("backend_config", FormatReplicaGroups(GroupsAlongDims(layout, {last})));
+    return complete;
+  }
+
   // A sum, difference, negation or copy of partial values laid out as its
   // own unreduced sharding is the partial value of the result: no
   // collective (as XLA keeps copy(dot) unreduced).
@@ -405,6 +429,10 @@ class ReshardInserter {
         break;
       case Opcode::kSort:
         if (std::optional<Instruction*> moved = SortWithMovedTiles(inst, own)) return *moved;
+        break;
+      case Opcode::kTopK:
+        if (own.IsManual() || own.HasManualSubgroup()) break;
+        if (std::optional<Instruction*> split = TopKPerShard(inst)) return *split;
         break;
       case Opcode::kIota:
         // (An unreduced iota is computed whole, then split into partials.)

@@ -9,6 +9,7 @@
 #include "spmd/partition/halo.h"
 #include "spmd/partition/local_builder.h"
 #include "spmd/partition/reshard.h"
+#include "spmd/partition/topk_combine.h"
 #include "spmd/partition/window_split_convolution.h"
 #include "spmd/partition/split_gather.h"
 #include "spmd/sharding_util.h"
@@ -273,6 +274,15 @@ class Localizer {
                               b.num_devices(), ")")));
         }
       }
+    }
+    if (partial->opcode() == Opcode::kTopK) {
+      const Instruction& x = *partial->operand(0);
+      const int64_t last = x.shape().rank() - 1;
+      Instruction* offset = b.PerDeviceValue(
+          TileOffsets(ShardingOrReplicated(x), x.shape(), last, b.num_devices()), "topk.offset");
+      const bool largest = !partial->has_attr("largest") || partial->attr_bool("largest");
+      return Named(b, inst, local,
+                   CombineTopKCandidates(b, local, offset, partial->attr_int("k"), largest, groups));
     }
     if (partial->opcode() == Opcode::kReduce && partial->shape().is_tuple()) {
       if (!IsCustomCallTo(inst, hlo::kSpmdAllReduce)) {

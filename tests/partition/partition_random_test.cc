@@ -79,6 +79,7 @@ constexpr bool kGenerateNegativePadding = true;
 constexpr bool kGenerateReduce = true;
 // argmax: a variadic reduce of values and iota indices.
 constexpr bool kGenerateArgmax = true;
+constexpr bool kGenerateTopK = true;
 constexpr bool kGenerateDot = true;
 constexpr bool kGenerateIota = true;
 constexpr bool kGenerateConstant = true;
@@ -420,6 +421,7 @@ class ProgramGenerator {
         {kGenerateScatter, 2, &ProgramGenerator::Scatter},
         {kGenerateReduce, 5, &ProgramGenerator::Reduce},
         {kGenerateArgmax, 2, &ProgramGenerator::Argmax},
+        {kGenerateTopK, 1, &ProgramGenerator::TopK},
         {kGenerateDot, 6, &ProgramGenerator::Dot},
         {kGenerateIota, 1, &ProgramGenerator::Iota},
         {kGenerateConstant, 1, &ProgramGenerator::Constant},
@@ -954,6 +956,25 @@ class ProgramGenerator {
                                   sharding));
     Emit("max", a.type, out, absl::StrCat("get-tuple-element(%", r, "), index=0"));
     Emit("argmax", "s32", out, absl::StrCat("get-tuple-element(%", r, "), index=1"));
+  }
+
+  // topk along the last dim, largest or smallest; both results join the pool.
+  void TopK() {
+    Value a = PickRanked(1);
+    if (a.type == "c64") return;
+    std::vector<int64_t> out = a.dims;
+    out.back() = Uniform(1, static_cast<int>(std::min<int64_t>(a.dims.back(), 4)));
+    std::string sharding;
+    if (Chance(kIntermediateShardingP)) {
+      const std::string leaf = RandomSharding(static_cast<int64_t>(out.size()));
+      sharding = absl::StrCat(", sharding={{", leaf, "}, {", leaf, "}}");
+    }
+    const std::string r = Fresh("topk");
+    lines_.push_back(absl::StrCat("  %", r, " = (", ShapeText(a.type, out), ", ", ShapeText("s32", out),
+                                  ") topk(%", a.name, "), k=", out.back(),
+                                  ", largest=", Chance(0.5) ? "true" : "false", sharding));
+    Emit("top", a.type, out, absl::StrCat("get-tuple-element(%", r, "), index=0"));
+    Emit("top.index", "s32", out, absl::StrCat("get-tuple-element(%", r, "), index=1"));
   }
 
   void Dot() {
