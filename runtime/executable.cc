@@ -778,14 +778,13 @@ class Executable::Frame {
     if (init.size_bytes() > 0) {
       std::memcpy(o->data(), init.data(), static_cast<size_t>(init.size_bytes()));
     }
-    if (absl::Status one = hlo::CheckOneUpdatePerMember(Operand(step, 2).shape().num_elements(), g);
-        !one.ok()) {
-      return AtInstruction(one, inst);
-    }
+    const int64_t updates = Operand(step, 2).shape().num_elements();
+    absl::StatusOr<int64_t> per_member = hlo::UpdatesPerMember(updates, g);
+    if (!per_member.ok()) return AtInstruction(per_member.status(), inst);
     // The packet: the input's bytes, then input_offsets, send_sizes and
     // output_offsets as int64.
     const int64_t in_bytes = input.size_bytes();
-    const int64_t packet = in_bytes + 3 * g * 8;
+    const int64_t packet = in_bytes + 3 * updates * 8;
     // Scratch, not values of the program: outside the live-bytes count.
     absl::StatusOr<Buffer> mine =
         Buffer::Allocate(hlo::Shape(hlo::PrimitiveType::kU8, {1, packet}), false, exe_.pool_.get());
@@ -796,12 +795,12 @@ class Executable::Frame {
     if (in_bytes > 0) std::memcpy(out, input.data(), static_cast<size_t>(in_bytes));
     for (int64_t v = 0; v < 3; ++v) {
       const Buffer& vec = Operand(step, static_cast<size_t>(2 + v));
-      for (int64_t j = 0; j < g; ++j) {
+      for (int64_t k = 0; k < updates; ++k) {
         const int64_t value =
             vec.shape().type() == hlo::PrimitiveType::kS32
-                ? static_cast<const int32_t*>(vec.data())[j]
-                : static_cast<const int64_t*>(vec.data())[j];
-        std::memcpy(out + in_bytes + (v * g + j) * 8, &value, 8);
+                ? static_cast<const int32_t*>(vec.data())[k]
+                : static_cast<const int64_t*>(vec.data())[k];
+        std::memcpy(out + in_bytes + (v * updates + k) * 8, &value, 8);
       }
     }
     absl::Status st;
@@ -821,19 +820,22 @@ class Executable::Frame {
     const int64_t row_bytes = out_rows == 0 ? 0 : o->size_bytes() / out_rows;
     for (int64_t j = 0; j < g; ++j) {
       const uint8_t* from = static_cast<const uint8_t*>(all->data()) + j * packet;
-      int64_t field[3];
-      for (int64_t v = 0; v < 3; ++v) {
-        std::memcpy(&field[v], from + in_bytes + (v * g + position) * 8, 8);
-      }
-      const int64_t in_offset = field[0], size = field[1], out_offset = field[2];
-      if (absl::Status rows = hlo::CheckRaggedRows(call.group[static_cast<size_t>(j)], in_offset,
-                                                   size, in_rows, out_offset, out_rows);
-          !rows.ok()) {
-        return AtInstruction(rows, inst);
-      }
-      if (size > 0) {
-        std::memcpy(static_cast<uint8_t*>(o->data()) + out_offset * row_bytes,
-                    from + in_offset * row_bytes, static_cast<size_t>(size * row_bytes));
+      for (int64_t u = 0; u < *per_member; ++u) {
+        const int64_t update = position * *per_member + u;
+        int64_t field[3];
+        for (int64_t v = 0; v < 3; ++v) {
+          std::memcpy(&field[v], from + in_bytes + (v * updates + update) * 8, 8);
+        }
+        const int64_t in_offset = field[0], size = field[1], out_offset = field[2];
+        if (absl::Status rows = hlo::CheckRaggedRows(call.group[static_cast<size_t>(j)], in_offset,
+                                                     size, in_rows, out_offset, out_rows);
+            !rows.ok()) {
+          return AtInstruction(rows, inst);
+        }
+        if (size > 0) {
+          std::memcpy(static_cast<uint8_t*>(o->data()) + out_offset * row_bytes,
+                      from + in_offset * row_bytes, static_cast<size_t>(size * row_bytes));
+        }
       }
     }
     call.results.push_back(*std::move(o));

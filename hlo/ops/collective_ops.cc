@@ -548,12 +548,13 @@ absl::StatusOr<Literal> EvaluateCollectivePermute(const Instruction& inst,
 // ------------------------------------------------------ ragged-all-to-all --
 
 // ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets,
-// recv_sizes): each member j of the group receives the rows
-// [input_offsets[j], input_offsets[j] + send_sizes[j]) of our input (dim 0),
-// written into its output at row output_offsets[j]; the result is the output
-// operand with every member's rows for us written in. recv_sizes[j] is how
-// many rows member j sends us (XLA's runtime uses it; the values come from
-// the senders' send_sizes).
+// recv_sizes): the n offsets hold U = n / (group size) updates per member;
+// update k = j * U + u sends member j the rows [input_offsets[k],
+// input_offsets[k] + send_sizes[k]) of our input (dim 0), written into its
+// output at row output_offsets[k]; the result is the output operand with
+// every member's rows for us written in. recv_sizes[k] is how many rows
+// member j sends us in its update u (XLA's runtime uses it; the values come
+// from the senders' send_sizes).
 absl::StatusOr<Shape> InferRaggedAllToAll(const Instruction& inst) {
   RETURN_IF_ERROR(ExpectArrayOperands(inst));
   const Shape& input = inst.operand(0)->shape();
@@ -600,26 +601,28 @@ absl::StatusOr<Literal> EvaluateRaggedAllToAll(const Instruction& inst,
   GroupMembership group;
   ASSIGN_OR_RETURN(std::vector<Literal> all, Exchange(inst, sent, ctx, group));
   const int64_t g = static_cast<int64_t>(group.members.size());
-  if (absl::Status one = CheckOneUpdatePerMember(operands[2]->num_elements(), g); !one.ok()) {
-    return absl::Status(one.code(), absl::StrCat(one.message(), ", in ", inst.Describe()));
-  }
+  absl::StatusOr<int64_t> per_member = UpdatesPerMember(operands[2]->num_elements(), g);
+  if (!per_member.ok()) return OpError(inst, per_member.status().message());
   Literal result = *operands[1];
   const int64_t out_rows = result.shape().dim(0);
   const int64_t row = out_rows == 0 ? 0 : result.num_elements() / out_rows;
   for (int64_t j = 0; j < g; ++j) {
     const Literal& from = all[static_cast<size_t>(group.members[static_cast<size_t>(j)])];
     const Literal& input = from.element(0);
-    const int64_t in_offset = from.element(1).GetAsInt64(group.position);
-    const int64_t size = from.element(2).GetAsInt64(group.position);
-    const int64_t out_offset = from.element(3).GetAsInt64(group.position);
     const int64_t in_rows = input.shape().dim(0);
-    if (absl::Status rows = CheckRaggedRows(group.members[static_cast<size_t>(j)], in_offset, size,
-                                            in_rows, out_offset, out_rows);
-        !rows.ok()) {
-      return OpError(inst, rows.message());
-    }
-    for (int64_t i = 0; i < size * row; ++i) {
-      CopyElement(input, in_offset * row + i, result, out_offset * row + i);
+    for (int64_t u = 0; u < *per_member; ++u) {
+      const int64_t update = group.position * *per_member + u;
+      const int64_t in_offset = from.element(1).GetAsInt64(update);
+      const int64_t size = from.element(2).GetAsInt64(update);
+      const int64_t out_offset = from.element(3).GetAsInt64(update);
+      if (absl::Status rows = CheckRaggedRows(group.members[static_cast<size_t>(j)], in_offset,
+                                              size, in_rows, out_offset, out_rows);
+          !rows.ok()) {
+        return OpError(inst, rows.message());
+      }
+      for (int64_t i = 0; i < size * row; ++i) {
+        CopyElement(input, in_offset * row + i, result, out_offset * row + i);
+      }
     }
   }
   return result;

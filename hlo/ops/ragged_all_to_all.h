@@ -1,13 +1,14 @@
 // ragged-all-to-all's transfers, checked in one place for the interpreter's
 // evaluator (collective_ops.cc) and the runtime's (runtime/executable.cc):
 // member j sends its rows [in_offset, in_offset + size) to rows starting at
-// out_offset of a member's output.
+// out_offset of a member's output, once per update.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 
 namespace sharc::hlo {
@@ -25,13 +26,14 @@ inline absl::Status CheckRaggedRows(int64_t sender, int64_t in_offset, int64_t s
       " to rows starting at ", out_offset, " of ", out_rows));
 }
 
-// An error unless every member sends one update to each member (offsets as
-// long as the group): several updates per member do not run yet.
-inline absl::Status CheckOneUpdatePerMember(int64_t updates, int64_t group_size) {
-  if (updates == group_size) return absl::OkStatus();
-  return absl::UnimplementedError(absl::StrCat(
-      "ragged-all-to-all with ", updates, " offsets for a group of ", group_size,
-      " devices (several updates per device) does not run yet"));
+// How many updates each member sends to each member: the offsets hold one
+// run of them per member (update p * U + i goes to member p, as XLA's
+// runtime takes it); an error unless their count is a multiple of the group.
+inline absl::StatusOr<int64_t> UpdatesPerMember(int64_t updates, int64_t group_size) {
+  if (group_size > 0 && updates % group_size == 0) return updates / group_size;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "ragged-all-to-all has ", updates, " offsets for a group of ", group_size,
+      " devices (not a whole number of updates per device)"));
 }
 
 }  // namespace sharc::hlo
