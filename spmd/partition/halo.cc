@@ -9,6 +9,7 @@
 #include "hlo/ops/convolution_dims.h"
 #include "spmd/partition/halo_blocks.h"
 #include "spmd/partition/reshard.h"
+#include "spmd/sharding_util.h"
 
 namespace sharc::spmd {
 
@@ -402,17 +403,42 @@ bool Pointwise(const hlo::ConvWindowDim& w) {
          w.rhs_dilation == 1;
 }
 
+// The kernel of a feature-grouped convolution whose result `s` splits the
+// output features along whole groups: its output features split alike, on
+// the same devices, the rest of it whole.
+//   result {devices=[1,2,1,2]<=[4]} (b01f), kernel 01io
+//     -> {devices=[1,1,1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}
+Sharding GroupedKernelSharding(const Sharding& s, const hlo::ConvDims& cd) {
+  std::vector<int64_t> others;
+  for (int64_t d = 0; d < s.TiledDataRank(); ++d) {
+    if (d != cd.out_feature) others.push_back(d);
+  }
+  const Sharding features = ReplicateDims(s, others);
+  if (!features.IsTiled()) return features;
+  std::vector<int64_t> perm(static_cast<size_t>(features.tile_assignment().num_dims()));
+  for (size_t k = 0; k < perm.size(); ++k) perm[k] = static_cast<int64_t>(k);
+  perm[cd.rhs_output_feature] = cd.out_feature;
+  perm[cd.rhs_input_feature] = cd.out_batch;
+  for (size_t k = 0; k < cd.rhs_spatial.size(); ++k) perm[cd.rhs_spatial[k]] = cd.out_spatial[k];
+  return Sharding::Tiled(features.tile_assignment().Transposed(perm), features.subgroup_types());
+}
+
 // A convolution split along a spatial dim with a real window: each block
 // of the result reads a window of the input (ConvAccess). The output
-// feature stays whole (the kernel is whole on every device), and so does
-// the batch under batch groups (its blocks would not map to the input's).
+// feature stays whole (the kernel is whole on every device), unless the
+// convolution has feature groups and the split takes whole groups: then
+// the kernel is split along them too. The batch stays whole under batch
+// groups (its blocks would not map to the input's).
 std::optional<HaloPlan> PlanConvolution(const Instruction& inst, const Sharding& s,
                                         std::vector<int64_t>& sends) {
   absl::StatusOr<hlo::ConvDims> cd = hlo::GetConvDims(inst);
-  if (!cd.ok() || s.TileCount(cd->out_feature) > 1 ||
-      (cd->batch_group_count > 1 && s.TileCount(cd->out_batch) > 1)) {
+  if (!cd.ok() || (cd->batch_group_count > 1 && s.TileCount(cd->out_batch) > 1)) {
     return std::nullopt;
   }
+  const int64_t feature_tiles = s.TileCount(cd->out_feature);
+  const bool grouped_split = cd->feature_group_count > 1 && cd->batch_group_count == 1 &&
+                             cd->feature_group_count % feature_tiles == 0;
+  if (feature_tiles > 1 && !grouped_split) return std::nullopt;
   const Sharding input = ConvInputSharding(s, *cd);
   const Shape& in = inst.operand(0)->shape();
   HaloPlan plan;
@@ -425,7 +451,8 @@ std::optional<HaloPlan> PlanConvolution(const Instruction& inst, const Sharding&
     if (!h) return std::nullopt;
     plan.dims.push_back(PlanDim(input, in, d, n, t, u, h->access, sends));
   }
-  plan.operand_shardings = {input, Sharding::Replicated()};
+  plan.operand_shardings = {
+      input, feature_tiles > 1 ? GroupedKernelSharding(s, *cd) : Sharding::Replicated()};
   return plan;
 }
 
@@ -464,6 +491,10 @@ absl::StatusOr<Instruction*> LowerConvolution(LocalBuilder& b, const Instruction
   }
   Instruction* conv = emit({x, operands[1]}, s.ShardShape(inst.shape()));
   conv->set_attr("window", std::move(window));
+  // Split along whole feature groups (PlanConvolution): this device's share.
+  if (const int64_t tiles = s.TileCount(cd.out_feature); tiles > 1) {
+    conv->set_attr("feature_group_count", cd.feature_group_count / tiles);
+  }
   return conv;
 }
 

@@ -140,15 +140,27 @@ class Localizer {
 
   // A local convolution's window is its local kernel: a kernel split along a
   // spatial dim (a contraction, above) convolves with a window of its block.
-  static void FitWindowToKernel(const Instruction& inst, Instruction* local) {
+  // Its group counts are its share of the groups (the rule splits feature
+  // and batch groups like batch rows): input features over the kernel's
+  // input features, input batch over result batch.
+  static void FitConvolutionToShards(const Instruction& inst, Instruction* local) {
     if (inst.opcode() != Opcode::kConvolution) return;
     absl::StatusOr<hlo::ConvDims> cd = hlo::GetConvDims(inst);
     if (!cd.ok()) return;
+    const Shape& lhs = local->operand(0)->shape();
+    const Shape& rhs = local->operand(1)->shape();
     hlo::IntListList window = local->attr_int_lists("window");
     for (size_t k = 0; k < cd->rhs_spatial.size() && k < window.size(); ++k) {
-      if (!window[k].empty()) window[k][0] = local->operand(1)->shape().dim(cd->rhs_spatial[k]);
+      if (!window[k].empty()) window[k][0] = rhs.dim(cd->rhs_spatial[k]);
     }
     local->set_attr("window", std::move(window));
+    if (cd->feature_group_count > 1 && rhs.dim(cd->rhs_input_feature) > 0) {
+      local->set_attr("feature_group_count",
+                      lhs.dim(cd->lhs_feature) / rhs.dim(cd->rhs_input_feature));
+    }
+    if (cd->batch_group_count > 1 && local->shape().dim(cd->out_batch) > 0) {
+      local->set_attr("batch_group_count", lhs.dim(cd->lhs_batch) / local->shape().dim(cd->out_batch));
+    }
   }
 
   // A scatter whose operand is split along an inserted dim that an index
@@ -445,7 +457,7 @@ class Localizer {
     Instruction* gather_rows =
         GathersFromSplitIndexedDim(inst) ? LocalizeSplitGatherIndices(b, inst, ops) : nullptr;
     Instruction* local = EmitLocal(b, inst, ops, own.ShardShape(inst.shape()));
-    FitWindowToKernel(inst, local);
+    FitConvolutionToShards(inst, local);
     return gather_rows ? MaskSplitGather(b, inst, local, gather_rows) : local;
   }
 

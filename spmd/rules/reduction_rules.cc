@@ -183,22 +183,31 @@ absl::StatusOr<ShardingRule> ConvolutionRule(const Instruction& inst) {
   auto own = [&](DimFactors& t, int64_t d, int64_t size) {
     t[d] = {rule.AddFactor(size, FactorKind::kNeedReplication)};
   };
-  const bool grouped = cd.feature_group_count > 1 || cd.batch_group_count > 1;
-  if (cd.batch_group_count == 1) {
-    int64_t f = rule.AddFactor(lhs.dim(cd.lhs_batch), FactorKind::kPassThrough);
-    l[cd.lhs_batch] = {f};
-    out[cd.out_batch] = {f};
-  } else {
-    own(l, cd.lhs_batch, lhs.dim(cd.lhs_batch));
-    own(out, cd.out_batch, cd.out_dims[cd.out_batch]);
-  }
-  if (!grouped) {
-    int64_t f = rule.AddFactor(rhs.dim(cd.rhs_output_feature), FactorKind::kPassThrough);
-    r[cd.rhs_output_feature] = {f};
-    out[cd.out_feature] = {f};
-  } else {
-    own(r, cd.rhs_output_feature, rhs.dim(cd.rhs_output_feature));
-    own(out, cd.out_feature, rhs.dim(cd.rhs_output_feature));
+  // Feature groups: the input features are G runs of ci (group major), the
+  // kernel's and result's output features G runs of co, and the kernel's
+  // input feature is ci. Batch groups: the input batch is B runs of nb and
+  // the output features B runs of co. A group factor passes through (each
+  // device convolves its own groups); ci is contracted. Factors of size 1
+  // are left out.
+  const int64_t fg = cd.feature_group_count, bg = cd.batch_group_count;
+  const int64_t out_features = rhs.dim(cd.rhs_output_feature);
+  auto factor = [&](DimFactors& t, int64_t d, int64_t f) {
+    if (f >= 0) t[d].push_back(f);
+  };
+  auto add = [&](int64_t size, FactorKind kind) -> int64_t {
+    return size > 1 ? rule.AddFactor(size, kind) : -1;
+  };
+  const int64_t groups = fg > 1 ? fg : bg;
+  const int64_t batch = add(lhs.dim(cd.lhs_batch) / bg, FactorKind::kPassThrough);
+  const int64_t group = add(groups, FactorKind::kPassThrough);
+  const int64_t per_group_out = add(out_features / groups, FactorKind::kPassThrough);
+  if (bg > 1) factor(l, cd.lhs_batch, group);
+  factor(l, cd.lhs_batch, batch);
+  factor(out, cd.out_batch, batch);
+  for (DimFactors* t : {&r, &out}) {
+    const int64_t d = t == &r ? cd.rhs_output_feature : cd.out_feature;
+    factor(*t, d, group);
+    factor(*t, d, per_group_out);
   }
   for (size_t s = 0; s < cd.window.size(); ++s) {
     const hlo::ConvWindowDim& w = cd.window[s];
@@ -234,15 +243,11 @@ absl::StatusOr<ShardingRule> ConvolutionRule(const Instruction& inst) {
       own(out, cd.out_spatial[s], out_size);
     }
   }
-  // The contracted input feature last, as for dot.
-  if (cd.feature_group_count == 1) {
-    int64_t f = rule.AddFactor(rhs.dim(cd.rhs_input_feature), FactorKind::kReduction);
-    l[cd.lhs_feature] = {f};
-    r[cd.rhs_input_feature] = {f};
-  } else {
-    own(l, cd.lhs_feature, lhs.dim(cd.lhs_feature));
-    own(r, cd.rhs_input_feature, rhs.dim(cd.rhs_input_feature));
-  }
+  // The contracted input feature last, as for dot (after its feature group).
+  const int64_t ci = add(rhs.dim(cd.rhs_input_feature), FactorKind::kReduction);
+  if (fg > 1) factor(l, cd.lhs_feature, group);
+  factor(l, cd.lhs_feature, ci);
+  factor(r, cd.rhs_input_feature, ci);
   rule.operands = {l, r};
   rule.results = {out};
   return rule;

@@ -2,8 +2,9 @@
 // convolutions run locally, an input-feature split adds an all-reduce, a
 // result split along a spatial dim exchanges halos of its input with
 // collective-permutes (propagation carries an input's spatial split to the
-// result), and grouped convolutions keep their grouped dims whole. Every case must compute
-// what the global program computes.
+// result), and grouped convolutions split along their groups (each device
+// convolves its own feature or batch groups). Every case must compute what
+// the global program computes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -205,6 +206,39 @@ ENTRY e {
   k = f32[3,3,3,4] parameter(1)
   ROOT c = f32[2,3,3,4] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f, batch_group_count=2
 })");
+}
+
+TEST(ConvolutionPartitionTest, GroupedConvolutionsSplitAlongTheirGroups) {
+  // Depthwise, features split: each device convolves its own 2 groups.
+  std::string local = PartitionAndCheck(R"(HloModule m, num_partitions=2
+ENTRY e {
+  x = f32[4,5,5,4] parameter(0), sharding={devices=[1,1,1,2]0,1}
+  k = f32[3,3,1,4] parameter(1), sharding={devices=[1,1,1,2]0,1}
+  ROOT c = f32[4,3,3,4] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f, feature_group_count=4, sharding={devices=[1,1,1,2]0,1}
+})");
+  EXPECT_THAT(local, ::testing::HasSubstr("f32[4,3,3,2] convolution"));
+  EXPECT_THAT(local, ::testing::HasSubstr("feature_group_count=2"));
+  EXPECT_EQ(testing_util::CountOpcode(local, "all-gather"), 0) << local;
+  // Two input features per group, groups and a spatial dim split: halos of
+  // the input, the kernel split along the groups.
+  local = PartitionAndCheck(R"(HloModule m, num_partitions=4
+ENTRY e {
+  x = f32[2,8,5,8] parameter(0), sharding={devices=[1,2,1,2]<=[4]}
+  k = f32[3,3,2,4] parameter(1), sharding={replicated}
+  ROOT c = f32[2,8,3,4] convolution(x, k), window={size=3x3 pad=1_1x0_0}, dim_labels=b01f_01io->b01f, feature_group_count=4, sharding={devices=[1,2,1,2]<=[4]}
+})");
+  EXPECT_THAT(local, ::testing::HasSubstr("feature_group_count=2"));
+  EXPECT_EQ(testing_util::CountOpcode(local, "all-gather"), 0) << local;
+  EXPECT_GE(testing_util::CountOpcode(local, "collective-permute"), 1) << local;
+  // Batch groups (a depthwise weight gradient's form), batch split along them.
+  local = PartitionAndCheck(R"(HloModule m, num_partitions=2
+ENTRY e {
+  x = f32[4,5,5,3] parameter(0), sharding={devices=[2,1,1,1]0,1}
+  k = f32[3,3,3,4] parameter(1), sharding={devices=[1,1,1,2]0,1}
+  ROOT c = f32[2,3,3,4] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f, batch_group_count=2, sharding={devices=[1,1,1,2]0,1}
+})");
+  EXPECT_THAT(local, ::testing::HasSubstr("batch_group_count=1"));
+  EXPECT_EQ(testing_util::CountOpcode(local, "all-gather"), 0) << local;
 }
 
 // 2 * output elements * kernel window * input features per group.

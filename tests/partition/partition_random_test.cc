@@ -633,12 +633,24 @@ class ProgramGenerator {
     std::shuffle(out_labels.begin(), out_labels.end(), rng_);
     std::shuffle(kernel_labels.begin(), kernel_labels.end(), rng_);
     auto lhs_dim = [&](char c) { return a.dims[lhs_labels.find(c)]; };
-    const int64_t out_features = Dim();
-    std::vector<std::string> size, stride, pad, dilate, base_dilate;
-    std::vector<int64_t> kernel_dims(static_cast<size_t>(rank)), out(static_cast<size_t>(rank));
     // A weight gradient's form now and then: the kernel nearly as wide as
     // the input, a result of a few taps (window_split_convolution.h).
     const bool weight_gradient = Chance(0.3);
+    // Feature groups (depthwise when each group has one feature) or batch
+    // groups (their weight gradients) now and then.
+    int64_t feature_groups = 1, batch_groups = 1;
+    if (!weight_gradient && Chance(0.3)) {
+      const int64_t g = Uniform(2, 4);
+      if (Chance(0.7) && lhs_dim('f') % g == 0) {
+        feature_groups = g;
+      } else if (lhs_dim('b') % g == 0) {
+        batch_groups = g;
+      }
+    }
+    const int64_t groups = feature_groups * batch_groups;
+    const int64_t out_features = groups > 1 ? groups * Uniform(1, 3) : Dim();
+    std::vector<std::string> size, stride, pad, dilate, base_dilate;
+    std::vector<int64_t> kernel_dims(static_cast<size_t>(rank)), out(static_cast<size_t>(rank));
     for (int64_t k = 0; k < rank - 2; ++k) {
       const char c = static_cast<char>('0' + k);
       const int64_t n = lhs_dim(c);
@@ -662,9 +674,9 @@ class ProgramGenerator {
       kernel_dims[kernel_labels.find(c)] = w;
       out[out_labels.find(c)] = (dilated + lo + hi - span) / st + 1;
     }
-    kernel_dims[kernel_labels.find('i')] = lhs_dim('f');
+    kernel_dims[kernel_labels.find('i')] = lhs_dim('f') / feature_groups;
     kernel_dims[kernel_labels.find('o')] = out_features;
-    out[out_labels.find('b')] = lhs_dim('b');
+    out[out_labels.find('b')] = lhs_dim('b') / batch_groups;
     out[out_labels.find('f')] = out_features;
     Value kernel = Need("f32", kernel_dims);
     if (weight_gradient && mesh_.devices > 1 && Chance(0.5)) {
@@ -687,7 +699,9 @@ class ProgramGenerator {
                       absl::StrJoin(size, "x"), " stride=", absl::StrJoin(stride, "x"),
                       " pad=", absl::StrJoin(pad, "x"), " rhs_dilate=", absl::StrJoin(dilate, "x"),
                       " lhs_dilate=", absl::StrJoin(base_dilate, "x"), "}, dim_labels=",
-                      lhs_labels, "_", kernel_labels, "->", out_labels));
+                      lhs_labels, "_", kernel_labels, "->", out_labels,
+                      feature_groups > 1 ? absl::StrCat(", feature_group_count=", feature_groups) : "",
+                      batch_groups > 1 ? absl::StrCat(", batch_group_count=", batch_groups) : ""));
   }
 
   void RaggedDot() {

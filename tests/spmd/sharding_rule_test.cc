@@ -109,8 +109,11 @@ ENTRY e {
             "([i,m,k,l],[j,m,k,l])->([i,j,_,_]) {k:reduction, l:reduction, m:reduction}");
 }
 
-// Grouped dims stay whole: splitting them would change the group count.
-TEST(ShardingRuleTest, GroupedConvolutionKeepsFeaturesWhole) {
+// Feature groups: the input features are [group, per-group input] (the
+// latter contracted with the kernel's input feature), the kernel's and the
+// result's output features [group, per-group output]; a split along the
+// groups gives each device its own groups.
+TEST(ShardingRuleTest, GroupedConvolutionSplitsAlongGroups) {
   EXPECT_EQ(RuleOf(R"(HloModule m
 ENTRY e {
   x = f32[8,5,4] parameter(0)
@@ -118,8 +121,25 @@ ENTRY e {
   ROOT c = f32[8,5,6] convolution(x, k), window={size=1}, dim_labels=b0f_0io->b0f, feature_group_count=2
 })",
                    "c"),
-            "([i,l,m],[_,n,j])->([i,l,k]) {j:need-replication, k:need-replication, "
-            "m:need-replication, n:need-replication}");
+            "([i,l,jm],[_,m,jk])->([i,l,jk]) {m:reduction}");
+  // Depthwise: one input feature per group, no contraction left.
+  EXPECT_EQ(RuleOf(R"(HloModule m
+ENTRY e {
+  x = f32[8,5,4] parameter(0)
+  k = f32[3,1,4] parameter(1)
+  ROOT c = f32[8,3,4] convolution(x, k), window={size=3}, dim_labels=b0f_0io->b0f, feature_group_count=4
+})",
+                   "c"),
+            "([i,k,j],[l,_,j])->([i,k,j]) {k:permutation, l:need-replication}");
+  // Batch groups: the input batch is [group, per-group batch].
+  EXPECT_EQ(RuleOf(R"(HloModule m
+ENTRY e {
+  x = f32[8,5,4] parameter(0)
+  k = f32[1,4,6] parameter(1)
+  ROOT c = f32[4,5,6] convolution(x, k), window={size=1}, dim_labels=b0f_0io->b0f, batch_group_count=2
+})",
+                   "c"),
+            "([ji,l,m],[_,m,jk])->([i,l,jk]) {m:reduction}");
 }
 
 TEST(ShardingRuleTest, ReshapeGetsCompoundFactors) {
