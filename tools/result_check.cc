@@ -250,7 +250,11 @@ std::string FirstMismatch(const hlo::Literal& got, const hlo::Literal& want,
     if (std::isnan(a) && std::isnan(b)) continue;
     double diff = std::fabs(a - b);
     if (!std::isnan(diff)) max_diff = std::max(max_diff, diff);
-    bool ok = is_float ? (a == b || diff <= tol.relative * (std::fabs(b) + scale)) : a == b;
+    // An infinity matches only itself: the relative bound of an infinite
+    // value is infinite and would take any value, or the other sign.
+    bool ok = is_float ? (a == b || (std::isfinite(a) && std::isfinite(b) &&
+                                     diff <= tol.relative * (std::fabs(b) + scale)))
+                       : a == b;
     if (!ok) {
       return absl::StrCat(where, " element ", i, ": partitioned ", a, ", global ", b);
     }

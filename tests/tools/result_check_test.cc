@@ -3,6 +3,7 @@
 #include "tools/result_check.h"
 
 #include <complex>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,16 @@ TEST(ResultCheckTest, F32KeepsItsTolerance) {
   EXPECT_EQ(Mismatch(PrimitiveType::kF32, {1.0, 2.0, 4.00002}, {1.0, 2.0, 4.0}), "");
   EXPECT_NE(Mismatch(PrimitiveType::kF32, {1.0, 2.0, 4.02}, {1.0, 2.0, 4.0}), "");
   EXPECT_NE(Mismatch(PrimitiveType::kF16, {1.0, 2.0, 4.1}, {1.0, 2.0, 4.0}), "");
+}
+
+// An infinity matches only itself: a relative bound around it is infinite
+// and took any value, or the other infinity, as a match.
+TEST(ResultCheckTest, InfinitiesMatchOnlyThemselves) {
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(Mismatch(PrimitiveType::kF32, {1.0, inf, -inf}, {1.0, inf, -inf}), "");
+  EXPECT_NE(Mismatch(PrimitiveType::kF32, {1.0, inf}, {1.0, -inf}), "");
+  EXPECT_NE(Mismatch(PrimitiveType::kF32, {1.0, 5.0}, {1.0, inf}), "");
+  EXPECT_NE(Mismatch(PrimitiveType::kF32, {1.0, -inf}, {1.0, 5.0}), "");
 }
 
 TEST(ResultCheckTest, IntegersAreExact) {
