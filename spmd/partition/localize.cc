@@ -1,5 +1,7 @@
 #include "spmd/partition/localize.h"
 
+#include <limits>
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
@@ -9,6 +11,7 @@
 #include "spmd/partition/halo.h"
 #include "spmd/partition/local_builder.h"
 #include "spmd/partition/reshard.h"
+#include "spmd/partition/strategy.h"
 #include "spmd/partition/topk_combine.h"
 #include "spmd/partition/window_split_convolution.h"
 #include "spmd/partition/split_gather.h"
@@ -135,6 +138,75 @@ class Localizer {
         mask(0, cd->lhs_spatial[k], b.ScalarConstant(inst.operand(0)->shape().type(), 0));
         mask(1, cd->rhs_spatial[k], b.ScalarConstant(inst.operand(1)->shape().type(), 0));
       }
+    }
+  }
+
+  // The identity of a split scatter's combiner: -0 for add (x + -0 is x,
+  // and -0 stays -0), the lowest value for max, the highest for min.
+  static Instruction* CombinerIdentity(LocalBuilder& b, hlo::PrimitiveType type, Opcode combiner) {
+    hlo::Literal value(Shape::Scalar(type));
+    if (hlo::IsFloatingPoint(type)) {
+      const double inf = std::numeric_limits<double>::infinity();
+      value.SetFromDouble(0, combiner == Opcode::kAdd ? -0.0 : combiner == Opcode::kMaximum ? -inf : inf);
+    } else {
+      const int64_t bits = 8 * hlo::ByteWidth(type);
+      const bool is_signed = hlo::IsSignedInteger(type);
+      const int64_t lowest = !is_signed ? 0
+                             : bits == 64 ? std::numeric_limits<int64_t>::min()
+                                          : -(int64_t{1} << (bits - 1));
+      const int64_t highest = !is_signed ? -1  // all ones, stored unsigned
+                              : bits == 64 ? std::numeric_limits<int64_t>::max()
+                                           : (int64_t{1} << (bits - 1)) - 1;
+      value.SetFromInt64(0, combiner == Opcode::kAdd       ? 0
+                            : combiner == Opcode::kMaximum ? lowest
+                                                           : highest);
+    }
+    return b.Add(Instruction::CreateConstant(b.FreshName("identity"), std::move(value)));
+  }
+
+  // A scatter whose updates are split along their scatter dims (strategy.h,
+  // SplitScatterCombiner) scatters each device's updates; the partial
+  // results are then all-reduced with the combiner. Under add, the devices
+  // other than the first of each group start from -0 (x + -0 is x, -0 too),
+  // so the operand counts once; max and min may count it on every device.
+  // Padding rows of the updates become the combiner's identity, so wherever
+  // their indices point they change nothing.
+  //   scatter(x, i, u) -> all-reduce(scatter(first ? x : -0, i_local, u_local))
+  void PrepareSplitScatter(LocalBuilder& b, const Instruction& inst,
+                           std::vector<Instruction*>& operands) {
+    if (inst.users().size() != 1 || !IsCustomCallTo(*inst.users()[0], hlo::kSpmdAllReduce) &&
+                                         !IsCustomCallTo(*inst.users()[0], hlo::kSpmdReduceScatter)) {
+      return;
+    }
+    const std::optional<Opcode> combiner = SplitScatterCombiner(inst);
+    absl::StatusOr<std::vector<std::vector<int64_t>>> groups = ReplicaGroupsOf(*inst.users()[0]);
+    if (!combiner || !groups.ok()) return;
+    const hlo::PrimitiveType type = inst.shape().type();
+    if (*combiner == Opcode::kAdd) {
+      std::vector<int64_t> first(static_cast<size_t>(b.num_devices()), 0);
+      for (const std::vector<int64_t>& g : *groups) first[static_cast<size_t>(g[0])] = 1;
+      const Shape& shape = operands[0]->shape();
+      auto keep = Instruction::Create(Opcode::kCompare, b.FreshName("first"), Shape::Scalar(hlo::PrimitiveType::kPred),
+                                      {b.PerDeviceValue(first, "first"), b.ConstantS32(0)});
+      keep->set_attr("direction", std::string("NE"));
+      Instruction* mask = b.Broadcast(b.Add(std::move(keep)), Shape(hlo::PrimitiveType::kPred, shape.dims()), {});
+      Instruction* zeros = b.Broadcast(CombinerIdentity(b, type, *combiner), shape, {});
+      operands[0] = b.Add(Instruction::Create(Opcode::kSelect, b.FreshName("scatter.base"), shape,
+                                              {mask, operands[0], zeros}));
+    }
+    const Instruction& updates = *inst.operand(2);
+    const Sharding s = ShardingOrReplicated(updates);
+    const std::vector<int64_t>& window = inst.attr_ints("update_window_dims");
+    for (int64_t d = 0; d < updates.shape().rank(); ++d) {
+      const int64_t tiles = s.TileCount(d);
+      if (std::find(window.begin(), window.end(), d) != window.end() || tiles <= 1 ||
+          updates.shape().dim(d) % tiles == 0) {
+        continue;
+      }
+      Instruction* offset =
+          b.PerDeviceValue(TileOffsets(s, updates.shape(), d, b.num_devices()), "offset");
+      operands[2] = b.MaskPadding(operands[2], d, offset, updates.shape().dim(d),
+                                  CombinerIdentity(b, type, *combiner));
     }
   }
 
@@ -303,7 +375,8 @@ class Localizer {
       }
       return Named(b, inst, local, GatherAndReduceAgain(b, *partial, local, groups));
     }
-    Computation* reducer = partial->opcode() == Opcode::kReduce
+    Computation* reducer = partial->opcode() == Opcode::kReduce ||
+                                   partial->opcode() == Opcode::kScatter
                                ? mapped_.at(partial->attr_computation("to_apply"))
                                : b.Reducer(Opcode::kAdd, partial->shape().type());
     if (IsCustomCallTo(inst, hlo::kSpmdAllReduce)) {
@@ -453,6 +526,7 @@ class Localizer {
       return *v;
     }
     MaskPadding(b, inst, ops);
+    PrepareSplitScatter(b, inst, ops);
     ShiftScatterIndices(b, inst, ops);
     Instruction* gather_rows =
         GathersFromSplitIndexedDim(inst) ? LocalizeSplitGatherIndices(b, inst, ops) : nullptr;

@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "hlo/ir/narrow_types.h"
+#include "hlo/ops/op_util.h"
 #include "hlo/ops/spmd_global_view.h"
 #include "spmd/partition/reshard.h"
 #include "spmd/sharding_projection.h"
@@ -15,6 +17,21 @@ namespace sharc::spmd {
 using hlo::Instruction;
 using hlo::Shape;
 using hlo::Sharding;
+
+std::optional<hlo::Opcode> SplitScatterCombiner(const Instruction& inst) {
+  if (inst.opcode() != hlo::Opcode::kScatter || inst.operand_count() != 3) return std::nullopt;
+  const hlo::PrimitiveType type = inst.shape().type();
+  // (Sub-byte integers and 8-bit floats: no identity written here.)
+  if (type == hlo::PrimitiveType::kPred || hlo::IsComplex(type) || hlo::IsSubByteInteger(type) ||
+      (hlo::IsFloatingPoint(type) && hlo::ByteWidth(type) < 2)) {
+    return std::nullopt;
+  }
+  std::optional<hlo::Opcode> op = hlo::MatchBinaryReducer(*inst.attr_computation("to_apply"));
+  if (op == hlo::Opcode::kAdd || op == hlo::Opcode::kMaximum || op == hlo::Opcode::kMinimum) {
+    return op;
+  }
+  return std::nullopt;
+}
 
 namespace {
 
@@ -32,8 +49,9 @@ bool HasFactors(const DimFactors& dims) {
 
 // Factors the local op cannot split: need-replication ones, permutation ones
 // (slicing, padding or concatenating along a split dim would need halos), and
-// reduction factors whose partial results nothing combines (scatter updates;
-// a variadic reduce's are gathered and reduced again, localize.cc).
+// reduction factors whose partial results nothing combines (a variadic
+// reduce's are gathered and reduced again, localize.cc; a scatter's updates
+// only under add, max or min, SplitScatterCombiner).
 std::vector<int64_t> UnsplittableFactors(const Instruction& inst, const ShardingRule& rule) {
   std::vector<int64_t> out;
   // (A gather's reduction factors are split indexed dims: each device's
@@ -42,7 +60,8 @@ std::vector<int64_t> UnsplittableFactors(const Instruction& inst, const Sharding
                           inst.opcode() == hlo::Opcode::kRaggedDot ||
                           inst.opcode() == hlo::Opcode::kGather ||
                           inst.opcode() == hlo::Opcode::kConvolution ||
-                          inst.opcode() == hlo::Opcode::kReduce;
+                          inst.opcode() == hlo::Opcode::kReduce ||
+                          SplitScatterCombiner(inst).has_value();
   for (size_t f = 0; f < rule.factors.size(); ++f) {
     FactorKind kind = rule.factors[f].kind;
     if (kind == FactorKind::kNeedReplication || kind == FactorKind::kPermutation ||

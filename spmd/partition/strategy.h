@@ -92,6 +92,13 @@ absl::StatusOr<OpStrategy> ChooseStrategy(const hlo::Instruction& inst, const Sh
                                           const hlo::Sharding& result_sharding,
                                           StrategyExplanation* explanation = nullptr);
 
+// A scatter whose updates may be split along their scatter dims (each
+// device scatters its own updates, and the results are all-reduced with the
+// combiner): one operand, numeric, combined by add, max or min. Under add
+// the other devices of a group start from -0 instead of the operand
+// (localize.cc), so the sum counts it once.
+std::optional<hlo::Opcode> SplitScatterCombiner(const hlo::Instruction& inst);
+
 // Bytes one device sends to take an array or tuple value of `shape` from
 // `from` to `to` along the plan PlanReshard (reshard.h) makes, each step
 // costed as the cost report counts its collective; `steps`, if given,
