@@ -269,7 +269,8 @@ absl::StatusOr<OpStrategy> ChooseStrategy(const Instruction& inst, const Shardin
   }
   add(Sharding::Replicated());
 
-  std::optional<OpStrategy> best;
+  std::optional<OpStrategy> best, sliced_only;
+  size_t sliced_only_index = 0;
   std::tuple<bool, bool, int64_t> best_cost{false, false, 0};
   for (const Sharding& iteration : candidates) {
     OpStrategy s;
@@ -277,7 +278,7 @@ absl::StatusOr<OpStrategy> ChooseStrategy(const Instruction& inst, const Shardin
     StrategyCandidate account;
     account.iteration = iteration;
     std::vector<std::string>* moves = explanation ? &account.moves : nullptr;
-    int64_t bytes = 0;
+    int64_t bytes = 0, operand_bytes = 0;
     bool moves_operands = false;
     for (size_t i = 0; i < inst.operands().size(); ++i) {
       Sharding target = i < rule.operands.size() ? Project(iteration, rule.operands[i], rule)
@@ -292,6 +293,7 @@ absl::StatusOr<OpStrategy> ChooseStrategy(const Instruction& inst, const Shardin
                                       " -> ", target.ToString(), ": ", absl::StrJoin(steps, ", ")));
       }
       bytes += moved;
+      operand_bytes += moved;
       s.operand_targets.push_back(std::move(target));
     }
     // Split reduction factors and the result's layout.
@@ -350,12 +352,31 @@ absl::StatusOr<OpStrategy> ChooseStrategy(const Instruction& inst, const Shardin
     // to fit it.
     const std::tuple<bool, bool, int64_t> cost{!in_place, result_moves, bytes};
     if (!best || cost < best_cost) {
-      best = std::move(s);
+      best = s;
       best_cost = cost;
       if (explanation) explanation->chosen = explanation->candidates.size() - 1;
     }
+    // Plans whose operands only slice locally what they hold, for the
+    // refinement below.
+    if (moves_operands && operand_bytes == 0 && iteration.IsTiled() && !result_moves &&
+        (!sliced_only || bytes < sliced_only->bytes_sent)) {
+      sliced_only = std::move(s);
+      sliced_only_index = explanation ? explanation->candidates.size() - 1 : 0;
+    }
   }
   if (!best) return absl::InternalError(absl::StrCat("no strategy for ", inst.Describe()));
+  // An in-place plan gives way to one that only slices its operands locally
+  // and sends fewer bytes: it splits the op further for free (XLA's dot
+  // handler slices a replicated lhs to the result's rows before a
+  // contracting split's all-reduce, DotPartialContracting2, where taking the
+  // operands as they are would all-reduce the whole product and slice it).
+  if (!std::get<0>(best_cost) && sliced_only && sliced_only->bytes_sent < best->bytes_sent) {
+    best = std::move(sliced_only);
+    if (explanation) {
+      explanation->chosen = sliced_only_index;
+      explanation->sliced_locally = true;
+    }
+  }
   return *std::move(best);
 }
 
@@ -383,7 +404,10 @@ std::string StrategyExplanation::ToText(const Instruction& inst) const {
       tie = true;
   }
   std::string why =
-      cheaper_moves_operands
+      sliced_locally
+          ? "its operands only slice locally what they hold, and it sends fewer bytes than the "
+            "plans taking them as they are"
+      : cheaper_moves_operands
           ? "it splits the op with every operand as it is (plans that send fewer bytes reshard "
             "an operand or run the op whole)"
       : win.takes_operands_as_they_are

@@ -14,7 +14,9 @@
 // sharding.
 //
 // A plan that splits the op and takes every operand as it is (no reshard,
-// not even a local slice) comes first; for a dot, then, a plan that gives
+// not even a local slice) comes first, unless a plan whose operands only
+// slice locally what they hold sends fewer bytes (it splits the op further
+// for free); for a dot, then, a plan that gives
 // the result its sharding (or one it slices locally) before one that moves
 // the result afterwards (GSPMD's dot handler reshards operands to fit the
 // result: with both operands split on batch and rows and the result like
@@ -80,6 +82,9 @@ struct StrategyCandidate {
 struct StrategyExplanation {
   std::vector<StrategyCandidate> candidates;
   size_t chosen = 0;
+  // The chosen plan only slices its operands locally and replaced a cheaper-
+  // ranked plan taking them as they are because it sends fewer bytes.
+  bool sliced_locally = false;
   // A readable account: every candidate with its moves and bytes, and why
   // the chosen one won.
   std::string ToText(const hlo::Instruction& inst) const;

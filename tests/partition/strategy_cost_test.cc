@@ -125,6 +125,32 @@ ENTRY main {
   EXPECT_OK(testing_util::ExpectPartitionedMatchesGlobal(*global, *local, 4));
 }
 
+// Both operands split 2 ways on the contracting dim and replicated on the
+// other 2 devices; the result split on the lhs's rows across those. Taking
+// the operands as they are all-reduces the whole f32[24,32] product and
+// slices it (3072 B); slicing the lhs's rows locally first halves the dot
+// and the all-reduce (1536 B), as XLA's dot handler does
+// (DotPartialContracting2).
+TEST(StrategyCost, SlicingAnOperandLocallyBeatsTakingItAsItIsWhenCheaper) {
+  constexpr char kText[] = R"(
+HloModule partial_contracting, num_partitions=4
+
+ENTRY main {
+  lhs = f32[24,100] parameter(0), sharding={devices=[1,2,2]<=[4] last_tile_dim_replicate}
+  rhs = f32[32,100] parameter(1), sharding={devices=[1,2,2]<=[4] last_tile_dim_replicate}
+  ROOT dot = f32[24,32] dot(lhs, rhs), lhs_contracting_dims={1}, rhs_contracting_dims={1}, sharding={devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}
+}
+)";
+  ASSERT_OK_AND_ASSIGN(auto global, hlo::ParseAndVerifyModule(kText));
+  ASSERT_OK_AND_ASSIGN(std::string text, ExplainPartitionChoice(*global, "dot"));
+  EXPECT_NE(text.find("its operands only slice locally what they hold"), std::string::npos) << text;
+  ASSERT_OK_AND_ASSIGN(auto local, PartitionModule(*global));
+  EXPECT_EQ(testing_util::CollectiveCounts(*local),
+            "all-reduce=1 all-gather=0 reduce-scatter=0 all-to-all=0 collective-permute=0");
+  EXPECT_NE(local->ToString().find("f32[12,32] dot("), std::string::npos) << local->ToString();
+  EXPECT_OK(testing_util::ExpectPartitionedMatchesGlobal(*global, *local, 4));
+}
+
 // A tie on bytes: a row-split value plus a replicated one, the sum split on
 // columns. Adding on columns (moving the operand's split with an
 // all-to-all) and adding on rows (moving the sum's) send the same 1792 B; the
