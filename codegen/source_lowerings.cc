@@ -2,6 +2,7 @@
 // constants (scalars become immediates, arrays are embedded in the kernel)
 // and iota.
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "codegen/lowering.h"
@@ -34,6 +35,20 @@ Expr ScalarImmediate(const hlo::Literal& literal) {
   });
 }
 
+// INT64_MIN as an immediate is loaded from a one-element buffer instead:
+// Halide's simplifier turned max(acc, select(c, x, INT64_MIN)) into
+// max(acc, 1) (a reduce or scatter under maximum over such a select came
+// out wrong; ReduceLoweringTest.Int64MinInASelectUnderMax). A load is opaque to
+// that rewrite.
+bool IsInt64Min(const hlo::Literal& literal) {
+  if (literal.shape().type() != hlo::PrimitiveType::kS64 || literal.shape().num_elements() != 1) {
+    return false;
+  }
+  int64_t v;
+  std::memcpy(&v, literal.untyped_data(), sizeof(v));
+  return v == std::numeric_limits<int64_t>::min();
+}
+
 absl::StatusOr<Lowered> LowerConstant(const hlo::Instruction& inst,
                                       absl::Span<const LoweredValue>) {
   const hlo::Literal& literal = inst.literal();
@@ -41,7 +56,7 @@ absl::StatusOr<Lowered> LowerConstant(const hlo::Instruction& inst,
   std::vector<Halide::Var> vars = HloVars(literal.shape().rank());
   Lowered out;
   out.func = Halide::Func(HalideName("constant", inst));
-  if (literal.shape().rank() == 0) {
+  if (literal.shape().rank() == 0 && !IsInt64Min(literal)) {
     Define(out.func, vars, ScalarImmediate(literal));
     return out;
   }

@@ -27,13 +27,6 @@ std::optional<hlo::Opcode> SplitScatterCombiner(const Instruction& inst) {
     return std::nullopt;
   }
   std::optional<hlo::Opcode> op = hlo::MatchBinaryReducer(*inst.attr_computation("to_apply"));
-  // (64-bit integers under max or min are left to the other plans: their
-  // identity, the type's extreme, fused into the Halide scatter kernel
-  // through a select, came out as a wrong update.)
-  if ((op == hlo::Opcode::kMaximum || op == hlo::Opcode::kMinimum) && hlo::IsInteger(type) &&
-      hlo::ByteWidth(type) == 8) {
-    return std::nullopt;
-  }
   if (op == hlo::Opcode::kAdd || op == hlo::Opcode::kMaximum || op == hlo::Opcode::kMinimum) {
     return op;
   }
