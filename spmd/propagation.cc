@@ -423,6 +423,18 @@ absl::StatusOr<PropagationResult> PropagateWholeValues(Module& module,
       if (p.how.empty()) p.how = "annotation";
     }
   }
+  // The state an rng-bit-generator reads is replicated (XLA's
+  // InferShardingFromUsers replicates whatever feeds one): fixed here, as an
+  // annotation would be, so that forward inference does not split it again.
+  for (Computation* comp : module.computations()) {
+    for (Instruction* inst : comp->instructions()) {
+      if (inst->opcode() != Opcode::kRngBitGenerator || inst->operand_count() != 1) continue;
+      Instruction* seed = inst->operand(0);
+      if (seed->has_sharding() || seed->opcode() == Opcode::kParameter) continue;
+      state.Set(*seed, Sharding::Replicated(), inst, "rng-bit-generator state (replicated)");
+      state.provided.insert(seed);
+    }
+  }
   for (Computation* comp : module.computations()) {
     for (Instruction* inst : comp->instructions()) {
       if (inst->has_sharding() && inst->sharding()->IsUnknown())
