@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "hlo/ops/convolution_dims.h"
 #include "spmd/propagation_internal.h"
 #include "spmd/sharding_projection.h"
 #include "spmd/sharding_rule.h"
@@ -162,12 +163,40 @@ Sharding ReverseSharding(const Sharding& sharding, const std::vector<int64_t>& d
                          sharding.subgroup_types());
 }
 
+namespace {
+
+// Propagation does not carry a grouped convolution's groups (the
+// partitioner splits along them when shardings ask for it): XLA's
+// InferConvolutionShardingFromOperands keeps only the batch of a grouped
+// convolution whose kernel is large, and nothing when the input's features
+// are split (ConvolutionDataParallelism). The grouped dims' factors are
+// need-replication here, as sharc's rule had them before it split groups.
+void KeepGroupsWhole(const Instruction& inst, ShardingRule& rule) {
+  if (inst.opcode() != Opcode::kConvolution || rule.kind != ShardingRule::Kind::kFactors) return;
+  absl::StatusOr<hlo::ConvDims> cd = hlo::GetConvDims(inst);
+  if (!cd.ok() || (cd->feature_group_count == 1 && cd->batch_group_count == 1)) return;
+  auto whole = [&](const DimFactors& dims, int64_t d) {
+    for (int64_t f : dims[static_cast<size_t>(d)]) {
+      rule.factors[static_cast<size_t>(f)].kind = FactorKind::kNeedReplication;
+    }
+  };
+  whole(rule.operands[1], cd->rhs_output_feature);
+  whole(rule.results[0], cd->out_feature);
+  if (cd->feature_group_count > 1) whole(rule.operands[0], cd->lhs_feature);
+  if (cd->batch_group_count > 1) whole(rule.operands[0], cd->lhs_batch);
+}
+
+}  // namespace
+
 const ShardingRule* State::RuleOf(const Instruction& inst) {
   auto it = rules.find(&inst);
   if (it != rules.end()) return it->second.get();
   absl::StatusOr<ShardingRule> rule = GetShardingRule(inst);
   std::unique_ptr<ShardingRule>& slot = rules[&inst];
-  if (rule.ok()) slot = std::make_unique<ShardingRule>(*std::move(rule));
+  if (rule.ok()) {
+    KeepGroupsWhole(inst, *rule);
+    slot = std::make_unique<ShardingRule>(*std::move(rule));
+  }
   return slot.get();
 }
 

@@ -478,5 +478,48 @@ ENTRY %main {
   ExpectSharding(module(), "rhs", "{devices=[4,1,1]0,1,2,3}");
 }
 
+// --- Grouped convolutions and random states (XLA's rules). ---
+
+// A depthwise convolution whose kernel is large (a weight-gradient shape):
+// XLA keeps only the batch split of the input (ConvolutionDataParallelism);
+// the partitioner can split groups, but propagation does not carry them.
+TEST_F(DotReducePropagationTest, GroupedConvolutionKeepsOnlyTheBatchSplit) {
+  ASSERT_TRUE(Run(R"(
+HloModule grouped, allow_spmd_sharding_propagation_to_output={false}, num_partitions=16
+
+ENTRY %entry {
+  %p0 = f32[256,512,16,32] parameter(0), sharding={devices=[2,2,2,2]<=[16]}
+  %p1 = f32[512,1,12,28] parameter(1), sharding={replicated}
+  %conv = f32[256,512,5,5] convolution(%p0, %p1), window={size=12x28}, dim_labels=bf01_oi01->bf01, feature_group_count=512
+  ROOT %copy = f32[256,512,5,5] copy(%conv)
+}
+)"));
+  ExpectSharding(module(), "conv", "{devices=[2,1,1,1,8]<=[16] last_tile_dim_replicate}");
+}
+
+// What an rng-bit-generator reads is replicated, whatever its operands are
+// split by (XLA's InferShardingFromUsers, ReplicateRngBitGeneratorSeed).
+TEST_F(DotReducePropagationTest, RngBitGeneratorStateIsReplicated) {
+  ASSERT_TRUE(Run(R"(
+HloModule rbg, allow_spmd_sharding_propagation_to_output={true}, num_partitions=4
+
+%or (x: u64[], y: u64[]) -> u64[] {
+  %x = u64[] parameter(0)
+  %y = u64[] parameter(1)
+  ROOT %r = u64[] or(%x, %y)
+}
+
+ENTRY %main {
+  %p = s32[2,2] parameter(0), sharding={devices=[2,2]<=[4]}
+  %up = u64[2,2] convert(%p)
+  %zero = u64[] constant(0)
+  %seed = u64[2] reduce(%up, %zero), dimensions={1}, to_apply=%or
+  %bits = u32[64,32] rng-bit-generator(%seed), algorithm=rng_default
+  ROOT %s = u32[64,32] custom-call(%bits), custom_call_target="Sharding", sharding={devices=[2,2]<=[4]}
+}
+)"));
+  ExpectSharding(module(), "seed", "{replicated}");
+}
+
 }  // namespace
 }  // namespace sharc::spmd
