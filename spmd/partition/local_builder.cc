@@ -197,6 +197,25 @@ Instruction* LocalBuilder::CollectivePermute(Instruction* value,
   return Add(std::move(p));
 }
 
+Instruction* LocalBuilder::KeepOnly(Instruction* value, const std::vector<int64_t>& keep,
+                                   Instruction* filler) {
+  const Shape& shape = value->shape();
+  auto cmp = Instruction::Create(Opcode::kCompare, FreshName("keep"),
+                                 Shape(hlo::PrimitiveType::kPred, {}),
+                                 {PerDeviceValue(keep, "keep"), ConstantS32(0)});
+  cmp->set_attr("direction", std::string("NE"));
+  Instruction* mask = Broadcast(Add(std::move(cmp)), Shape(hlo::PrimitiveType::kPred, shape.dims()), {});
+  Instruction* others = Broadcast(filler, shape, {});
+  return Add(Instruction::Create(Opcode::kSelect, FreshName("masked"), shape, {mask, value, others}));
+}
+
+Instruction* LocalBuilder::GetTupleElement(Instruction* tuple, int64_t index) {
+  auto gte = Instruction::Create(Opcode::kGetTupleElement, FreshName("element"),
+                                 tuple->shape().tuple_shape(index), {tuple});
+  gte->set_attr("index", index);
+  return Add(std::move(gte));
+}
+
 hlo::Computation* LocalBuilder::Reducer(Opcode op, PrimitiveType type) {
   return hlo::BinaryReducer(*context_.module, op, type);
 }

@@ -56,6 +56,11 @@ class LocalBuilder {
   // reductions and contractions.
   hlo::Instruction* MaskPadding(hlo::Instruction* value, int64_t dim, hlo::Instruction* offset,
                                 int64_t size, hlo::Instruction* fill);
+  // `value` on the devices where `keep[partition id]` is nonzero, the scalar
+  // `filler` broadcast elsewhere.
+  hlo::Instruction* KeepOnly(hlo::Instruction* value, const std::vector<int64_t>& keep,
+                             hlo::Instruction* filler);
+  hlo::Instruction* GetTupleElement(hlo::Instruction* tuple, int64_t index);
 
   // Collectives over explicit groups of partition ids.
   hlo::Instruction* AllGather(hlo::Instruction* value, int64_t dim,

@@ -185,14 +185,7 @@ class Localizer {
     if (*combiner == Opcode::kAdd) {
       std::vector<int64_t> first(static_cast<size_t>(b.num_devices()), 0);
       for (const std::vector<int64_t>& g : *groups) first[static_cast<size_t>(g[0])] = 1;
-      const Shape& shape = operands[0]->shape();
-      auto keep = Instruction::Create(Opcode::kCompare, b.FreshName("first"), Shape::Scalar(hlo::PrimitiveType::kPred),
-                                      {b.PerDeviceValue(first, "first"), b.ConstantS32(0)});
-      keep->set_attr("direction", std::string("NE"));
-      Instruction* mask = b.Broadcast(b.Add(std::move(keep)), Shape(hlo::PrimitiveType::kPred, shape.dims()), {});
-      Instruction* zeros = b.Broadcast(CombinerIdentity(b, type, *combiner), shape, {});
-      operands[0] = b.Add(Instruction::Create(Opcode::kSelect, b.FreshName("scatter.base"), shape,
-                                              {mask, operands[0], zeros}));
+      operands[0] = b.KeepOnly(operands[0], first, CombinerIdentity(b, type, *combiner));
     }
     const Instruction& updates = *inst.operand(2);
     const Sharding s = ShardingOrReplicated(updates);
@@ -324,13 +317,10 @@ class Localizer {
     std::vector<Instruction*> gathered, inits;
     for (int64_t i = 0; i < n; ++i) {
       const Shape& piece = local->shape().tuple_shape(i);
-      auto gte = Instruction::Create(Opcode::kGetTupleElement, b.FreshName("partial"), piece,
-                                     {local});
-      gte->set_attr("index", i);
       std::vector<int64_t> dims = piece.dims();
       dims.push_back(1);
       gathered.push_back(
-          b.AllGather(b.Reshape(b.Add(std::move(gte)), dims), piece.rank(), groups));
+          b.AllGather(b.Reshape(b.GetTupleElement(local, i), dims), piece.rank(), groups));
       inits.push_back(Local(partial.operand(n + i)));
     }
     std::vector<Instruction*> operands = gathered;

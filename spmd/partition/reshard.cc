@@ -62,21 +62,6 @@ std::optional<Combine> ExactCombine(hlo::PrimitiveType type) {
   return std::nullopt;
 }
 
-// Keeps `value` on the devices where `keep[partition]` is nonzero, `filler`
-// elsewhere.
-Instruction* KeepOnly(LocalBuilder& b, Instruction* value, const std::vector<int64_t>& keep,
-                      double filler) {
-  const Shape& shape = value->shape();
-  auto cmp = Instruction::Create(hlo::Opcode::kCompare, b.FreshName("keep"),
-                                 Shape(hlo::PrimitiveType::kPred, {}),
-                                 {b.PerDeviceValue(keep, "keep"), b.ConstantS32(0)});
-  cmp->set_attr("direction", std::string("NE"));
-  Instruction* mask = b.Broadcast(b.Add(std::move(cmp)), Shape(hlo::PrimitiveType::kPred, shape.dims()), {});
-  Instruction* others = b.Broadcast(b.ScalarConstant(shape.type(), filler), shape, {});
-  return b.Add(Instruction::Create(hlo::Opcode::kSelect, b.FreshName("masked"), shape,
-                                   {mask, value, others}));
-}
-
 // A maximal value is right only on its device: the others compute it too,
 // but from inputs that XLA leaves undefined there (a maximal parameter's data
 // lives on its device, a custom-call or infeed runs for real only there). So
@@ -100,7 +85,8 @@ Instruction* BroadcastFromDevice(LocalBuilder& b, Instruction* local, const Shar
   if (std::optional<Combine> combine = ExactCombine(type)) {
     std::vector<int64_t> is_owner(all.size(), 0);
     is_owner[static_cast<size_t>(owner)] = 1;
-    return b.AllReduce(KeepOnly(b, local, is_owner, combine->filler), b.Reducer(combine->op, type),
+    return b.AllReduce(b.KeepOnly(local, is_owner, b.ScalarConstant(type, combine->filler)),
+                       b.Reducer(combine->op, type),
                        {all});
   }
   std::vector<int64_t> slab = local->shape().dims();
@@ -145,7 +131,8 @@ Instruction* GatherDims(LocalBuilder& b, Instruction* local, const Shape& global
       for (int64_t d : from_first) is_first = is_first && (*index)[d] == 0;
       first[p] = is_first ? 1 : 0;
     }
-    local = b.AllReduce(KeepOnly(b, local, first, combine->filler), b.Reducer(combine->op, type),
+    local = b.AllReduce(b.KeepOnly(local, first, b.ScalarConstant(type, combine->filler)),
+                        b.Reducer(combine->op, type),
                         GroupsAlongDims(current, from_first));
     current = ReplicateDims(current, from_first);
   }
@@ -322,16 +309,7 @@ absl::StatusOr<std::vector<ReshardStep>> PlanReshardThroughWhole(const Shape& gl
 Instruction* SplitIntoPartials(LocalBuilder& b, Instruction* local, const Sharding& to) {
   std::vector<int64_t> holds(static_cast<size_t>(b.num_devices()));
   for (int64_t d = 0; d < b.num_devices(); ++d) holds[d] = HoldsWholeValue(to, d) ? 1 : 0;
-  Instruction* keep = b.PerDeviceValue(holds, "holds.whole");
-  auto cmp = Instruction::Create(hlo::Opcode::kCompare, b.FreshName("holds.whole"),
-                                 Shape(hlo::PrimitiveType::kPred, {}), {keep, b.ConstantS32(0)});
-  cmp->set_attr("direction", std::string("NE"));
-  Instruction* scalar_mask = b.Add(std::move(cmp));
-  const Shape& shape = local->shape();
-  Instruction* mask = b.Broadcast(scalar_mask, Shape(hlo::PrimitiveType::kPred, shape.dims()), {});
-  Instruction* zeros = b.Broadcast(b.ScalarConstant(shape.type(), 0), shape, {});
-  return b.Add(Instruction::Create(hlo::Opcode::kSelect, b.FreshName("partial"), shape,
-                                   {mask, local, zeros}));
+  return b.KeepOnly(local, holds, b.ScalarConstant(local->shape().type(), 0));
 }
 
 // A partially replicated `from` that `to` refines tile by tile (each dim's

@@ -57,20 +57,13 @@ Computation* OrderComparator(hlo::Module& module, PrimitiveType type, bool large
   return module.AddComputation(std::move(comp));
 }
 
-Instruction* Element(LocalBuilder& b, Instruction* tuple, int64_t i) {
-  auto gte = Instruction::Create(Opcode::kGetTupleElement, b.FreshName("topk.local"),
-                                 tuple->shape().tuple_shape(i), {tuple});
-  gte->set_attr("index", i);
-  return b.Add(std::move(gte));
-}
-
 }  // namespace
 
 Instruction* CombineTopKCandidates(LocalBuilder& b, Instruction* local, Instruction* offset,
                                    int64_t k, bool largest,
                                    const std::vector<std::vector<int64_t>>& groups) {
-  Instruction* values = Element(b, local, 0);
-  Instruction* indices = Element(b, local, 1);
+  Instruction* values = b.GetTupleElement(local, 0);
+  Instruction* indices = b.GetTupleElement(local, 1);
   const Shape& index_shape = indices->shape();
   const int64_t last = index_shape.rank() - 1;
   indices = b.Add(Instruction::Create(Opcode::kAdd, b.FreshName("topk.global"), index_shape,
@@ -87,8 +80,8 @@ Instruction* CombineTopKCandidates(LocalBuilder& b, Instruction* local, Instruct
   Instruction* sorted = b.Add(std::move(sort));
   std::vector<int64_t> limits = values->shape().dims();
   limits[static_cast<size_t>(last)] = k;
-  Instruction* top_values = b.Slice(Element(b, sorted, 0), limits);
-  Instruction* top_indices = b.Slice(Element(b, sorted, 1), limits);
+  Instruction* top_values = b.Slice(b.GetTupleElement(sorted, 0), limits);
+  Instruction* top_indices = b.Slice(b.GetTupleElement(sorted, 1), limits);
   return b.Add(Instruction::Create(Opcode::kTuple, b.FreshName("topk"), local->shape(),
                                    {top_values, top_indices}));
 }
