@@ -222,20 +222,33 @@ bool IsManualLike(const hlo::Sharding& sharding, const hlo::Shape& shape) {
   return any_data;
 }
 
-Sharding MoveTiles(const Sharding& sharding, int64_t from, int64_t to) {
-  const TileAssignment& t = sharding.tile_assignment();
-  // [.., to, 1, ..] with `from`'s count swapped into the new slot, then
-  // `to` and the slot merged.
-  std::vector<int64_t> dims = t.dims();
-  dims.insert(dims.begin() + to + 1, 1);
-  std::vector<int64_t> perm(dims.size());
+Sharding MoveTiles(const Sharding& sharding, int64_t from, int64_t to, int64_t g) {
+  const TileAssignment& tiles = sharding.tile_assignment();
+  const int64_t S = tiles.dim(from), T = tiles.dim(to);
+  // `from` as [S/g, g] and `to` as [T, 1]; the g part and the 1 swap places.
+  std::vector<int64_t> split;
+  int64_t from_minor = 0, to_minor = 0;
+  for (int64_t i = 0; i < tiles.num_dims(); ++i) {
+    if (i == from) {
+      split.push_back(S / g);
+      split.push_back(g);
+      from_minor = static_cast<int64_t>(split.size()) - 1;
+    } else if (i == to) {
+      split.push_back(T);
+      split.push_back(1);
+      to_minor = static_cast<int64_t>(split.size()) - 1;
+    } else {
+      split.push_back(tiles.dim(i));
+    }
+  }
+  std::vector<int64_t> perm(split.size());
   std::iota(perm.begin(), perm.end(), 0);
-  std::swap(perm[static_cast<size_t>(to + 1)], perm[static_cast<size_t>(from < to ? from : from + 1)]);
-  TileAssignment moved = t.Reshaped(dims).Transposed(perm);
-  std::vector<int64_t> merged = moved.dims();
-  merged[static_cast<size_t>(to)] *= merged[static_cast<size_t>(to + 1)];
-  merged.erase(merged.begin() + to + 1);
-  return Sharding::Tiled(moved.Reshaped(merged), sharding.subgroup_types());
+  std::swap(perm[static_cast<size_t>(from_minor)], perm[static_cast<size_t>(to_minor)]);
+  std::vector<int64_t> moved = tiles.dims();
+  moved[static_cast<size_t>(from)] = S / g;
+  moved[static_cast<size_t>(to)] = T * g;
+  return Sharding::Tiled(tiles.Reshaped(split).Transposed(perm).Reshaped(moved),
+                         sharding.subgroup_types());
 }
 
 }  // namespace sharc::spmd

@@ -51,11 +51,12 @@ bool IsManualLike(const hlo::Sharding& sharding, const hlo::Shape& shape);
 
 hlo::Sharding ReplicateDims(const hlo::Sharding& sharding, const std::vector<int64_t>& dims);
 
-// XLA's MoveAndMergeShardingTiles: the tiles of data dim `from` move into
-// data dim `to`, minor to `to`'s own (device order kept within each tile of
-// `to`); `from` ends whole.
-//   {devices=[1,2,4]<=[8]}, from 2, to 1 -> {devices=[1,8,1]<=[8]}
-hlo::Sharding MoveTiles(const hlo::Sharding& sharding, int64_t from, int64_t to);
+// The minor g of data dim `from`'s tiles become the minor part of data dim
+// `to`'s (device order kept): `from` keeps S/g tiles, `to` gets T*g. With g
+// all of `from`'s tiles, XLA's MoveAndMergeShardingTiles; it is also the
+// layout an all-to-all moving g tiles leaves (reshard_all_to_all.h).
+//   {devices=[1,2,4]<=[8]}, from 2, to 1, g 4 -> {devices=[1,8,1]<=[8]}
+hlo::Sharding MoveTiles(const hlo::Sharding& sharding, int64_t from, int64_t to, int64_t g);
 
 
 }  // namespace sharc::spmd

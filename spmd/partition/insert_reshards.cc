@@ -238,7 +238,7 @@ class ReshardInserter {
       if (d == sorted || shape.dim(d) % (layout.TileCount(sorted) * layout.TileCount(d)) != 0) {
         continue;
       }
-      const Sharding moved = MoveTiles(layout, sorted, d);
+      const Sharding moved = MoveTiles(layout, sorted, d, layout.TileCount(sorted));
       std::vector<Instruction*> operands;
       for (int64_t i = 0; i < inst.operand_count(); ++i) operands.push_back(Operand(inst, i, moved));
       return Clone(inst, operands,

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hlo/ops/spmd_global_view.h"
+#include "spmd/sharding_util.h"
 
 namespace sharc::spmd {
 
@@ -94,36 +95,15 @@ std::optional<DimPairs> SourceTargetDims(const Sharding& from, const Sharding& t
 // XLA's GetAllToAllSharding is the swap g = S/T (s ends with T tiles, t with S).
 std::optional<Sharding> MovedSharding(const Sharding& from, const DimPairs& pairs,
                                       const std::vector<int64_t>& g) {
-  TileAssignment tiles = from.tile_assignment();
+  Sharding moved = from;
   for (size_t k = 0; k < pairs.size(); ++k) {
     const auto [s, t] = pairs[k];
-    const int64_t S = tiles.dim(s), T = tiles.dim(t), G = g[k];
-    if (s == t || G <= 0 || S % G != 0) return std::nullopt;
-    std::vector<int64_t> split;
-    int64_t s_minor = 0, t_minor = 0;
-    for (int64_t i = 0; i < tiles.num_dims(); ++i) {
-      if (i == s) {
-        split.push_back(S / G);
-        split.push_back(G);
-        s_minor = static_cast<int64_t>(split.size()) - 1;
-      } else if (i == t) {
-        split.push_back(T);
-        split.push_back(1);
-        t_minor = static_cast<int64_t>(split.size()) - 1;
-      } else {
-        split.push_back(tiles.dim(i));
-      }
-    }
-    std::vector<int64_t> perm(split.size());
-    std::iota(perm.begin(), perm.end(), 0);
-    std::swap(perm[static_cast<size_t>(s_minor)], perm[static_cast<size_t>(t_minor)]);
-    std::vector<int64_t> moved = tiles.dims();
-    moved[static_cast<size_t>(s)] = S / G;
-    moved[static_cast<size_t>(t)] = T * G;
-    tiles = tiles.Reshaped(split).Transposed(perm).Reshaped(moved);
+    if (s == t || g[k] <= 0 || moved.TileCount(s) % g[k] != 0) return std::nullopt;
+    moved = MoveTiles(moved, s, t, g[k]);
   }
+  TileAssignment tiles = moved.tile_assignment();
   tiles.ForgetIotaForm();
-  return Sharding::Tiled(tiles, from.subgroup_types());
+  return Sharding::Tiled(tiles, moved.subgroup_types());
 }
 
 // The g of each pair of XLA's swap (S/T), if every S divides by its T.
