@@ -4,13 +4,17 @@
 // is larger than every number (XLA's total order). XLA's "TopK" custom call
 // is the same op (hlo/passes/lower_for_compute.h rewrites it to this one).
 #include <algorithm>
+#include <memory>
+#include <string>
 #include <cmath>
 #include <numeric>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
 #include "hlo/ops/op_def.h"
 #include "hlo/ops/op_util.h"
+#include "hlo/ops/topk_order.h"
 
 namespace sharc::hlo {
 namespace {
@@ -82,6 +86,47 @@ absl::StatusOr<Literal> EvaluateTopK(const Instruction& inst,
 }
 
 }  // namespace
+
+// The order of Before, above, as HLO:
+//   largest:  (isnan(a) && !isnan(b)) || a > b
+//   smallest: (!isnan(a) && isnan(b)) || a < b
+// (integers: a > b or a < b).
+Computation* TopKOrderComparator(Module& module, PrimitiveType type, bool largest) {
+  const std::string base =
+      absl::StrCat("sharc.topk.", largest ? "largest." : "smallest.", PrimitiveTypeName(type));
+  std::string name = base;
+  for (int suffix = 1; module.FindComputation(name) != nullptr; ++suffix) {
+    name = absl::StrCat(base, ".", suffix);
+  }
+  auto comp = std::make_unique<Computation>(name);
+  const Shape scalar = Shape::Scalar(type), index = Shape::Scalar(PrimitiveType::kS32),
+              pred = Shape::Scalar(PrimitiveType::kPred);
+  Instruction* a = comp->AddInstruction(Instruction::CreateParameter(0, "a", scalar));
+  Instruction* c = comp->AddInstruction(Instruction::CreateParameter(1, "b", scalar));
+  comp->AddInstruction(Instruction::CreateParameter(2, "i", index));
+  comp->AddInstruction(Instruction::CreateParameter(3, "j", index));
+  auto compare = [&](const std::string& n, Instruction* x, Instruction* y, const char* direction) {
+    auto cmp = Instruction::Create(Opcode::kCompare, n, pred, {x, y});
+    cmp->set_attr("direction", std::string(direction));
+    return comp->AddInstruction(std::move(cmp));
+  };
+  Instruction* ordered = compare("ordered", a, c, largest ? "GT" : "LT");
+  if (!IsFloatingPoint(type)) {
+    comp->set_root(ordered);
+    return module.AddComputation(std::move(comp));
+  }
+  Instruction* a_nan = compare("a.nan", a, a, "NE");
+  Instruction* b_nan = compare("b.nan", c, c, "NE");
+  Instruction* first = largest ? a_nan : b_nan;
+  Instruction* other = largest ? b_nan : a_nan;
+  Instruction* other_number =
+      comp->AddInstruction(Instruction::Create(Opcode::kNot, "other.number", pred, {other}));
+  Instruction* nan_first =
+      comp->AddInstruction(Instruction::Create(Opcode::kAnd, "nan.first", pred, {first, other_number}));
+  comp->set_root(
+      comp->AddInstruction(Instruction::Create(Opcode::kOr, "before", pred, {nan_first, ordered})));
+  return module.AddComputation(std::move(comp));
+}
 
 void RegisterTopKOp(OpRegistry& registry) {
   OpDef def;

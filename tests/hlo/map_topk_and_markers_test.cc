@@ -7,7 +7,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "hlo/eval/interpreter.h"
+#include "hlo/ops/topk_order.h"
 #include "hlo/passes/lower_for_compute.h"
 #include "hlo/text/parser.h"
 #include "hlo/text/printer.h"
@@ -19,6 +21,7 @@ namespace sharc::hlo {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
 template <typename T>
@@ -127,6 +130,41 @@ ENTRY %e {
   ROOT %t = (f32[2,5], s32[2,5]) topk(%x), k=5
 })"),
               HasSubstr("k=5 must be in [0, 4]"));
+}
+
+// topk's order as a sort comparator (hlo/ops/topk_order.h): a stable sort
+// of (x, iota) by it, sliced to k, is topk, NaN, infinities, -0 and ties
+// included.
+TEST(TopKTest, TheOrderComparatorSortsAsTopKSelects) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity();
+  for (const bool largest : {true, false}) {
+    ASSERT_OK_AND_ASSIGN(auto module, ParseAndVerifyModule(absl::StrCat(R"(HloModule m
+%placeholder (a: f32[], b: f32[], i: s32[], j: s32[]) -> pred[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  %i = s32[] parameter(2)
+  %j = s32[] parameter(3)
+  ROOT %lt = pred[] compare(%a, %b), direction=LT
+}
+ENTRY %e {
+  %x = f32[9] parameter(0)
+  %top = (f32[9], s32[9]) topk(%x), k=9, largest=)", largest ? "true" : "false", R"(
+  %iota = s32[9] iota(), iota_dimension=0
+  %sorted = (f32[9], s32[9]) sort(%x, %iota), dimensions={0}, is_stable=true, to_apply=%placeholder
+  ROOT %t = ((f32[9], s32[9]), (f32[9], s32[9])) tuple(%top, %sorted)
+})")));
+    Instruction* sort = module->entry()->FindInstruction("sorted");
+    ASSERT_NE(sort, nullptr);
+    sort->set_attr("to_apply", TopKOrderComparator(*module, PrimitiveType::kF32, largest));
+    ASSERT_OK_AND_ASSIGN(Literal out, Evaluate(*module, {Literal::Vector<float>(
+                                                           {2, nan, -0.0f, inf, 0, 2, -inf, nan, -3})}));
+    // Indices say which element went where: equal ones (the NaNs, -0 and
+    // 0, the 2s) must keep their order in both.
+    EXPECT_THAT(Values<int32_t>(out.element(1).element(1)),
+                ElementsAreArray(Values<int32_t>(out.element(0).element(1))))
+        << (largest ? "largest" : "smallest");
+  }
 }
 
 TEST(TopKTest, TheTopKCustomCallBecomesTopK) {
