@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <limits>
 #include <type_traits>
 
 #include "absl/strings/str_join.h"
 #include "hlo/ir/computation.h"
+#include "hlo/ir/narrow_types.h"
 
 namespace sharc::hlo {
 
@@ -253,6 +255,41 @@ void ApplyBinaryReducer(Opcode op, Literal& dst, int64_t dst_index, const Litera
     T& d = dst.data<T>()[dst_index];
     d = CombineScalars<T>(op, d, src.data<T>()[src_index]);
   });
+}
+
+std::optional<Literal> BinaryReducerIdentity(Opcode op, PrimitiveType type) {
+  if (type == PrimitiveType::kPred || IsComplex(type) || IsSubByteInteger(type) ||
+      (IsFloatingPoint(type) && ByteWidth(type) < 2)) {
+    return std::nullopt;
+  }
+  Literal value(Shape::Scalar(type));
+  const double inf = std::numeric_limits<double>::infinity();
+  switch (op) {
+    case Opcode::kAdd:
+      if (IsFloatingPoint(type)) value.SetFromDouble(0, -0.0);
+      return value;
+    case Opcode::kMultiply:
+      value.SetFromInt64(0, 1);
+      return value;
+    case Opcode::kMaximum:
+    case Opcode::kMinimum: {
+      const bool lowest = op == Opcode::kMaximum;
+      if (IsFloatingPoint(type)) {
+        value.SetFromDouble(0, lowest ? -inf : inf);
+        return value;
+      }
+      DispatchPrimitiveType(type, [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+          value.template data<T>()[0] =
+              lowest ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+        }
+      });
+      return value;
+    }
+    default:
+      return std::nullopt;
+  }
 }
 
 Literal ScalarAt(const Literal& literal, int64_t index) {

@@ -109,6 +109,13 @@ std::optional<Opcode> MatchBinaryReducer(const Computation& computation);
 void ApplyBinaryReducer(Opcode op, Literal& dst, int64_t dst_index, const Literal& src,
                         int64_t src_index);
 
+// The identity of a binary reducer `op` (as MatchBinaryReducer returns it)
+// on scalars of `type`: -0 for a floating-point add (x + -0 is x, -0 too), 0
+// for an integer one, 1 for multiply, the lowest value (-inf) for maximum
+// and the highest (inf) for minimum; none for other ops, pred, complex
+// values, sub-byte integers and 8-bit floats.
+std::optional<Literal> BinaryReducerIdentity(Opcode op, PrimitiveType type);
+
 // Element `index` of the array `literal` as a scalar literal.
 Literal ScalarAt(const Literal& literal, int64_t index);
 

@@ -1,10 +1,10 @@
 #include "spmd/partition/localize.h"
 
-#include <limits>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "hlo/base/status_macros.h"
+#include "hlo/ops/op_util.h"
 #include "hlo/ops/convolution_dims.h"
 #include "spmd/partition/computation_copy.h"
 #include "spmd/partition/global_view.h"
@@ -141,27 +141,10 @@ class Localizer {
     }
   }
 
-  // The identity of a split scatter's combiner: -0 for add (x + -0 is x,
-  // and -0 stays -0), the lowest value for max, the highest for min.
+  // The identity of a split scatter's combiner as a constant.
   static Instruction* CombinerIdentity(LocalBuilder& b, hlo::PrimitiveType type, Opcode combiner) {
-    hlo::Literal value(Shape::Scalar(type));
-    if (hlo::IsFloatingPoint(type)) {
-      const double inf = std::numeric_limits<double>::infinity();
-      value.SetFromDouble(0, combiner == Opcode::kAdd ? -0.0 : combiner == Opcode::kMaximum ? -inf : inf);
-    } else {
-      const int64_t bits = 8 * hlo::ByteWidth(type);
-      const bool is_signed = hlo::IsSignedInteger(type);
-      const int64_t lowest = !is_signed ? 0
-                             : bits == 64 ? std::numeric_limits<int64_t>::min()
-                                          : -(int64_t{1} << (bits - 1));
-      const int64_t highest = !is_signed ? -1  // all ones, stored unsigned
-                              : bits == 64 ? std::numeric_limits<int64_t>::max()
-                                           : (int64_t{1} << (bits - 1)) - 1;
-      value.SetFromInt64(0, combiner == Opcode::kAdd       ? 0
-                            : combiner == Opcode::kMaximum ? lowest
-                                                           : highest);
-    }
-    return b.Add(Instruction::CreateConstant(b.FreshName("identity"), std::move(value)));
+    return b.Add(Instruction::CreateConstant(b.FreshName("identity"),
+                                             *hlo::BinaryReducerIdentity(combiner, type)));
   }
 
   // A scatter whose updates are split along their scatter dims (strategy.h,

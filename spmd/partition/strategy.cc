@@ -5,7 +5,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "hlo/ir/narrow_types.h"
 #include "hlo/ops/op_util.h"
 #include "hlo/ops/spmd_global_view.h"
 #include "spmd/partition/reshard.h"
@@ -20,14 +19,10 @@ using hlo::Sharding;
 
 std::optional<hlo::Opcode> SplitScatterCombiner(const Instruction& inst) {
   if (inst.opcode() != hlo::Opcode::kScatter || inst.operand_count() != 3) return std::nullopt;
-  const hlo::PrimitiveType type = inst.shape().type();
-  // (Sub-byte integers and 8-bit floats: no identity written here.)
-  if (type == hlo::PrimitiveType::kPred || hlo::IsComplex(type) || hlo::IsSubByteInteger(type) ||
-      (hlo::IsFloatingPoint(type) && hlo::ByteWidth(type) < 2)) {
-    return std::nullopt;
-  }
+  // (Padding rows and the other devices' base take the combiner's identity.)
   std::optional<hlo::Opcode> op = hlo::MatchBinaryReducer(*inst.attr_computation("to_apply"));
-  if (op == hlo::Opcode::kAdd || op == hlo::Opcode::kMaximum || op == hlo::Opcode::kMinimum) {
+  if ((op == hlo::Opcode::kAdd || op == hlo::Opcode::kMaximum || op == hlo::Opcode::kMinimum) &&
+      hlo::BinaryReducerIdentity(*op, inst.shape().type())) {
     return op;
   }
   return std::nullopt;

@@ -3,6 +3,9 @@
 // autodiff share: what it accepts, and that xor, which it once refused while
 // the Halide backend accepted it, now takes the evaluator's fast path with
 // the reducer's own answer.
+#include <cmath>
+#include <limits>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -81,6 +84,25 @@ TEST(MatchBinaryReducerTest, XorReduceTakesTheFastPathWithTheReducersAnswer) {
                        t.Eval(*parity, {three_true, Literal::Scalar(false)}, &ctx));
   EXPECT_TRUE(odd.data<bool>()[0]);
   EXPECT_EQ(ctx.calls, 0);
+}
+
+// The identity of each reducer: -0 for a float add (a +0 would turn a -0
+// it is added to into +0), the type's extremes for maximum and minimum.
+TEST(BinaryReducerIdentityTest, IsTheValueThatChangesNothing) {
+  std::optional<Literal> add = BinaryReducerIdentity(Opcode::kAdd, kF32);
+  ASSERT_TRUE(add.has_value());
+  EXPECT_TRUE(std::signbit(add->GetAsDouble(0)));
+  EXPECT_EQ(BinaryReducerIdentity(Opcode::kAdd, kS32)->GetAsInt64(0), 0);
+  EXPECT_EQ(BinaryReducerIdentity(Opcode::kMultiply, kS32)->GetAsInt64(0), 1);
+  EXPECT_EQ(BinaryReducerIdentity(Opcode::kMaximum, PrimitiveType::kS8)->GetAsInt64(0), -128);
+  EXPECT_EQ(BinaryReducerIdentity(Opcode::kMaximum, PrimitiveType::kS64)->GetAsInt64(0),
+            std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(BinaryReducerIdentity(Opcode::kMinimum, PrimitiveType::kU32)->GetAsInt64(0),
+            std::numeric_limits<uint32_t>::max());
+  EXPECT_EQ(BinaryReducerIdentity(Opcode::kMinimum, kF32)->GetAsDouble(0),
+            std::numeric_limits<double>::infinity());
+  EXPECT_FALSE(BinaryReducerIdentity(Opcode::kMaximum, kPred).has_value());
+  EXPECT_FALSE(BinaryReducerIdentity(Opcode::kSubtract, kF32).has_value());
 }
 
 }  // namespace
